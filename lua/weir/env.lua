@@ -1,0 +1,202 @@
+-- weir.env: the execution environment: options, sources, and env:execute().
+local util = require("weir.util")
+local duration = require("weir.duration")
+local stream = require("weir.stream")
+local tag = require("weir.tag")
+
+local M = {}
+
+local Env = {}
+Env.__index = Env
+M.Env = Env
+
+local OPTIONS = {
+  parallelism = true, max_parallelism = true, auto_watermark_interval = true,
+  on_error = true, end_of_input = true, name = true,
+}
+
+---The job settings from the command line (weir run --parallelism/--replay, weir explain).
+local function job_settings()
+  local ok, job = pcall(require, "weir._job")
+  if ok and type(job) == "table" then
+    return job
+  end
+  return { mode = "run" }
+end
+
+---weir.env{...}: a new environment.
+---@param opts table|nil
+function M.new(opts)
+  opts = util.check_opts("weir.env", opts, OPTIONS)
+  local self = setmetatable({ nodes = {}, sources = {}, executed = false }, Env)
+  local job = job_settings()
+  self.job = job
+  self.parallelism = util.check_int("weir.env", "parallelism", opts.parallelism or 1)
+  if job.parallelism and job.parallelism > 0 then
+    self.parallelism = job.parallelism
+  end
+  if opts.max_parallelism ~= nil then
+    util.check_int("weir.env", "max_parallelism", opts.max_parallelism)
+    if opts.max_parallelism > 32768 then
+      util.build_error("weir.env: max_parallelism must be at most 32768")
+    end
+  end
+  self.max_parallelism = opts.max_parallelism
+  self.auto_watermark_interval = duration.parse_nonneg(
+    opts.auto_watermark_interval == nil and 200 or opts.auto_watermark_interval,
+    "auto_watermark_interval")
+  if opts.on_error ~= nil and not tag.is_tag(opts.on_error) then
+    util.build_error("weir.env: on_error must be an output tag from weir.output_tag(id)")
+  end
+  self.on_error = opts.on_error
+  if opts.end_of_input ~= nil and opts.end_of_input ~= "weir" and opts.end_of_input ~= "flink" then
+    util.build_error("weir.env: end_of_input must be \"weir\" or \"flink\", got %s",
+      tostring(opts.end_of_input))
+  end
+  self.end_of_input = opts.end_of_input or "weir"
+  self.default_name = opts.name
+  return self
+end
+
+---Adds a node to the graph (called by weir.stream and the source methods).
+function Env:add_node(kind, fields, inputs)
+  if self.executed then
+    util.build_error("%s: the job was already executed; build a new environment", kind)
+  end
+  local node = fields or {}
+  node.kind = kind
+  node.id = #self.nodes + 1
+  node.inputs = inputs or {}
+  node.callsite = util.callsite()
+  node.env = self
+  self.nodes[node.id] = node
+  return node
+end
+
+local function source(self, kind, fields)
+  local node = self:add_node("source", fields)
+  node.source = kind
+  node.parallelism = 1
+  self.sources[#self.sources + 1] = node
+  return stream.new(self, { { node = node } })
+end
+
+function Env:from_elements(...)
+  local n = select("#", ...)
+  local values = { ... }
+  for i = 1, n do
+    if values[i] == nil then
+      util.build_error("from_elements: element %d is nil", i)
+    end
+  end
+  return source(self, "elements", { values = values, count = n })
+end
+
+function Env:from_collection(t)
+  if type(t) ~= "table" then
+    util.build_error("from_collection: expected a sequence table, got %s", type(t))
+  end
+  local values, n = {}, #t
+  for i = 1, n do
+    values[i] = t[i]
+    if values[i] == nil then
+      util.build_error("from_collection: element %d is nil", i)
+    end
+  end
+  return source(self, "elements", { values = values, count = n })
+end
+
+local TEXT_OPTS = { delimiter = true, max_line_bytes = true }
+
+local function text_opts(call, opts, extra)
+  local allowed = {}
+  for k in pairs(TEXT_OPTS) do
+    allowed[k] = true
+  end
+  for k in pairs(extra or {}) do
+    allowed[k] = true
+  end
+  opts = util.check_opts(call, opts, allowed)
+  if opts.delimiter ~= nil and (type(opts.delimiter) ~= "string" or opts.delimiter == "") then
+    util.build_error("%s: delimiter must be a non-empty string", call)
+  end
+  if opts.max_line_bytes ~= nil then
+    util.check_int(call, "max_line_bytes", opts.max_line_bytes)
+  end
+  return opts
+end
+
+function Env:read_text_file(path, opts)
+  if type(path) ~= "string" or path == "" then
+    util.build_error("read_text_file: expected a path")
+  end
+  opts = text_opts("read_text_file", opts)
+  return source(self, "file", { path = path, delimiter = opts.delimiter,
+                                max_line_bytes = opts.max_line_bytes })
+end
+
+function Env:stdin(opts)
+  opts = text_opts("stdin", opts)
+  return source(self, "stdin", { delimiter = opts.delimiter, max_line_bytes = opts.max_line_bytes })
+end
+
+function Env:socket_text_stream(host, port, opts)
+  if type(host) ~= "string" or host == "" then
+    util.build_error("socket_text_stream: expected a host name")
+  end
+  if type(port) ~= "number" or port ~= math.floor(port) or port < 1 or port > 65535 then
+    util.build_error("socket_text_stream: port must be an integer in 1..65535, got %s",
+      tostring(port))
+  end
+  opts = text_opts("socket_text_stream", opts, { max_retry = true })
+  local retry = opts.max_retry or 0
+  if type(retry) ~= "number" or retry ~= math.floor(retry) or retry < -1 then
+    util.build_error("socket_text_stream: max_retry must be an integer >= -1, got %s",
+      tostring(retry))
+  end
+  return source(self, "socket", { host = host, port = port, delimiter = opts.delimiter,
+                                  max_retry = retry, max_line_bytes = opts.max_line_bytes })
+end
+
+function Env:generate(fn, opts)
+  local f = stream.user_fn("generate", fn, "generate")
+  opts = util.check_opts("generate", opts, { count = true, rate = true })
+  if opts.count ~= nil then
+    util.check_int("generate", "count", opts.count, 0)
+  end
+  if opts.rate ~= nil and (type(opts.rate) ~= "number" or opts.rate <= 0) then
+    util.build_error("generate: rate must be a positive number of records per second")
+  end
+  f.count = opts.count or -1
+  f.rate = opts.rate or 0
+  return source(self, "generate", f)
+end
+
+function Env:replay(path)
+  if type(path) ~= "string" or path == "" then
+    util.build_error("replay: expected a path")
+  end
+  return source(self, "replay", { path = path })
+end
+
+---Runs the job (or, under `weir explain`, prints its graph). Returns when every source has
+---ended, or after SIGINT/SIGTERM once what was in flight has drained.
+---@param name string|nil
+function Env:execute(name)
+  if name ~= nil and type(name) ~= "string" then
+    util.build_error("execute: the job name must be a string")
+  end
+  if self.executed then
+    util.build_error("execute: this environment was already executed")
+  end
+  self.executed = true
+  self.job_name = name or self.default_name or "weir job"
+  local plan = require("weir.plan").build(self)
+  if self.job.mode == "explain" then
+    io.stdout:write(require("weir.explain").text(plan))
+    return
+  end
+  return require("weir.run").execute(plan)
+end
+
+return M

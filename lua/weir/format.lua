@@ -1,0 +1,99 @@
+-- weir.format: how values print (API.md, Sinks) and Flink's print-sink prefix.
+local M = {}
+
+local tostring, type, format, floor = tostring, type, string.format, math.floor
+local concat, sort = table.concat, table.sort
+
+local function number_text(v)
+  if v == floor(v) and v > -1e21 and v < 1e21 then
+    return format("%.0f", v)
+  end
+  return format("%.14g", v)
+end
+
+local function key_before(a, b)
+  local ta, tb = type(a), type(b)
+  if ta ~= tb then
+    return ta == "number"
+  end
+  if ta == "number" or ta == "string" then
+    return a < b
+  end
+  return tostring(a) < tostring(b)
+end
+
+local value_text
+
+local function is_sequence(t)
+  local n = #t
+  if n == 0 then
+    return next(t) == nil
+  end
+  local count = 0
+  for _ in pairs(t) do
+    count = count + 1
+  end
+  return count == n
+end
+
+local function table_text(t)
+  local mt = getmetatable(t)
+  if mt and mt.__tostring then
+    return tostring(t)
+  end
+  if is_sequence(t) then
+    local parts = {}
+    for i = 1, #t do
+      parts[i] = value_text(t[i])
+    end
+    return "(" .. concat(parts, ",") .. ")"
+  end
+  local keys = {}
+  for k in pairs(t) do
+    keys[#keys + 1] = k
+  end
+  sort(keys, key_before)
+  local parts = {}
+  for i = 1, #keys do
+    local k = keys[i]
+    parts[i] = value_text(k) .. "=" .. value_text(t[k])
+  end
+  return "{" .. concat(parts, ", ") .. "}"
+end
+
+---The text a print sink writes for v (without prefix or newline).
+---@param v any
+---@return string
+function value_text(v)
+  local tv = type(v)
+  if tv == "string" then
+    return v
+  elseif tv == "number" then
+    return number_text(v)
+  elseif tv == "table" then
+    return table_text(v)
+  elseif tv == "nil" then
+    return "null"
+  end
+  return tostring(v)
+end
+
+M.value = value_text
+
+---Flink's PrintSinkOutputWriter prefix: "id:N> ", "N> ", "id> " or "".
+---@param id string|nil
+---@param subtask integer 0-based
+---@param parallelism integer
+---@return string
+function M.prefix(id, subtask, parallelism)
+  local p = id or ""
+  if parallelism > 1 then
+    p = p .. (p ~= "" and ":" or "") .. tostring(subtask + 1)
+  end
+  if p ~= "" then
+    p = p .. "> "
+  end
+  return p
+end
+
+return M

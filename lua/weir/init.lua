@@ -1,0 +1,26 @@
+-- weir: the entry point (`local weir = require("weir")`); defines no globals.
+local tag = require("weir.tag")
+local env = require("weir.env")
+
+local M = {}
+
+local ok, job = pcall(require, "weir._job")
+if not ok or type(job) ~= "table" then
+  job = {}
+end
+
+---Arguments after `--` on the weir command line.
+M.args = job.args or {}
+
+M.version = require("weir.ffi") and require("ffi").string(require("weir.ffi").weir_version())
+
+---weir.env{ parallelism, max_parallelism, auto_watermark_interval, on_error, end_of_input }
+M.env = env.new
+
+---weir.output_tag(id): a side-output tag; tags with the same id are the same tag.
+M.output_tag = tag.new
+
+M.format = require("weir.format").value
+M.duration = require("weir.duration").parse
+
+return M

@@ -1,0 +1,64 @@
+-- weir.keys: a key's Java hashCode (API.md, keyBy) and its subtask, as Flink's KeyGroupStreamPartitioner.
+local bit = require("bit")
+local C = require("weir.ffi")
+local format = require("weir.format")
+
+local M = {}
+
+local type, tobit = type, bit.tobit
+
+---Java hashCode of a Lua key, or nil and an error message for keys of no Java equivalent.
+---@param k any
+---@return integer|nil, string|nil
+local function java_hash(k)
+  local tk = type(k)
+  if tk == "string" then
+    return C.weir_keygroup_hash_string(k, #k)
+  elseif tk == "number" then
+    return C.weir_keygroup_hash_number(k)
+  elseif tk == "boolean" then
+    return k and 1231 or 1237
+  elseif tk == "table" and getmetatable(k) == nil then
+    local n = #k
+    local count = 0
+    for _ in pairs(k) do
+      count = count + 1
+    end
+    if n == 0 or count ~= n then
+      return nil, "a key table must be a non-empty sequence (a tuple)"
+    end
+    local h = 0
+    for i = 1, n do
+      local fh, err = java_hash(k[i])
+      if not fh then
+        return nil, err
+      end
+      h = tobit(31 * h + fh)
+    end
+    return h
+  end
+  return nil, ("a key must be a string, number, boolean or sequence of those, not %s")
+    :format(tk)
+end
+
+M.java_hash = java_hash
+
+---Raises the error for a key that cannot be hashed, naming the key.
+function M.bad_key(k, why)
+  if k == nil then
+    error("key_by: the key selector returned nil", 0)
+  end
+  error(("key_by: cannot hash key %s: %s"):format(format.value(k), why), 0)
+end
+
+---Subtask (0-based) that owns key k, for a keyed operator of parallelism p.
+---@return integer
+function M.subtask(k, max_parallelism, p)
+  local h, why = java_hash(k)
+  if not h then
+    M.bad_key(k, why)
+  end
+  return C.weir_keygroup_subtask(C.weir_keygroup_of(h, max_parallelism), max_parallelism, p)
+end
+
+return M

@@ -1,0 +1,74 @@
+-- weir.main: runs a job script for `weir run` and `weir explain`; returns the exit status.
+local env = require("weir.env")
+
+local M = {}
+
+local function say(text)
+  io.stdout:flush()
+  io.stderr:write("weir: ", text, "\n")
+end
+
+---Traceback of a failure at the script's top level, limited to the user's own frames.
+local function script_traceback(msg)
+  local tb = debug.traceback(tostring(msg), 2)
+  local out = {}
+  for line in tb:gmatch("[^\n]+") do
+    local t = line:match("^%s*(.-)%s*$")
+    if not (t:find("^%[C%]") or t:find("^weir/") or t:find("^%[weir") or t:find("^weir op ")
+        or t:find("^%(tail call%)") or t:find("^stack traceback")) then
+      out[#out + 1] = "  " .. t
+    end
+  end
+  return table.concat(out, "\n", 2)
+end
+
+---@param job table {mode, script, parallelism, replay, args}
+---@return integer exit status: 0 ok, 1 the job failed, 2 usage error
+function M.run(job)
+  package.loaded["weir._job"] = job
+  local created = {}
+  local new = env.new
+  env.new = function(...)
+    local e = new(...)
+    created[#created + 1] = e
+    return e
+  end
+  local chunk, err = loadfile(job.script)
+  if not chunk then
+    say(err)
+    return 1
+  end
+  local args = job.args or {}
+  local ok, e = xpcall(chunk, function(msg)
+    if type(msg) == "table" then
+      return msg
+    end
+    local tb = script_traceback(msg)
+    return { text = tostring(msg), traceback = tb }
+  end, unpack(args))
+  env.new = new
+  if not ok then
+    if e.weir_job_error then
+      say(e.text)
+      return 1
+    elseif e.usage then
+      say(e.msg)
+      return 2
+    end
+    local text = e.text or tostring(e)
+    if e.traceback and e.traceback ~= "" and os.getenv("WEIR_DEBUG") then
+      text = text .. "\n" .. e.traceback
+    end
+    say(text)
+    return 1
+  end
+  for _, x in ipairs(created) do
+    if #x.nodes > 0 and not x.executed then
+      say(("warning: %s built a pipeline but never called env:execute()"):format(job.script))
+    end
+  end
+  io.stdout:flush()
+  return 0
+end
+
+return M

@@ -1,0 +1,106 @@
+-- weir.util: small helpers shared by the job-building modules (call sites, checks, copies).
+local M = {}
+
+---"file:line" of the nearest caller outside weir's own modules, for job-build errors.
+---@return string
+function M.callsite()
+  for level = 2, 50 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then
+      break
+    end
+    local src = info.source
+    if src:sub(1, 6) ~= "@weir/" and src:sub(1, 1) == "@" then
+      return info.short_src .. ":" .. tostring(info.currentline)
+    end
+  end
+  return "?"
+end
+
+---Raises a job-build error naming the user's script line.
+function M.build_error(fmt, ...)
+  error(M.callsite() .. ": " .. fmt:format(...), 0)
+end
+
+---Checks that fn is a function or a rich function (a table with the method).
+---@return string kind "function" or "rich"
+function M.check_fn(call, fn, method, alias)
+  if type(fn) == "function" then
+    return "function"
+  end
+  if type(fn) == "table" and (type(fn[method]) == "function"
+      or (alias and type(fn[alias]) == "function")) then
+    return "rich"
+  end
+  M.build_error("%s: expected a function or a table with a '%s' method, got %s",
+    call, method, type(fn))
+end
+
+---"job.lua:12" where a function was defined, or nil for C functions.
+function M.defined_at(fn)
+  if type(fn) == "table" then
+    for _, v in pairs(fn) do
+      if type(v) == "function" then
+        fn = v
+        break
+      end
+    end
+  end
+  if type(fn) ~= "function" then
+    return nil
+  end
+  local info = debug.getinfo(fn, "S")
+  if info.what == "C" then
+    return nil
+  end
+  return info.short_src .. ":" .. tostring(info.linedefined)
+end
+
+---Deep copy of a rich function's table for one subtask (functions and metatables shared).
+function M.copy(v, seen)
+  if type(v) ~= "table" then
+    return v
+  end
+  seen = seen or {}
+  if seen[v] then
+    return seen[v]
+  end
+  local c = {}
+  seen[v] = c
+  for k, x in pairs(v) do
+    c[M.copy(k, seen)] = M.copy(x, seen)
+  end
+  return setmetatable(c, getmetatable(v))
+end
+
+---Checks an options table against the allowed keys, naming an unknown one.
+function M.check_opts(call, opts, allowed)
+  if opts == nil then
+    return {}
+  end
+  if type(opts) ~= "table" then
+    M.build_error("%s: options must be a table, got %s", call, type(opts))
+  end
+  for k in pairs(opts) do
+    if not allowed[k] then
+      local names = {}
+      for n in pairs(allowed) do
+        names[#names + 1] = n
+      end
+      table.sort(names)
+      M.build_error("%s: unknown option '%s' (known: %s)", call, tostring(k),
+        table.concat(names, ", "))
+    end
+  end
+  return opts
+end
+
+---Checks a positive integer argument.
+function M.check_int(call, what, v, min)
+  if type(v) ~= "number" or v ~= math.floor(v) or v < (min or 1) then
+    M.build_error("%s: %s must be an integer >= %d, got %s", call, what, min or 1, tostring(v))
+  end
+  return v
+end
+
+return M

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/* bridge.c: the one door to Lua. It creates the lua_State, makes the embedded weir modules
+ * requirable (package.preload), and hands the job to weir.main under a traceback handler.
+ * Everything else Lua needs from C goes through the FFI (weir_ffi.h), never through the Lua C
+ * API, so this stays the only file that includes lua.h. */
+#include "bridge.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <string.h>
+
+static int load_embedded(lua_State *L)
+{
+    const wr_lua_module_t *m = lua_touserdata(L, lua_upvalueindex(1));
+    if (luaL_loadbuffer(L, (const char *)m->text, m->len, m->chunk) != 0) {
+        return lua_error(L);
+    }
+    lua_pushstring(L, m->name);
+    lua_call(L, 1, 1);
+    return 1;
+}
+
+static void preload_modules(lua_State *L)
+{
+    lua_getglobal(L, "package");
+    lua_getfield(L, -1, "preload");
+    for (const wr_lua_module_t *m = wr_lua_modules; m->name; m++) {
+        lua_pushlightuserdata(L, (void *)m);
+        lua_pushcclosure(L, load_embedded, 1);
+        lua_setfield(L, -2, m->name);
+    }
+    lua_pop(L, 2);
+}
+
+static int traceback(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    luaL_traceback(L, L, msg ? msg : "(error object is not a string)", 1);
+    return 1;
+}
+
+static void push_job(lua_State *L, const wr_bridge_job_t *job)
+{
+    lua_createtable(L, 0, 8);
+    lua_pushstring(L, job->mode);
+    lua_setfield(L, -2, "mode");
+    if (job->script) {
+        lua_pushstring(L, job->script);
+        lua_setfield(L, -2, "script");
+    }
+    lua_pushinteger(L, job->parallelism);
+    lua_setfield(L, -2, "parallelism");
+    if (job->replay) {
+        lua_pushstring(L, job->replay);
+        lua_setfield(L, -2, "replay");
+    }
+    lua_pushboolean(L, job->check_triggers);
+    lua_setfield(L, -2, "check_triggers");
+    lua_createtable(L, job->argc, 0);
+    for (int i = 0; i < job->argc; i++) {
+        lua_pushstring(L, job->argv[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "args");
+}
+
+int wr_bridge_run(const wr_bridge_job_t *job)
+{
+    lua_State *L = luaL_newstate();
+    if (!L) {
+        fputs("weir: cannot create the Lua state (out of memory)\n", stderr);
+        return 1;
+    }
+    luaL_openlibs(L);
+    preload_modules(L);
+
+    lua_pushcfunction(L, traceback);
+    int handler = lua_gettop(L);
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "weir.main");
+    int status = 1;
+    if (lua_pcall(L, 1, 1, handler) == 0) {
+        lua_getfield(L, -1, "run");
+        push_job(L, job);
+        if (lua_pcall(L, 1, 1, handler) == 0) {
+            status = lua_isnumber(L, -1) ? (int)lua_tointeger(L, -1) : 1;
+        } else {
+            fflush(stdout);
+            fprintf(stderr, "weir: internal error: %s\n", lua_tostring(L, -1));
+        }
+    } else {
+        fprintf(stderr, "weir: internal error: %s\n", lua_tostring(L, -1));
+    }
+    fflush(stdout);
+    lua_close(L);
+    return status;
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/* cli.c: the command line. Parses argv, checks what it can before Lua starts (missing files,
+ * bad flags: usage errors, exit 2), and runs the job through the bridge (exit 0 or 1). */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bridge.h"
+#include "weir.h"
+
+static const char USAGE[] =
+    "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [-- ARGS...]\n"
+    "       weir explain JOB.lua [--parallelism N] [--replay FILE]\n"
+    "       weir repl [JOB.lua]        (not available yet)\n"
+    "       weir --version | --help\n";
+
+static const char HELP[] =
+    "weir: a stream-processing runtime that runs Lua pipelines with Apache Flink's\n"
+    "event-time model.\n"
+    "\n"
+    "Commands:\n"
+    "  run JOB.lua      run the job until every source ends, or until SIGINT/SIGTERM\n"
+    "                   (sources stop, what is in flight drains, sinks flush, exit 0;\n"
+    "                   a second signal exits at once with status 1)\n"
+    "  explain JOB.lua  print the job graph: operators, parallelism, partitioning, chaining\n"
+    "  repl [JOB.lua]   the interactive REPL (not available yet)\n"
+    "\n"
+    "Options for run and explain:\n"
+    "  --parallelism N  override the parallelism the script sets with weir.env{...}\n"
+    "  --replay FILE    replace the job's single text source with a replay of FILE on a\n"
+    "                   virtual processing-time clock (format: docs/API.md, Replay)\n"
+    "  -- ARGS...       everything after -- reaches the job as weir.args\n"
+    "\n"
+    "  --version        print the version\n"
+    "  --help           print this help\n"
+    "\n"
+    "Exit status: 0 success, 1 the job failed, 2 usage error.\n"
+    "Errors go to stderr as \"weir: <where>: <what>\".\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("weir: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n", stderr);
+    fputs(USAGE, stderr);
+    return 2;
+}
+
+static int parse_positive(const char *s, int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || !end || *end || v < 1 || v > 32768) {
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int check_readable(const char *what, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "weir: %s %s: %s\n", what, path, strerror(errno));
+        fputs(USAGE, stderr);
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "weir: %s %s: is a directory\n", what, path);
+        fputs(USAGE, stderr);
+        return -1;
+    }
+    return 0;
+}
+
+static int run_command(const char *mode, int argc, char **argv)
+{
+    wr_bridge_job_t job = {.mode = mode};
+    int i = 0;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        } else if (strcmp(a, "--parallelism") == 0 || strcmp(a, "-p") == 0) {
+            if (i + 1 >= argc || parse_positive(argv[i + 1], &job.parallelism) != 0) {
+                return usage_error("--parallelism needs an integer from 1 to 32768%s", "");
+            }
+            i++;
+        } else if (strncmp(a, "--parallelism=", 14) == 0) {
+            if (parse_positive(a + 14, &job.parallelism) != 0) {
+                return usage_error("--parallelism needs an integer from 1 to 32768%s", "");
+            }
+        } else if (strcmp(a, "--replay") == 0) {
+            if (i + 1 >= argc) {
+                return usage_error("--replay needs a FILE%s", "");
+            }
+            job.replay = argv[++i];
+        } else if (strncmp(a, "--replay=", 9) == 0) {
+            job.replay = a + 9;
+        } else if (strcmp(a, "--check-triggers") == 0) {
+            job.check_triggers = 1;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("unknown option %s", a);
+        } else if (!job.script) {
+            job.script = a;
+        } else {
+            return usage_error("unexpected argument %s (job arguments go after --)", a);
+        }
+    }
+    if (!job.script) {
+        return usage_error("%s: missing JOB.lua", mode);
+    }
+    if (check_readable("job", job.script) != 0) {
+        return 2;
+    }
+    if (job.replay && check_readable("replay file", job.replay) != 0) {
+        return 2;
+    }
+    if (strcmp(mode, "run") == 0) {
+        job.argc = argc - i;
+        job.argv = argv + i;
+    } else if (i < argc) {
+        return usage_error("%s takes no job arguments", mode);
+    }
+    return wr_bridge_run(&job);
+}
+
+int wr_cli_main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(USAGE, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(HELP, stdout);
+        fputs("\n", stdout);
+        fputs(USAGE, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("weir %s\n", weir_version());
+        return 0;
+    }
+    if (strcmp(cmd, "run") == 0 || strcmp(cmd, "explain") == 0) {
+        return run_command(cmd, argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "repl") == 0) {
+        fputs("weir: repl: the REPL is not available in this version yet\n", stderr);
+        return 2;
+    }
+    return usage_error("unknown command %s", cmd);
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/* weir_ffi.h: everything Lua may touch in the C runtime. It is read by the C compiler (through
+ * weir.h) and by ffi.cdef (through the generated module weir._cdef), so it holds only what both
+ * accept: no preprocessor lines, enum constants, fixed-width integers, full prototypes, opaque
+ * handles. Times cross as double milliseconds: -inf is "before the first watermark" (INT64_MIN in
+ * C), +inf is "end of input" (INT64_MAX in C). */
+
+enum {
+    WEIR_BATCH_MAX = 1024,
+
+    /* weir_event_t.kind */
+    WEIR_EV_LINE = 1,  /* a text record: ptr/len, valid until the next weir_loop_poll */
+    WEIR_EV_RANGE = 2, /* a generator: indices [index, index + len) are due */
+    WEIR_EV_END = 3,   /* the source has ended; flags = WEIR_END_* */
+    WEIR_EV_TICK = 4,  /* periodic watermark tick (auto_watermark_interval) */
+    WEIR_EV_TIMER = 5, /* the clock passed the wakeup time set with weir_rt_set_wakeup */
+    WEIR_EV_STOP = 6,  /* SIGINT/SIGTERM or weir_rt_stop: sources stop, in-flight data drains */
+
+    /* weir_event_t.flags for WEIR_EV_END */
+    WEIR_END_EXHAUSTED = 0, /* bounded input ran out (or the peer closed, no retries left) */
+    WEIR_END_STOPPED = 1,   /* stopped by a signal or weir_rt_stop */
+
+    /* weir_event_t.flags for WEIR_EV_LINE */
+    WEIR_LINE_TRUNCATED_EOF = 1, /* the last line of the input had no delimiter */
+
+    /* weir_rt_new clock kinds */
+    WEIR_CLOCK_REAL = 0,
+    WEIR_CLOCK_VIRTUAL = 1,
+
+    /* weir_source_stat */
+    WEIR_STAT_RECORDS = 0, /* records delivered */
+    WEIR_STAT_BYTES = 1,   /* bytes read */
+    WEIR_STAT_DROPPED = 2, /* records that could not be delivered (overlong lines) */
+    WEIR_STAT_RECONNECTS = 3,
+
+    /* weir's own error codes; libuv's UV_E* pass through unchanged */
+    WEIR_EOK = 0,
+    WEIR_EINVAL = -5000,
+    WEIR_ESOURCE = -5001, /* a source failed; detail in weir_rt_error */
+    WEIR_ESTATE = -5002   /* call not allowed in this state (e.g. adding a source after start) */
+};
+
+typedef struct weir_rt weir_rt_t; /* opaque: loop, clock, sources */
+
+typedef struct weir_event {
+    int32_t kind;
+    int32_t source;  /* source id, or -1 for TICK/TIMER/STOP */
+    const char *ptr; /* LINE: record bytes (no delimiter), valid until the next poll */
+    int32_t len;     /* LINE: byte length; RANGE: number of indices */
+    int32_t flags;   /* END: WEIR_END_*; LINE: WEIR_LINE_* */
+    double index;    /* LINE: 1-based line number in its source; RANGE: first index (0-based) */
+    double time_ms;  /* processing time of the event (virtual under replay) */
+} weir_event_t;
+
+/* Runtime: owns the uv loop, the clock and every source. weir_rt_free(NULL) is a no-op. */
+weir_rt_t *weir_rt_new(int32_t clock_kind, double virtual_start_ms);
+void weir_rt_free(weir_rt_t *rt);
+const char *weir_rt_error(const weir_rt_t *rt); /* last failure; borrowed until the next call */
+double weir_rt_now(weir_rt_t *rt);              /* processing time, ms since the epoch */
+int weir_rt_set_tick(weir_rt_t *rt, double interval_ms); /* 0 = no ticks; before start */
+int weir_rt_set_wakeup(weir_rt_t *rt, double due_ms);    /* +inf = none */
+int weir_rt_start(weir_rt_t *rt);                        /* opens every source */
+void weir_rt_stop(weir_rt_t *rt);                        /* as SIGINT: stop, then drain */
+int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max);
+
+/* Sources: each returns its id (>= 0, in declaration order) or a negative error code. */
+int32_t weir_source_file(weir_rt_t *rt, const char *path, const char *delimiter,
+                         int32_t max_line_bytes);
+int32_t weir_source_stdin(weir_rt_t *rt, const char *delimiter, int32_t max_line_bytes);
+int32_t weir_source_socket(weir_rt_t *rt, const char *host, int32_t port, const char *delimiter,
+                           int32_t max_retry, int32_t max_line_bytes);
+int32_t weir_source_generate(weir_rt_t *rt, double count, double rate_per_s);
+int32_t weir_source_replay(weir_rt_t *rt, const char *text, size_t len);
+int weir_replay_add(weir_rt_t *rt, int32_t source, double time_ms, int32_t offset, int32_t len,
+                    int32_t line_no);
+double weir_source_stat(const weir_rt_t *rt, int32_t source, int32_t what);
+const char *weir_source_describe(const weir_rt_t *rt, int32_t source);
+
+/* Output: stdout (fd 1) and stderr (fd 2) through C stdio, the same buffers Lua's print uses,
+ * so user prints and print sinks keep one order. */
+int weir_out_write(int32_t fd, const char *bytes, size_t len);
+int weir_out_flush(void);
+
+/* Flink key hashing (keygroup.c): Java hashCode of a key, then key group and subtask.
+ * hash_string: String.hashCode of the UTF-8 text decoded as Java does (malformed bytes become
+ * U+FFFD; bytes may be NULL when len is 0). hash_number: Integer, Long or Double hashCode (-0.0 is
+ * the Integer 0). The other three return a value >= 0, or WEIR_EINVAL when max_parallelism is
+ * outside [1, 32768], parallelism outside [1, max_parallelism] or key_group outside
+ * [0, max_parallelism). */
+int32_t weir_keygroup_hash_string(const char *bytes, size_t len);
+int32_t weir_keygroup_hash_number(double v);
+int32_t weir_keygroup_of(int32_t java_hash, int32_t max_parallelism);
+int32_t weir_keygroup_subtask(int32_t key_group, int32_t max_parallelism, int32_t parallelism);
+int32_t weir_keygroup_default_max_parallelism(int32_t parallelism);
+
+/* Watermark valve (valve.c) over the input channels of one operator subtask. new returns NULL
+ * for channels < 1; weir_valve_free(NULL) is a no-op. Watermarks in and out are ms: -inf is
+ * INT64_MIN, +inf INT64_MAX, others truncate toward zero. watermark (wm on channel) and status
+ * (idle != 0: IDLE, 0: ACTIVE) return bit flags: 1 = the output watermark advanced (read
+ * weir_valve_output), 2 = the output status changed (read weir_valve_is_idle); 0 = no change;
+ * WEIR_EINVAL for a channel out of range or a NaN wm. When one call returns 3 (the last channel
+ * goes idle), forward the watermark before the IDLE status. */
+typedef struct weir_valve weir_valve_t; /* opaque */
+weir_valve_t *weir_valve_new(int32_t channels);
+void weir_valve_free(weir_valve_t *v);
+int32_t weir_valve_watermark(weir_valve_t *v, int32_t channel, double wm);
+int32_t weir_valve_status(weir_valve_t *v, int32_t channel, int32_t idle);
+double weir_valve_output(const weir_valve_t *v); /* -inf before the first watermark */
+int32_t weir_valve_is_idle(const weir_valve_t *v); /* 1 = IDLE, 0 = ACTIVE */
+
+const char *weir_version(void);
+const char *weir_strerror(int code);

@@ -1,0 +1,27 @@
+-- Specs for the FFI surface: every weir_* prototype in weir_ffi.h resolves in the binary, and
+-- by-value structs have the size C gives them.
+local spec = require("spec")
+local ffi = require("ffi")
+local C = require("weir.ffi")
+local it, eq = spec.it, spec.eq
+
+it("resolves every weir_* function declared in weir_ffi.h", function()
+  local header = require("weir._cdef")
+  local missing = {}
+  local count = 0
+  for name in header:gmatch("[%w_%*]+%s+%**(weir_[%w_]+)%s*%(") do
+    count = count + 1
+    local ok = pcall(function() return C[name] end)
+    if not ok then
+      missing[#missing + 1] = name
+    end
+  end
+  eq(#missing, 0, "unresolved: " .. table.concat(missing, ", "))
+  assert(count > 20, "found only " .. count .. " prototypes")
+end)
+
+it("has the C size for weir_event_t", function()
+  eq(ffi.sizeof("weir_event_t"), 40)
+end)
+
+spec.finish()

@@ -1,0 +1,66 @@
+-- spec: a tiny test runner for Lua specs run by `weir run`. it(name, fn) runs fn at once;
+-- finish() prints "N passed, N failed" and fails the job if anything failed.
+local M = { passed = 0, failed = 0, prefix = "" }
+
+function M.describe(name, fn)
+  local saved = M.prefix
+  M.prefix = saved .. name .. ": "
+  fn()
+  M.prefix = saved
+end
+
+function M.it(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if ok then
+    M.passed = M.passed + 1
+  else
+    M.failed = M.failed + 1
+    io.stderr:write("FAIL ", M.prefix, name, "\n", tostring(err), "\n")
+  end
+end
+
+local function show(v)
+  if type(v) == "string" then
+    return ("%q"):format(v)
+  end
+  return require("weir").format(v)
+end
+
+function M.eq(actual, expected, what)
+  if type(actual) == "table" and type(expected) == "table" then
+    if show(actual) ~= show(expected) then
+      error(("%sexpected %s, got %s"):format(what and (what .. ": ") or "", show(expected),
+        show(actual)), 2)
+    end
+    return
+  end
+  if actual ~= expected then
+    error(("%sexpected %s, got %s"):format(what and (what .. ": ") or "", show(expected),
+      show(actual)), 2)
+  end
+end
+
+---Asserts that fn raises an error whose message contains every given fragment (plain text).
+function M.raises(fn, ...)
+  local ok, err = pcall(fn)
+  if ok then
+    error("expected an error, got none", 2)
+  end
+  local msg = type(err) == "table" and (err.text or err.msg) or tostring(err)
+  for i = 1, select("#", ...) do
+    local frag = select(i, ...)
+    if not msg:find(frag, 1, true) then
+      error(("error %q does not contain %q"):format(msg, frag), 2)
+    end
+  end
+  return msg
+end
+
+function M.finish()
+  print(("%d passed, %d failed"):format(M.passed, M.failed))
+  if M.failed > 0 then
+    error(("%d spec(s) failed"):format(M.failed), 0)
+  end
+end
+
+return M
