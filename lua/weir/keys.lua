@@ -1,4 +1,4 @@
--- weir.keys: a key's Java hashCode (API.md, keyBy) and its subtask, as Flink's KeyGroupStreamPartitioner.
+-- weir.keys: a key's Java hashCode (API.md, key_by) and its subtask, as Flink partitions keys.
 local bit = require("bit")
 local C = require("weir.ffi")
 local format = require("weir.format")

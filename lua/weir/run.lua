@@ -77,10 +77,10 @@ return function(v, ts, key)
   if CALL(v) then return emit(v, ts) end
 end]],
   flat_map = [[
-local f, obj, emit, fail_nil = ...
+local f, obj, emit = ...
 local cur_ts
 local function out(x)
-  if x == nil then return fail_nil() end
+  if x == nil then error("out(nil): records cannot be nil", 2) end
   return emit(x, cur_ts)
 end
 return function(v, ts, key)
@@ -88,9 +88,9 @@ return function(v, ts, key)
   CALL(v, out)
 end]],
   process = [[
-local f, obj, emit, fail_nil, ctx = ...
+local f, obj, emit, ctx = ...
 local function out(x)
-  if x == nil then return fail_nil() end
+  if x == nil then error("out(nil): records cannot be nil", 2) end
   return emit(x, ctx.ts)
 end
 return function(v, ts, key)
@@ -255,12 +255,8 @@ end
 
 local function nil_result(what)
   return function()
-    error(what .. " returned nil (records cannot be nil; use filter or flat_map to drop)", 2)
+    error(what .. " returned nil (records cannot be nil; use filter or flat_map to drop)", 0)
   end
-end
-
-local function nil_out()
-  error("out(nil): records cannot be nil", 2)
 end
 
 ---The function that sends a subtask's output to one consumer edge.
@@ -329,7 +325,7 @@ function Job:outputs(node, inst)
   inst.wm_targets = wm
 end
 
-function Job:user_call(node)
+local function user_call(node)
   local rich = node.rich
   local f = node.fn
   if rich then
@@ -359,17 +355,17 @@ end
 
 function Job:generate(node, inst)
   local kind = node.kind
-  local f, rich = self:user_call(node)
+  local f, rich = user_call(node)
   local obj = inst.obj
   if kind == "map" then
     inst.push = self:factory(node, "map", rich)(f, obj, inst.emit, nil_result("map"))
   elseif kind == "filter" then
     inst.push = self:factory(node, "filter", rich)(f, obj, inst.emit)
   elseif kind == "flat_map" then
-    inst.push = self:factory(node, "flat_map", rich)(f, obj, inst.emit, nil_out)
+    inst.push = self:factory(node, "flat_map", rich)(f, obj, inst.emit)
   elseif kind == "process" then
     inst.ctx = setmetatable({ inst = inst, job = self }, ProcessContext)
-    inst.push = self:factory(node, "process", rich)(f, obj, inst.emit, nil_out, inst.ctx)
+    inst.push = self:factory(node, "process", rich)(f, obj, inst.emit, inst.ctx)
   elseif kind == "sink" then
     self:generate_sink(node, inst, f, rich, obj)
   elseif kind == "source" then
@@ -618,7 +614,9 @@ function Job:failed(info)
     return self.progress[1] + 1, nil
   end
   local where = op and op.node.label or "weir"
-  if inst then
+  if op and op.what == "hash" then
+    where = "key_by (key selector feeding " .. where .. ")"
+  elseif inst then
     where = ("%s, subtask %d/%d"):format(where, inst.index + 1, inst.node.parallelism)
   end
   local text = ("%s: %s"):format(where, msg)

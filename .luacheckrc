@@ -1,0 +1,5 @@
+-- luacheck configuration (STYLE.md, section 5): zero warnings on lua/, tests/, examples/, bench/.
+std = "luajit"
+max_line_length = 100
+codes = true
+files["tests/**/*.lua"] = { std = "+busted" }
