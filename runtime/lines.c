@@ -72,7 +72,20 @@ static const char *find_delimiter(const wr_lines_t *l, size_t from)
     if (l->delim_len == 1) {
         return memchr(l->buf + from, l->delim[0], n);
     }
-    return memmem(l->buf + from, n, l->delim, l->delim_len);
+    /* memmem is a GNU extension; a first-byte scan is as good for short delimiters */
+    const char *p = l->buf + from;
+    const char *last = l->buf + l->tail - l->delim_len;
+    while (p <= last) {
+        p = memchr(p, l->delim[0], (size_t)(last - p) + 1);
+        if (p == NULL) {
+            return NULL;
+        }
+        if (memcmp(p + 1, l->delim + 1, l->delim_len - 1) == 0) {
+            return p;
+        }
+        p++;
+    }
+    return NULL;
 }
 
 size_t wr_lines_partial_max(const wr_lines_t *l)

@@ -75,6 +75,9 @@ int weir_replay_add(weir_rt_t *rt, int32_t source, double time_ms, int32_t offse
                     int32_t line_no);
 double weir_source_stat(const weir_rt_t *rt, int32_t source, int32_t what);
 const char *weir_source_describe(const weir_rt_t *rt, int32_t source);
+/* Names a source in describe and messages: "<kind> <name>" (e.g. "replay input.replay");
+ * NULL or "" leaves the kind alone. Any time; returns 0 or WEIR_EINVAL for an unknown id. */
+int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name);
 
 /* Output: stdout (fd 1) and stderr (fd 2) through C stdio, the same buffers Lua's print uses,
  * so user prints and print sinks keep one order. */

@@ -1,0 +1,657 @@
+/* SPDX-License-Identifier: MIT */
+/* loop.c: owns the uv loop and turns ready input, due ticks and the wakeup into event batches
+ * for weir_loop_poll (pull, never push: C never calls Lua). Invariant: uv_run only runs while
+ * the batch being filled is empty, so no record handed out by this poll can be moved by a read
+ * that lands in the same source buffer. */
+#include "loop.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mem.h"
+#include "rt.h"
+
+/* ---- signals ---------------------------------------------------------------------------- */
+
+/* One runtime at a time owns SIGINT and SIGTERM; the handler only touches these two and
+ * uv_async_send, which is async-signal-safe. */
+static weir_rt_t *volatile signal_rt;
+static volatile sig_atomic_t signal_count;
+
+static void on_signal(int signo)
+{
+    (void)signo;
+    if (signal_count == 0) {
+        signal_count = 1;
+        weir_rt_t *rt = signal_rt;
+        if (rt != NULL) {
+            uv_async_send(&rt->wake);
+        }
+        return;
+    }
+    static const char msg[] = "weir: interrupted again, exiting\n";
+    if (write(2, msg, sizeof msg - 1) < 0) {
+        /* nothing left to tell anyone */
+    }
+    _exit(1);
+}
+
+static void install_signals(weir_rt_t *rt)
+{
+    if (signal_rt != NULL) {
+        return; /* another runtime has them; it restores them when it is freed */
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sa.sa_flags = SA_RESTART;
+    signal_count = 0;
+    signal_rt = rt;
+    sigaction(SIGINT, &sa, &rt->old_sigint);
+    sigaction(SIGTERM, &sa, &rt->old_sigterm);
+    rt->signals_installed = 1;
+}
+
+static void restore_signals(weir_rt_t *rt)
+{
+    if (!rt->signals_installed) {
+        return;
+    }
+    sigaction(SIGINT, &rt->old_sigint, NULL);
+    sigaction(SIGTERM, &rt->old_sigterm, NULL);
+    signal_rt = NULL;
+    signal_count = 0;
+    rt->signals_installed = 0;
+}
+
+static void on_wake(uv_async_t *h)
+{
+    (void)h; /* waking uv_run was the point; the poll loop reads signal_count */
+}
+
+static void on_timer(uv_timer_t *h)
+{
+    (void)h;
+}
+
+/* ---- helpers for the sources (loop.h) ---------------------------------------------------- */
+
+int64_t wr_loop_next_tick(int64_t start_ms, int64_t interval_ms, int64_t now_ms)
+{
+    assert(interval_ms > 0);
+    if (now_ms < start_ms + interval_ms) {
+        return start_ms + interval_ms;
+    }
+    int64_t k = (now_ms - start_ms) / interval_ms + 1;
+    return start_ms + k * interval_ms;
+}
+
+int wr_loop_error(weir_rt_t *rt, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rt->err.msg, sizeof rt->err.msg, fmt, ap);
+    va_end(ap);
+    rt->err.code = code;
+    return code;
+}
+
+int wr_loop_fail(weir_rt_t *rt, int code, const char *fmt, ...)
+{
+    if (rt->fail.code != 0) {
+        return code;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rt->fail.msg, sizeof rt->fail.msg, fmt, ap);
+    va_end(ap);
+    rt->fail.code = code;
+    return code;
+}
+
+int wr_loop_may_add(weir_rt_t *rt)
+{
+    if (rt->started) {
+        wr_loop_error(rt, WEIR_ESTATE, "sources must be declared before weir_rt_start");
+        return 0;
+    }
+    return 1;
+}
+
+static void destroy_source(wr_source_t *s)
+{
+    free(s->describe);
+    s->describe = NULL;
+    s->ops->destroy(s);
+}
+
+int32_t wr_loop_add_source(weir_rt_t *rt, wr_source_t *s, const char *describe)
+{
+    if (!wr_loop_may_add(rt)) {
+        destroy_source(s);
+        return WEIR_ESTATE;
+    }
+    if ((size_t)rt->nsources == rt->sources_cap) {
+        rt->sources_cap = rt->sources_cap ? rt->sources_cap * 2 : 4;
+        rt->sources = wr_xreallocarray(rt->sources, rt->sources_cap, sizeof *rt->sources);
+    }
+    s->rt = rt;
+    s->id = rt->nsources;
+    s->describe = wr_xstrdup(describe);
+    rt->sources[rt->nsources++] = s;
+    return s->id;
+}
+
+int64_t wr_loop_now(const weir_rt_t *rt)
+{
+    return rt->now_ms;
+}
+
+int32_t wr_loop_room(const weir_rt_t *rt)
+{
+    return rt->max - rt->n;
+}
+
+weir_event_t *wr_loop_push(weir_rt_t *rt, wr_source_t *s, int32_t kind)
+{
+    if (rt->n >= rt->max) {
+        return NULL;
+    }
+    weir_event_t *e = &rt->out[rt->n++];
+    e->kind = kind;
+    e->source = s ? s->id : -1;
+    e->ptr = NULL;
+    e->len = 0;
+    e->flags = 0;
+    e->index = 0;
+    e->time_ms = (double)rt->now_ms;
+    return e;
+}
+
+int wr_loop_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof)
+{
+    for (;;) {
+        if (rt->n >= rt->max) {
+            return 0;
+        }
+        wr_line_t rec;
+        int r = wr_lines_next(l, &rec);
+        if (r == WR_LINES_NONE && at_eof) {
+            r = wr_lines_finish(l, &rec);
+        }
+        if (r == WR_LINES_NONE) {
+            return 1;
+        }
+        if (r == WR_LINES_DROPPED) {
+            s->stat[WEIR_STAT_DROPPED] += 1;
+            if (!s->drop_reported) {
+                s->drop_reported = 1;
+                fprintf(stderr, "weir: %s: line %lld: record longer than %zu bytes dropped\n",
+                        s->describe, (long long)rec.index, l->max_bytes);
+            }
+            continue;
+        }
+        weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_LINE);
+        e->ptr = rec.ptr;
+        e->len = (int32_t)rec.len; /* rec.len <= max_bytes <= INT32_MAX */
+        e->flags = rec.flags == WR_LINE_TRUNCATED_EOF ? WEIR_LINE_TRUNCATED_EOF : 0;
+        e->index = (double)rec.index;
+        s->stat[WEIR_STAT_RECORDS] += 1;
+    }
+}
+
+int wr_loop_emit_end(weir_rt_t *rt, wr_source_t *s, int32_t flags)
+{
+    weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_END);
+    if (e == NULL) {
+        return 0;
+    }
+    e->flags = flags;
+    s->ended = 1;
+    return 1;
+}
+
+/* ---- the runtime ------------------------------------------------------------------------- */
+
+int wr_loop_ms(double v, int64_t *out)
+{
+    if (isnan(v)) {
+        return -1;
+    }
+    if (v >= 9.2e18) {
+        *out = INT64_MAX;
+    } else if (v <= -9.2e18) {
+        *out = INT64_MIN;
+    } else {
+        *out = (int64_t)floor(v);
+    }
+    return 0;
+}
+
+weir_rt_t *weir_rt_new(int32_t clock_kind, double virtual_start_ms)
+{
+    int64_t start = 0;
+    if (clock_kind == WEIR_CLOCK_VIRTUAL) {
+        if (wr_loop_ms(virtual_start_ms, &start) < 0 || start == INT64_MAX ||
+            start == INT64_MIN) {
+            return NULL;
+        }
+    } else if (clock_kind != WEIR_CLOCK_REAL) {
+        return NULL;
+    }
+    weir_rt_t *rt = wr_xcalloc(1, sizeof *rt);
+    if (uv_loop_init(&rt->loop) < 0) {
+        free(rt);
+        return NULL;
+    }
+    uv_timer_init(&rt->loop, &rt->timer);
+    uv_async_init(&rt->loop, &rt->wake, on_wake);
+    if (clock_kind == WEIR_CLOCK_VIRTUAL) {
+        wr_clock_init_virtual(&rt->clock, start);
+    } else {
+        wr_clock_init_real(&rt->clock);
+    }
+    wr_err_clear(&rt->err);
+    wr_err_clear(&rt->fail);
+    rt->wakeup_ms = WR_NEVER;
+    rt->next_tick_ms = WR_NEVER;
+    return rt;
+}
+
+void weir_rt_free(weir_rt_t *rt)
+{
+    if (rt == NULL) {
+        return;
+    }
+    restore_signals(rt);
+    for (int32_t i = 0; i < rt->nsources; i++) {
+        wr_source_t *s = rt->sources[i];
+        if (s->ops->close) {
+            s->ops->close(s);
+        }
+    }
+    uv_close((uv_handle_t *)&rt->timer, NULL);
+    uv_close((uv_handle_t *)&rt->wake, NULL);
+    /* Runs close callbacks and waits out a getaddrinfo that could not be cancelled. */
+    uv_run(&rt->loop, UV_RUN_DEFAULT);
+    int rc = uv_loop_close(&rt->loop);
+    assert(rc == 0);
+    (void)rc;
+    for (int32_t i = 0; i < rt->nsources; i++) {
+        destroy_source(rt->sources[i]);
+    }
+    free(rt->sources);
+    free(rt);
+}
+
+const char *weir_rt_error(const weir_rt_t *rt)
+{
+    if (rt == NULL) {
+        return "no runtime";
+    }
+    return rt->err.msg;
+}
+
+double weir_rt_now(weir_rt_t *rt)
+{
+    if (rt == NULL) {
+        return 0;
+    }
+    return (double)wr_clock_now(&rt->clock);
+}
+
+int weir_rt_set_tick(weir_rt_t *rt, double interval_ms)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (rt->started) {
+        return wr_loop_error(rt, WEIR_ESTATE, "weir_rt_set_tick: the runtime has started");
+    }
+    if (!(interval_ms >= 0) || isinf(interval_ms)) {
+        return wr_loop_error(rt, WEIR_EINVAL, "weir_rt_set_tick: bad interval %g", interval_ms);
+    }
+    rt->tick_ms = (int64_t)ceil(interval_ms);
+    return 0;
+}
+
+int weir_rt_set_wakeup(weir_rt_t *rt, double due_ms)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    int64_t due;
+    if (wr_loop_ms(due_ms, &due) < 0) {
+        return wr_loop_error(rt, WEIR_EINVAL, "weir_rt_set_wakeup: due time is NaN");
+    }
+    rt->wakeup_ms = due; /* +inf became WR_NEVER */
+    return 0;
+}
+
+int weir_rt_start(weir_rt_t *rt)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (rt->started) {
+        return wr_loop_error(rt, WEIR_ESTATE, "weir_rt_start: already started");
+    }
+    rt->started = 1;
+    rt->start_ms = wr_clock_now(&rt->clock);
+    rt->now_ms = rt->start_ms;
+    rt->next_tick_ms = rt->tick_ms > 0 ? rt->start_ms + rt->tick_ms : WR_NEVER;
+    for (int32_t i = 0; i < rt->nsources; i++) {
+        wr_source_t *s = rt->sources[i];
+        if (s->ops->open) {
+            int rc = s->ops->open(s);
+            if (rc < 0) {
+                wr_loop_fail(rt, rc, "%s", rt->err.msg);
+                return rc;
+            }
+        }
+    }
+    install_signals(rt);
+    return 0;
+}
+
+void weir_rt_stop(weir_rt_t *rt)
+{
+    if (rt != NULL) {
+        rt->stop_requested = 1;
+    }
+}
+
+/* ---- the poll ---------------------------------------------------------------------------- */
+
+static int all_ended(const weir_rt_t *rt)
+{
+    for (int32_t i = 0; i < rt->nsources; i++) {
+        if (!rt->sources[i]->ended) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int any_live(const weir_rt_t *rt, int io, int clocked)
+{
+    for (int32_t i = 0; i < rt->nsources; i++) {
+        const wr_source_t *s = rt->sources[i];
+        if (!s->ended && ((io && s->io) || (clocked && s->clocked))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Every source appends what is ready now. The virtual clock keeps declaration order (replay
+ * lines due at one time go in source order); the real clock rotates the first source so that
+ * a fast file cannot starve a socket. */
+static void fill_pass(weir_rt_t *rt)
+{
+    int32_t k = rt->nsources;
+    int32_t first = 0;
+    if (!wr_clock_is_virtual(&rt->clock) && k > 0) {
+        first = (int32_t)(rt->rotate++ % (uint32_t)k);
+    }
+    for (int32_t i = 0; i < k && rt->n < rt->max; i++) {
+        wr_source_t *s = rt->sources[(first + i) % k];
+        if (!s->ended) {
+            s->ops->fill(s);
+        }
+    }
+}
+
+/* The earliest time at which something becomes ready by time alone, or WR_NEVER. */
+static int64_t earliest_due(const weir_rt_t *rt)
+{
+    int64_t t = WR_NEVER;
+    if (!rt->stop_delivered) {
+        if (rt->wakeup_ms != WR_NEVER) {
+            t = rt->wakeup_ms + 1; /* a timer for T fires once the clock passed T */
+        }
+        if (rt->next_tick_ms < t) {
+            t = rt->next_tick_ms;
+        }
+    }
+    for (int32_t i = 0; i < rt->nsources; i++) {
+        const wr_source_t *s = rt->sources[i];
+        if (!s->ended && s->ops->next_due) {
+            int64_t d = s->ops->next_due(s);
+            if (d < t) {
+                t = d;
+            }
+        }
+    }
+    return t;
+}
+
+/* Blocks in libuv until I/O, a signal, or timeout_ms (< 0: no timeout) has passed. */
+static void block(weir_rt_t *rt, int64_t timeout_ms)
+{
+    fflush(stdout); /* output of a live job appears before it waits */
+    if (timeout_ms >= 0) {
+        uv_update_time(&rt->loop);
+        uv_timer_start(&rt->timer, on_timer, (uint64_t)timeout_ms, 0);
+    }
+    uv_run(&rt->loop, UV_RUN_ONCE);
+    uv_timer_stop(&rt->timer);
+}
+
+/* Delivers STOP and turns every live source to draining. */
+static void deliver_stop(weir_rt_t *rt)
+{
+    rt->now_ms = wr_clock_now(&rt->clock);
+    wr_loop_push(rt, NULL, WEIR_EV_STOP);
+    rt->stop_delivered = 1;
+    for (int32_t i = 0; i < rt->nsources; i++) {
+        wr_source_t *s = rt->sources[i];
+        if (!s->ended) {
+            s->stopping = 1;
+            if (s->ops->stop) {
+                s->ops->stop(s);
+            }
+        }
+    }
+}
+
+/* A TIMER or TICK due at rt->now_ms: returns 1 if one was delivered. */
+static int deliver_clock_event(weir_rt_t *rt)
+{
+    if (rt->wakeup_ms != WR_NEVER && rt->now_ms > rt->wakeup_ms) {
+        rt->wakeup_ms = WR_NEVER; /* once per weir_rt_set_wakeup */
+        wr_loop_push(rt, NULL, WEIR_EV_TIMER);
+        return 1;
+    }
+    if (rt->next_tick_ms != WR_NEVER && rt->now_ms >= rt->next_tick_ms) {
+        /* Missed ticks collapse into this one; the next falls on the grid after now. */
+        rt->next_tick_ms = wr_loop_next_tick(rt->start_ms, rt->tick_ms, rt->now_ms);
+        wr_loop_push(rt, NULL, WEIR_EV_TICK);
+        return 1;
+    }
+    return 0;
+}
+
+/* Virtual clock: sockets and stdin are read whenever data is there and their records carry the
+ * current virtual time, but they never hold the virtual clock back and never move it: the
+ * clock only jumps while a clocked source (replay, generator with a rate) is live. Once only
+ * I/O sources remain, the poll waits for their data in real time and ticks and the wakeup
+ * stand still. */
+int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (out == NULL || max <= 0) {
+        return wr_loop_error(rt, WEIR_EINVAL, "weir_loop_poll: no room for events");
+    }
+    if (!rt->started) {
+        return wr_loop_error(rt, WEIR_ESTATE, "weir_loop_poll: the runtime has not started");
+    }
+    int is_virtual = wr_clock_is_virtual(&rt->clock);
+    rt->out = out;
+    rt->n = 0;
+    rt->max = max;
+    for (int32_t i = 0; i < rt->nsources; i++) {
+        wr_source_t *s = rt->sources[i];
+        if (s->ops->begin) {
+            s->ops->begin(s);
+        }
+    }
+    int loop_ran = 0;
+    for (;;) {
+        if (rt->fail.code != 0) {
+            if (rt->n > 0) {
+                break;
+            }
+            rt->err = rt->fail;
+            return rt->fail.code;
+        }
+        if (all_ended(rt)) {
+            break;
+        }
+        if (signal_rt == rt && signal_count > 0) {
+            rt->stop_requested = 1;
+        }
+        if (rt->stop_requested && !rt->stop_delivered) {
+            if (rt->n == 0) {
+                deliver_stop(rt);
+            }
+            break;
+        }
+        rt->now_ms = wr_clock_now(&rt->clock);
+        if (!rt->stop_delivered && rt->n == 0 && deliver_clock_event(rt)) {
+            break; /* alone, so Lua reacts before anything later happens */
+        }
+        if (!loop_ran && any_live(rt, 1, 0)) {
+            uv_run(&rt->loop, UV_RUN_NOWAIT); /* pick up socket and pipe data */
+            loop_ran = 1;
+            if (rt->fail.code != 0) {
+                continue;
+            }
+        }
+        fill_pass(rt);
+        if (rt->n > 0) {
+            break;
+        }
+        /* Nothing is ready at this clock reading. */
+        int64_t due = earliest_due(rt);
+        if (is_virtual) {
+            if (any_live(rt, 0, 1) && due != WR_NEVER && due > rt->now_ms) {
+                wr_clock_advance_to(&rt->clock, due);
+                continue;
+            }
+            if (any_live(rt, 1, 0)) {
+                block(rt, -1);
+                loop_ran = 1;
+                continue;
+            }
+        } else if (any_live(rt, 1, 0) || due != WR_NEVER) {
+            block(rt, due == WR_NEVER ? -1 : (due > rt->now_ms ? due - rt->now_ms : 0));
+            loop_ran = 1;
+            continue;
+        }
+        /* No source can make progress: a bug in a source, not a state a job can reach. */
+        return wr_loop_fail(rt, WEIR_ESOURCE, "internal: no source can make progress");
+    }
+    return rt->n;
+}
+
+/* ---- introspection and output -------------------------------------------------------------- */
+
+static wr_source_t *find_source(const weir_rt_t *rt, int32_t id)
+{
+    if (rt == NULL || id < 0 || id >= rt->nsources) {
+        return NULL;
+    }
+    return rt->sources[id];
+}
+
+double weir_source_stat(const weir_rt_t *rt, int32_t source, int32_t what)
+{
+    const wr_source_t *s = find_source(rt, source);
+    if (s == NULL || what < WEIR_STAT_RECORDS || what > WEIR_STAT_RECONNECTS) {
+        return -1;
+    }
+    return s->stat[what];
+}
+
+const char *weir_source_describe(const weir_rt_t *rt, int32_t source)
+{
+    const wr_source_t *s = find_source(rt, source);
+    return s ? s->describe : "";
+}
+
+int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name)
+{
+    wr_source_t *s = find_source(rt, source);
+    if (s == NULL) {
+        return rt ? wr_loop_error(rt, WEIR_EINVAL, "no source %d", (int)source) : WEIR_EINVAL;
+    }
+    size_t n = strlen(s->kind) + (name ? strlen(name) : 0) + 2;
+    char *d = wr_xmalloc(n);
+    if (name != NULL && name[0] != '\0') {
+        snprintf(d, n, "%s %s", s->kind, name);
+    } else {
+        snprintf(d, n, "%s", s->kind);
+    }
+    free(s->describe);
+    s->describe = d;
+    return 0;
+}
+
+int weir_out_write(int32_t fd, const char *bytes, size_t len)
+{
+    FILE *f = fd == 1 ? stdout : fd == 2 ? stderr : NULL;
+    if (f == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (len == 0) {
+        return 0;
+    }
+    if (fwrite(bytes, 1, len, f) != len) {
+        return errno ? uv_translate_sys_error(errno) : UV_EIO;
+    }
+    return 0;
+}
+
+int weir_out_flush(void)
+{
+    int a = fflush(stdout);
+    int b = fflush(stderr);
+    if (a != 0 || b != 0) {
+        return errno ? uv_translate_sys_error(errno) : UV_EIO;
+    }
+    return 0;
+}
+
+const char *weir_strerror(int code)
+{
+    switch (code) {
+    case WEIR_EOK:
+        return "success";
+    case WEIR_EINVAL:
+        return "invalid argument";
+    case WEIR_ESOURCE:
+        return "source failed";
+    case WEIR_ESTATE:
+        return "call not allowed in this state";
+    default:
+        break;
+    }
+    if (code < 0) {
+        /* uv_strerror leaks for unknown codes; the _r form writes into our buffer */
+        static _Thread_local char buf[128];
+        return uv_strerror_r(code, buf, sizeof buf);
+    }
+    return "unknown error";
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* rt.h: the runtime and the source base, private to loop.c and the source_*.c files (it
+ * includes uv.h). The runtime owns the uv loop, the clock and every source; a source is owned
+ * by the runtime from wr_loop_add_source until weir_rt_free. */
+#ifndef WR_RT_H
+#define WR_RT_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "clock.h"
+#include "err.h"
+#include "loop.h"
+#include "weir.h"
+
+/* What the loop asks of a source kind. Every hook but fill may be NULL. */
+typedef struct wr_source_ops {
+    /* weir_rt_start: open files, start connecting. Returns 0 or a negative code with the
+     * detail set through wr_loop_error. */
+    int (*open)(wr_source_t *s);
+    /* Start of a poll: records handed out by the previous poll are no longer referenced. */
+    void (*begin)(wr_source_t *s);
+    /* Append whatever is ready at wr_loop_now (records, then END) without blocking. */
+    void (*fill)(wr_source_t *s);
+    /* The next time the source becomes ready by time alone (rate generator, replay), or
+     * WR_NEVER. */
+    int64_t (*next_due)(const wr_source_t *s);
+    /* After STOP: stop reading; fill then drains complete records and ends with STOPPED. */
+    void (*stop)(wr_source_t *s);
+    /* weir_rt_free: uv_close every handle and cancel requests; the loop then runs until all
+     * close callbacks have run, and destroy frees the memory. */
+    void (*close)(wr_source_t *s);
+    void (*destroy)(wr_source_t *s);
+} wr_source_ops_t;
+
+struct wr_source {
+    const wr_source_ops_t *ops;
+    weir_rt_t *rt;
+    int32_t id;
+    char *describe;    /* owned; e.g. "read_text_file data/words.txt" */
+    const char *kind;  /* static; the first word of describe */
+    int clocked;       /* due times drive the virtual clock (replay, generator with a rate) */
+    int io;            /* reads through libuv streams, so a poll runs the loop for it */
+    int stopping;      /* STOP was delivered: drain, then END(STOPPED) */
+    int ended;         /* its END is in a delivered batch */
+    int drop_reported; /* the first overlong record has been reported on stderr */
+    double stat[4];    /* WEIR_STAT_* */
+};
+
+struct weir_rt {
+    uv_loop_t loop;
+    uv_timer_t timer; /* real clock: wakes uv_run for the next tick, wakeup or due item */
+    uv_async_t wake;  /* the signal handler's way into a blocked uv_run */
+    wr_clock_t clock;
+    wr_err_t err;     /* detail of the last failed call */
+    wr_err_t fail;    /* the job's failure, sticky; code 0 = none */
+
+    wr_source_t **sources;
+    int32_t nsources;
+    size_t sources_cap;
+
+    int started;
+    int stop_requested;
+    int stop_delivered;
+    int signals_installed;
+    struct sigaction old_sigint;
+    struct sigaction old_sigterm;
+
+    int64_t start_ms;  /* clock reading at weir_rt_start */
+    int64_t tick_ms;   /* 0 = no ticks */
+    int64_t next_tick_ms;
+    int64_t wakeup_ms; /* WR_NEVER = none */
+
+    /* the batch being filled by the current poll */
+    weir_event_t *out;
+    int32_t n;
+    int32_t max;
+    int64_t now_ms;
+    uint32_t rotate; /* real clock: the source that fills first, for fairness */
+};
+
+#endif

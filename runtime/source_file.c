@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: MIT */
+/* source_file.c: read_text_file and stdin. A regular file is always ready: each fill reads
+ * ~256 KiB chunks with read(2) until the batch is full or the file ends, so a big file comes in
+ * batches of the poll's max. A pipe, tty or socket on the descriptor is read with libuv and
+ * stops reading while much complete text waits for Lua (backpressure). */
+#include "source_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lines.h"
+#include "mem.h"
+#include "rt.h"
+
+enum {
+    FILE_CHUNK = 256 * 1024,   /* bytes per read(2) of a regular file */
+    FILE_MIN_READ = 16 * 1024, /* less room than this while records are pinned: wait a poll */
+    STREAM_CHUNK = 64 * 1024,  /* bytes offered to one libuv read */
+    STREAM_HIGH_WATER = 1 << 20
+};
+
+typedef struct file_source {
+    wr_source_t base;
+    char *path; /* NULL: standard input */
+    int fd;     /* -1 until opened; closed by us only if own_fd */
+    int own_fd;
+    int streaming; /* read through the libuv handle h */
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_pipe_t pipe;
+        uv_tty_t tty;
+        uv_tcp_t tcp;
+    } h;
+    int handle_open;
+    int reading;
+    int paused; /* read stopped for backpressure */
+    int eof;
+    size_t high_water; /* pause above this many buffered bytes, resume at half */
+    wr_lines_t lines;
+} file_source_t;
+
+static file_source_t *file_of(wr_source_t *s)
+{
+    return (file_source_t *)s;
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    file_source_t *f = h->data;
+    size_t got = 0;
+    char *p = wr_lines_space(&f->lines, STREAM_CHUNK, &got);
+    if (got > STREAM_CHUNK) {
+        got = STREAM_CHUNK;
+    }
+    *buf = uv_buf_init(p, (unsigned)got); /* 0 bytes: libuv reports UV_ENOBUFS */
+}
+
+static void pause_reading(file_source_t *f)
+{
+    if (f->reading) {
+        uv_read_stop(&f->h.stream);
+        f->reading = 0;
+        f->paused = 1;
+    }
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    (void)buf;
+    file_source_t *f = st->data;
+    wr_source_t *s = &f->base;
+    if (nread > 0) {
+        wr_lines_commit(&f->lines, (size_t)nread);
+        s->stat[WEIR_STAT_BYTES] += (double)nread;
+        if (wr_lines_pending(&f->lines) > f->high_water) {
+            pause_reading(f);
+        }
+        return;
+    }
+    if (nread == 0) {
+        return;
+    }
+    if (nread == UV_ENOBUFS) {
+        pause_reading(f);
+        return;
+    }
+    uv_read_stop(st);
+    f->reading = 0;
+    f->paused = 0;
+    if (nread != UV_EOF) {
+        wr_loop_fail(s->rt, (int)nread, "%s: %s", s->describe, weir_strerror((int)nread));
+        return;
+    }
+    f->eof = 1;
+}
+
+static int start_reading(file_source_t *f)
+{
+    int rc = uv_read_start(&f->h.stream, on_alloc, on_read);
+    if (rc == 0) {
+        f->reading = 1;
+        f->paused = 0;
+    }
+    return rc;
+}
+
+/* fd is a pipe, tty or socket: hand it to a libuv stream. For stdin the handle gets a
+ * duplicate, so closing the handle leaves descriptor 0 alone. */
+static int open_stream(file_source_t *f, int fd, uv_handle_type type)
+{
+    wr_source_t *s = &f->base;
+    uv_loop_t *loop = &s->rt->loop;
+    int sfd = fd;
+    if (f->path == NULL) {
+        sfd = dup(fd);
+        if (sfd < 0) {
+            int code = uv_translate_sys_error(errno);
+            return wr_loop_error(s->rt, code, "%s: %s", s->describe, weir_strerror(code));
+        }
+    } else {
+        f->own_fd = 0; /* the handle closes it */
+    }
+    int rc;
+    if (type == UV_TTY) {
+        rc = uv_tty_init(loop, &f->h.tty, sfd, 1);
+        f->handle_open = rc == 0;
+    } else if (type == UV_TCP) {
+        rc = uv_tcp_init(loop, &f->h.tcp);
+        f->handle_open = rc == 0;
+        if (rc == 0) {
+            rc = uv_tcp_open(&f->h.tcp, sfd);
+        }
+    } else {
+        rc = uv_pipe_init(loop, &f->h.pipe, 0);
+        f->handle_open = rc == 0;
+        if (rc == 0) {
+            rc = uv_pipe_open(&f->h.pipe, sfd);
+        }
+    }
+    if (rc == 0) {
+        f->h.handle.data = f;
+        f->streaming = 1;
+        s->io = 1;
+        rc = start_reading(f);
+    } else {
+        close(sfd);
+    }
+    if (rc < 0) {
+        return wr_loop_error(s->rt, rc, "%s: %s", s->describe, weir_strerror(rc));
+    }
+    return 0;
+}
+
+static int file_open(wr_source_t *s)
+{
+    file_source_t *f = file_of(s);
+    int fd = 0;
+    if (f->path != NULL) {
+        do {
+            fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        } while (fd < 0 && errno == EINTR);
+        if (fd < 0) {
+            int code = uv_translate_sys_error(errno);
+            return wr_loop_error(s->rt, code, "%s: %s", s->describe, weir_strerror(code));
+        }
+        f->own_fd = 1;
+    }
+    f->fd = fd;
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int code = uv_translate_sys_error(errno);
+        return wr_loop_error(s->rt, code, "%s: %s", s->describe, weir_strerror(code));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        return wr_loop_error(s->rt, UV_EISDIR, "%s: %s", s->describe, weir_strerror(UV_EISDIR));
+    }
+    if (S_ISREG(st.st_mode)) {
+        return 0;
+    }
+    uv_handle_type type = uv_guess_handle(fd);
+    if (type == UV_TTY || type == UV_NAMED_PIPE || type == UV_TCP) {
+        return open_stream(f, fd, type);
+    }
+    return 0; /* a character device such as /dev/null: plain reads */
+}
+
+static void file_begin(wr_source_t *s)
+{
+    file_source_t *f = file_of(s);
+    wr_lines_release(&f->lines);
+    if (!f->streaming && !f->eof && !s->stopping && f->fd >= 0) {
+        /* Make room for a whole chunk now, while nothing is pinned, so that a read in the
+         * middle of this poll never has to wait for the next one: batches stay full. */
+        size_t room = 0;
+        wr_lines_space(&f->lines, FILE_CHUNK, &room);
+    }
+    if (f->paused && !s->stopping && !f->eof &&
+        wr_lines_pending(&f->lines) <= f->high_water / 2) {
+        if (start_reading(f) < 0) {
+            f->paused = 0;
+        }
+    }
+}
+
+/* One read(2) into the buffer. Returns 0 after progress (bytes or EOF), -1 when the poll must
+ * go on without it (a failure, or no room while this poll's records pin the buffer). */
+static int read_chunk(file_source_t *f)
+{
+    wr_source_t *s = &f->base;
+    size_t got = 0;
+    char *p = wr_lines_space(&f->lines, FILE_CHUNK, &got);
+    if (got < FILE_MIN_READ && f->lines.pinned) {
+        return -1;
+    }
+    if (got > 4 * (size_t)FILE_CHUNK) {
+        got = 4 * (size_t)FILE_CHUNK;
+    }
+    ssize_t r;
+    do {
+        r = read(f->fd, p, got);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0) {
+        int code = uv_translate_sys_error(errno);
+        wr_loop_fail(s->rt, code, "%s: %s", s->describe, weir_strerror(code));
+        return -1;
+    }
+    if (r == 0) {
+        f->eof = 1;
+    } else {
+        wr_lines_commit(&f->lines, (size_t)r);
+        s->stat[WEIR_STAT_BYTES] += (double)r;
+    }
+    return 0;
+}
+
+static void file_fill(wr_source_t *s)
+{
+    file_source_t *f = file_of(s);
+    weir_rt_t *rt = s->rt;
+    for (;;) {
+        /* After STOP only complete records still count: the partial tail is dropped. */
+        if (!wr_loop_emit_text(rt, s, &f->lines, f->eof && !s->stopping)) {
+            return;
+        }
+        if (s->stopping) {
+            wr_loop_emit_end(rt, s, WEIR_END_STOPPED);
+            return;
+        }
+        if (f->eof) {
+            wr_loop_emit_end(rt, s, WEIR_END_EXHAUSTED);
+            return;
+        }
+        if (f->streaming || read_chunk(f) < 0) {
+            return;
+        }
+    }
+}
+
+static void file_stop(wr_source_t *s)
+{
+    file_source_t *f = file_of(s);
+    if (f->reading) {
+        uv_read_stop(&f->h.stream);
+        f->reading = 0;
+    }
+    f->paused = 0;
+}
+
+static void file_close(wr_source_t *s)
+{
+    file_source_t *f = file_of(s);
+    if (f->handle_open) {
+        f->handle_open = 0;
+        uv_close(&f->h.handle, NULL); /* the runtime frees f after the loop has run */
+    }
+    if (f->own_fd && f->fd >= 0) {
+        close(f->fd);
+    }
+    f->own_fd = 0;
+    f->fd = -1;
+}
+
+static void file_destroy(wr_source_t *s)
+{
+    file_source_t *f = file_of(s);
+    wr_lines_close(&f->lines);
+    free(f->path);
+    free(f);
+}
+
+static const wr_source_ops_t file_ops = {
+    .open = file_open,
+    .begin = file_begin,
+    .fill = file_fill,
+    .next_due = NULL,
+    .stop = file_stop,
+    .close = file_close,
+    .destroy = file_destroy,
+};
+
+int32_t wr_source_file_add(weir_rt_t *rt, const char *kind, const char *path,
+                           const char *delimiter, int32_t max_line_bytes)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (!wr_loop_may_add(rt)) {
+        return WEIR_ESTATE;
+    }
+    if (delimiter != NULL && delimiter[0] == '\0') {
+        return wr_loop_error(rt, WEIR_EINVAL, "%s: the delimiter is empty", kind);
+    }
+    file_source_t *f = wr_xcalloc(1, sizeof *f);
+    f->base.ops = &file_ops;
+    f->base.kind = kind;
+    f->fd = -1;
+    f->path = path ? wr_xstrdup(path) : NULL;
+    wr_lines_init(&f->lines, delimiter, max_line_bytes);
+    size_t partial = wr_lines_partial_max(&f->lines) + STREAM_CHUNK;
+    f->high_water = partial > STREAM_HIGH_WATER ? partial : STREAM_HIGH_WATER;
+
+    size_t n = strlen(kind) + (path ? strlen(path) : 0) + 2;
+    char *describe = wr_xmalloc(n);
+    if (path != NULL) {
+        snprintf(describe, n, "%s %s", kind, path);
+    } else {
+        snprintf(describe, n, "%s", kind);
+    }
+    int32_t id = wr_loop_add_source(rt, &f->base, describe);
+    free(describe);
+    return id;
+}
+
+int32_t weir_source_file(weir_rt_t *rt, const char *path, const char *delimiter,
+                         int32_t max_line_bytes)
+{
+    if (rt != NULL && path == NULL) {
+        return wr_loop_error(rt, WEIR_EINVAL, "read_text_file: no path");
+    }
+    return wr_source_file_add(rt, "read_text_file", path, delimiter, max_line_bytes);
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/* source_replay.c: timed text on the virtual clock. Lua parses the replay file and adds one
+ * entry per line, in file order: a record text[offset, offset + len) due at time_ms, or a
+ * time-only entry (len -1) that only moves the clock. Entries due at the current clock reading
+ * are delivered in file order; when the last entry has been consumed the source ends. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem.h"
+#include "rt.h"
+
+typedef struct replay_entry {
+    int64_t time_ms;
+    int32_t offset;
+    int32_t len; /* -1: time only */
+    int32_t line_no;
+} replay_entry_t;
+
+typedef struct replay_source {
+    wr_source_t base;
+    char *text; /* owned copy */
+    size_t text_len;
+    replay_entry_t *entries;
+    size_t n;
+    size_t cap;
+    size_t next; /* first entry not yet consumed */
+} replay_source_t;
+
+static replay_source_t *replay_of(const wr_source_t *s)
+{
+    return (replay_source_t *)s;
+}
+
+static int64_t replay_next_due(const wr_source_t *s)
+{
+    const replay_source_t *r = replay_of(s);
+    if (s->stopping || r->next >= r->n) {
+        return WR_NEVER;
+    }
+    return r->entries[r->next].time_ms;
+}
+
+static void replay_fill(wr_source_t *s)
+{
+    replay_source_t *r = replay_of(s);
+    weir_rt_t *rt = s->rt;
+    if (s->stopping) {
+        wr_loop_emit_end(rt, s, WEIR_END_STOPPED);
+        return;
+    }
+    int64_t now = wr_loop_now(rt);
+    while (r->next < r->n && r->entries[r->next].time_ms <= now) {
+        const replay_entry_t *en = &r->entries[r->next];
+        if (en->len >= 0) {
+            weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_LINE);
+            if (e == NULL) {
+                return;
+            }
+            e->ptr = r->text + en->offset;
+            e->len = en->len;
+            e->index = en->line_no;
+            s->stat[WEIR_STAT_RECORDS] += 1;
+            s->stat[WEIR_STAT_BYTES] += en->len;
+        }
+        r->next++;
+    }
+    if (r->next >= r->n) {
+        wr_loop_emit_end(rt, s, WEIR_END_EXHAUSTED);
+    }
+}
+
+static void replay_destroy(wr_source_t *s)
+{
+    replay_source_t *r = replay_of(s);
+    free(r->text);
+    free(r->entries);
+    free(r);
+}
+
+static const wr_source_ops_t replay_ops = {
+    .open = NULL,
+    .begin = NULL,
+    .fill = replay_fill,
+    .next_due = replay_next_due,
+    .stop = NULL,
+    .close = NULL,
+    .destroy = replay_destroy,
+};
+
+int32_t weir_source_replay(weir_rt_t *rt, const char *text, size_t len)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (!wr_loop_may_add(rt)) {
+        return WEIR_ESTATE;
+    }
+    if (!wr_clock_is_virtual(&rt->clock)) {
+        return wr_loop_error(rt, WEIR_EINVAL,
+                             "replay: needs the virtual clock (weir_rt_new(WEIR_CLOCK_VIRTUAL))");
+    }
+    if ((text == NULL && len > 0) || len > INT32_MAX) {
+        return wr_loop_error(rt, WEIR_EINVAL, "replay: bad text (%zu bytes)", len);
+    }
+    replay_source_t *r = wr_xcalloc(1, sizeof *r);
+    r->base.ops = &replay_ops;
+    r->base.kind = "replay";
+    r->base.clocked = 1;
+    r->text = wr_xmemdup(len > 0 ? text : "", len);
+    r->text_len = len;
+    return wr_loop_add_source(rt, &r->base, "replay");
+}
+
+int weir_replay_add(weir_rt_t *rt, int32_t source, double time_ms, int32_t offset, int32_t len,
+                    int32_t line_no)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (source < 0 || source >= rt->nsources || rt->sources[source]->ops != &replay_ops) {
+        return wr_loop_error(rt, WEIR_EINVAL, "weir_replay_add: source %d is not a replay",
+                             (int)source);
+    }
+    replay_source_t *r = replay_of(rt->sources[source]);
+    if (rt->started) {
+        return wr_loop_error(rt, WEIR_ESTATE, "%s: entries must be added before start",
+                             r->base.describe);
+    }
+    int64_t t;
+    if (wr_loop_ms(time_ms, &t) < 0 || isinf(time_ms)) {
+        return wr_loop_error(rt, WEIR_EINVAL, "%s: line %d: bad time", r->base.describe,
+                             (int)line_no);
+    }
+    if (r->n > 0 && t < r->entries[r->n - 1].time_ms) {
+        return wr_loop_error(rt, WEIR_EINVAL, "%s: line %d: time %lld goes back (before %lld)",
+                             r->base.describe, (int)line_no, (long long)t,
+                             (long long)r->entries[r->n - 1].time_ms);
+    }
+    if (offset < 0 || len < -1 || (size_t)offset > r->text_len ||
+        (len > 0 && (size_t)len > r->text_len - (size_t)offset)) {
+        return wr_loop_error(rt, WEIR_EINVAL, "%s: line %d: bytes [%d, +%d) outside the text",
+                             r->base.describe, (int)line_no, (int)offset, (int)len);
+    }
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 64;
+        r->entries = wr_xreallocarray(r->entries, r->cap, sizeof *r->entries);
+    }
+    r->entries[r->n++] = (replay_entry_t){t, offset, len, line_no};
+    return 0;
+}

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: MIT */
+/* source_socket.c: socket_text_stream, a TCP client as Flink's SocketTextStreamFunction
+ * (SEMANTICS.md section 13). A failed initial connect (resolution included) fails the job.
+ * Retries happen only after an established connection was closed by the peer: attempt++, then
+ * reconnect after 500 ms if max_retry == -1 or attempt < max_retry, else end (leftover text
+ * first). A reconnect that fails counts like a close. As in Flink, the text buffer survives a
+ * reconnect, so a half line before the close joins the first bytes after it. The 500 ms are
+ * real time even on the virtual clock, which sockets never drive (see weir_loop_poll). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lines.h"
+#include "mem.h"
+#include "rt.h"
+
+enum {
+    RETRY_DELAY_MS = 500,
+    READ_CHUNK = 64 * 1024,
+    HIGH_WATER = 1 << 20 /* buffered bytes above which reading pauses until Lua catches up */
+};
+
+typedef enum sock_state {
+    SOCK_IDLE,
+    SOCK_RESOLVING,
+    SOCK_CONNECTING,
+    SOCK_CONNECTED,
+    SOCK_CLOSING, /* the tcp handle is closing; after_close says what comes next */
+    SOCK_WAITING, /* the retry timer runs */
+    SOCK_DONE,    /* no more connections: deliver the rest, then END */
+    SOCK_FAILED
+} sock_state_t;
+
+typedef enum after_close {
+    AFTER_NOTHING,
+    AFTER_NEXT_ADDRESS, /* a connect failed: try the next resolved address */
+    AFTER_DISCONNECT    /* the peer closed: count the attempt, maybe retry */
+} after_close_t;
+
+typedef struct socket_source {
+    wr_source_t base;
+    char *host;
+    char port[8];
+    int32_t max_retry;
+    int64_t attempt;
+    int ever_connected;
+    sock_state_t state;
+    int shutting_down; /* weir_rt_free is closing everything */
+
+    uv_getaddrinfo_t resolve;
+    int resolving;
+    struct addrinfo *addrs; /* owned, from uv_getaddrinfo */
+    struct addrinfo *addr_next;
+    int last_error;
+
+    uv_tcp_t tcp;
+    int tcp_open; /* initialised and its close callback has not run yet */
+    after_close_t after_close;
+    uv_connect_t connect;
+    int reading;
+    int paused;
+
+    uv_timer_t retry;
+    int retry_open;
+
+    size_t high_water;
+    wr_lines_t lines;
+} socket_source_t;
+
+static socket_source_t *sock_of(wr_source_t *s)
+{
+    return (socket_source_t *)s;
+}
+
+static int quiet(const socket_source_t *k)
+{
+    return k->base.stopping || k->shutting_down;
+}
+
+static void free_addrs(socket_source_t *k)
+{
+    if (k->addrs != NULL) {
+        uv_freeaddrinfo(k->addrs);
+    }
+    k->addrs = NULL;
+    k->addr_next = NULL;
+}
+
+static void start_connect(socket_source_t *k);
+static void try_next_address(socket_source_t *k);
+static void on_retry(uv_timer_t *t);
+
+/* The connection is gone (peer close, reset, or a failed reconnect). */
+static void disconnected(socket_source_t *k)
+{
+    if (quiet(k)) {
+        return;
+    }
+    k->attempt++;
+    if (k->max_retry == -1 || k->attempt < k->max_retry) {
+        k->state = SOCK_WAITING;
+        uv_timer_start(&k->retry, on_retry, RETRY_DELAY_MS, 0);
+        return;
+    }
+    k->state = SOCK_DONE;
+}
+
+static void connect_failed(socket_source_t *k, int code)
+{
+    free_addrs(k);
+    if (quiet(k)) {
+        return;
+    }
+    if (!k->ever_connected) {
+        k->state = SOCK_FAILED;
+        wr_loop_fail(k->base.rt, code, "%s: %s", k->base.describe, weir_strerror(code));
+        return;
+    }
+    disconnected(k);
+}
+
+static void on_tcp_closed(uv_handle_t *h)
+{
+    socket_source_t *k = h->data;
+    k->tcp_open = 0;
+    after_close_t next = k->after_close;
+    k->after_close = AFTER_NOTHING;
+    if (quiet(k)) {
+        return;
+    }
+    if (next == AFTER_NEXT_ADDRESS) {
+        try_next_address(k);
+    } else if (next == AFTER_DISCONNECT) {
+        disconnected(k);
+    }
+}
+
+static void close_tcp(socket_source_t *k, after_close_t next)
+{
+    k->after_close = next;
+    if (k->reading) {
+        uv_read_stop((uv_stream_t *)&k->tcp);
+        k->reading = 0;
+    }
+    k->paused = 0;
+    if (k->tcp_open && !uv_is_closing((uv_handle_t *)&k->tcp)) {
+        k->state = SOCK_CLOSING;
+        uv_close((uv_handle_t *)&k->tcp, on_tcp_closed);
+    }
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    socket_source_t *k = h->data;
+    size_t got = 0;
+    char *p = wr_lines_space(&k->lines, READ_CHUNK, &got);
+    if (got > READ_CHUNK) {
+        got = READ_CHUNK;
+    }
+    *buf = uv_buf_init(p, (unsigned)got); /* 0 bytes: libuv reports UV_ENOBUFS */
+}
+
+static void pause_reading(socket_source_t *k)
+{
+    if (k->reading) {
+        uv_read_stop((uv_stream_t *)&k->tcp);
+        k->reading = 0;
+        k->paused = 1;
+    }
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    (void)buf;
+    socket_source_t *k = st->data;
+    if (nread > 0) {
+        wr_lines_commit(&k->lines, (size_t)nread);
+        k->base.stat[WEIR_STAT_BYTES] += (double)nread;
+        if (wr_lines_pending(&k->lines) > k->high_water) {
+            pause_reading(k);
+        }
+        return;
+    }
+    if (nread == 0) {
+        return;
+    }
+    if (nread == UV_ENOBUFS) {
+        pause_reading(k);
+        return;
+    }
+    /* EOF, or a reset: either way the peer is gone, as Flink's reader sees it. */
+    close_tcp(k, AFTER_DISCONNECT);
+}
+
+static int start_reading(socket_source_t *k)
+{
+    int rc = uv_read_start((uv_stream_t *)&k->tcp, on_alloc, on_read);
+    if (rc == 0) {
+        k->reading = 1;
+        k->paused = 0;
+    }
+    return rc;
+}
+
+static void on_connect(uv_connect_t *req, int status)
+{
+    socket_source_t *k = req->data;
+    if (status == UV_ECANCELED || quiet(k)) {
+        return; /* stop or free closed the handle */
+    }
+    if (status < 0) {
+        k->last_error = status;
+        close_tcp(k, AFTER_NEXT_ADDRESS);
+        return;
+    }
+    free_addrs(k);
+    k->ever_connected = 1;
+    k->state = SOCK_CONNECTED;
+    if (start_reading(k) < 0) {
+        close_tcp(k, AFTER_DISCONNECT);
+    }
+}
+
+static void try_next_address(socket_source_t *k)
+{
+    uv_loop_t *loop = &k->base.rt->loop;
+    while (k->addr_next != NULL) {
+        struct addrinfo *ai = k->addr_next;
+        k->addr_next = ai->ai_next;
+        int rc = uv_tcp_init(loop, &k->tcp);
+        if (rc < 0) {
+            k->last_error = rc;
+            continue;
+        }
+        k->tcp_open = 1;
+        k->tcp.data = k;
+        k->connect.data = k;
+        k->state = SOCK_CONNECTING;
+        rc = uv_tcp_connect(&k->connect, &k->tcp, ai->ai_addr, on_connect);
+        if (rc < 0) {
+            k->last_error = rc;
+            close_tcp(k, AFTER_NEXT_ADDRESS);
+        }
+        return;
+    }
+    connect_failed(k, k->last_error ? k->last_error : UV_EAI_NONAME);
+}
+
+static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+    socket_source_t *k = req->data;
+    k->resolving = 0;
+    if (quiet(k)) {
+        if (res != NULL) {
+            uv_freeaddrinfo(res);
+        }
+        return;
+    }
+    if (status < 0) {
+        connect_failed(k, status);
+        return;
+    }
+    k->addrs = res;
+    k->addr_next = res;
+    k->last_error = 0;
+    try_next_address(k);
+}
+
+static void start_connect(socket_source_t *k)
+{
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_protocol = IPPROTO_TCP;
+    k->state = SOCK_RESOLVING;
+    k->resolve.data = k;
+    int rc = uv_getaddrinfo(&k->base.rt->loop, &k->resolve, on_resolved, k->host, k->port,
+                            &hints);
+    if (rc < 0) {
+        connect_failed(k, rc);
+        return;
+    }
+    k->resolving = 1;
+}
+
+static void on_retry(uv_timer_t *t)
+{
+    socket_source_t *k = t->data;
+    if (quiet(k)) {
+        return;
+    }
+    k->base.stat[WEIR_STAT_RECONNECTS] += 1;
+    start_connect(k);
+}
+
+static int sock_open(wr_source_t *s)
+{
+    socket_source_t *k = sock_of(s);
+    int rc = uv_timer_init(&s->rt->loop, &k->retry);
+    if (rc < 0) {
+        return wr_loop_error(s->rt, rc, "%s: %s", s->describe, weir_strerror(rc));
+    }
+    k->retry_open = 1;
+    k->retry.data = k;
+    s->io = 1;
+    start_connect(k); /* resolution and connect are asynchronous: failures surface in poll */
+    return 0;
+}
+
+static void sock_begin(wr_source_t *s)
+{
+    socket_source_t *k = sock_of(s);
+    wr_lines_release(&k->lines);
+    if (k->paused && k->state == SOCK_CONNECTED && !quiet(k) &&
+        wr_lines_pending(&k->lines) <= k->high_water / 2) {
+        if (start_reading(k) < 0) {
+            close_tcp(k, AFTER_DISCONNECT);
+        }
+    }
+}
+
+static void sock_fill(wr_source_t *s)
+{
+    socket_source_t *k = sock_of(s);
+    weir_rt_t *rt = s->rt;
+    if (k->state == SOCK_FAILED) {
+        return; /* the job has failed; poll reports it */
+    }
+    int done = k->state == SOCK_DONE;
+    /* After STOP only complete records still count: the partial tail is dropped. */
+    if (!wr_loop_emit_text(rt, s, &k->lines, done && !s->stopping)) {
+        return;
+    }
+    if (s->stopping) {
+        wr_loop_emit_end(rt, s, WEIR_END_STOPPED);
+    } else if (done) {
+        wr_loop_emit_end(rt, s, WEIR_END_EXHAUSTED);
+    }
+}
+
+/* Stops everything in flight; s->stopping (or shutting_down) is already set, so callbacks
+ * that still arrive do nothing. */
+static void sock_stop(wr_source_t *s)
+{
+    socket_source_t *k = sock_of(s);
+    if (k->tcp_open) {
+        close_tcp(k, AFTER_NOTHING);
+    }
+    k->after_close = AFTER_NOTHING;
+    if (k->retry_open) {
+        uv_timer_stop(&k->retry);
+    }
+    if (k->resolving) {
+        uv_cancel((uv_req_t *)&k->resolve); /* may fail if already running: its callback frees */
+    }
+}
+
+static void sock_close(wr_source_t *s)
+{
+    socket_source_t *k = sock_of(s);
+    k->shutting_down = 1;
+    sock_stop(s);
+    if (k->retry_open) {
+        k->retry_open = 0;
+        uv_close((uv_handle_t *)&k->retry, NULL);
+    }
+}
+
+static void sock_destroy(wr_source_t *s)
+{
+    socket_source_t *k = sock_of(s);
+    free_addrs(k);
+    wr_lines_close(&k->lines);
+    free(k->host);
+    free(k);
+}
+
+static const wr_source_ops_t socket_ops = {
+    .open = sock_open,
+    .begin = sock_begin,
+    .fill = sock_fill,
+    .next_due = NULL,
+    .stop = sock_stop,
+    .close = sock_close,
+    .destroy = sock_destroy,
+};
+
+int32_t weir_source_socket(weir_rt_t *rt, const char *host, int32_t port, const char *delimiter,
+                           int32_t max_retry, int32_t max_line_bytes)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (!wr_loop_may_add(rt)) {
+        return WEIR_ESTATE;
+    }
+    if (host == NULL || host[0] == '\0') {
+        return wr_loop_error(rt, WEIR_EINVAL, "socket_text_stream: no host");
+    }
+    if (port < 1 || port > 65535) {
+        return wr_loop_error(rt, WEIR_EINVAL, "socket_text_stream %s: bad port %d", host,
+                             (int)port);
+    }
+    if (max_retry < -1) {
+        return wr_loop_error(rt, WEIR_EINVAL,
+                             "socket_text_stream %s:%d: max_retry %d (must be >= -1)", host,
+                             (int)port, (int)max_retry);
+    }
+    if (delimiter != NULL && delimiter[0] == '\0') {
+        return wr_loop_error(rt, WEIR_EINVAL, "socket_text_stream %s:%d: the delimiter is empty",
+                             host, (int)port);
+    }
+    socket_source_t *k = wr_xcalloc(1, sizeof *k);
+    k->base.ops = &socket_ops;
+    k->base.kind = "socket_text_stream";
+    k->host = wr_xstrdup(host);
+    snprintf(k->port, sizeof k->port, "%d", (int)port);
+    k->max_retry = max_retry;
+    k->state = SOCK_IDLE;
+    wr_lines_init(&k->lines, delimiter, max_line_bytes);
+    size_t partial = wr_lines_partial_max(&k->lines) + READ_CHUNK;
+    k->high_water = partial > HIGH_WATER ? partial : HIGH_WATER;
+
+    size_t n = strlen(host) + 32;
+    char *describe = wr_xmalloc(n);
+    snprintf(describe, n, "socket_text_stream %s:%d", host, (int)port);
+    int32_t id = wr_loop_add_source(rt, &k->base, describe);
+    free(describe);
+    return id;
+}
