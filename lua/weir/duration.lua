@@ -1,5 +1,6 @@
 -- weir.duration: "1h30m"-style text (or a number of milliseconds) to integer milliseconds.
 local lpeg = require("lpeg")
+local util = require("weir.util")
 
 local M = {}
 
@@ -11,14 +12,13 @@ local text = lpeg.C(lpeg.P("-") ^ -1) * (lpeg.Ct(part ^ 1) + lpeg.C(digits)) * -
 ---Parses a duration: a number of milliseconds, or text such as "250ms", "5s", "1h30m".
 ---@param d number|string
 ---@param what string|nil  what the duration is for, named in the error
----@param level integer|nil  error level for error(); defaults to the caller's caller
+---Errors name the user's script line (the nearest caller outside weir).
 ---@return number milliseconds (an integer, may be negative only if the text says "-")
-function M.parse(d, what, level)
-  level = (level or 2) + 1
+function M.parse(d, what)
   if type(d) == "number" then
     if d ~= d or d == math.huge or d == -math.huge or d ~= math.floor(d) then
-      error(("invalid duration %s%s: not a whole number of milliseconds")
-        :format(tostring(d), what and (" for " .. what) or ""), level)
+      util.build_error("invalid duration %s%s: not a whole number of milliseconds",
+        tostring(d), what and (" for " .. what) or "")
     end
     return d
   end
@@ -27,7 +27,7 @@ function M.parse(d, what, level)
     sign, parts = text:match(d)
   end
   if not sign then
-    error(("invalid duration %q%s"):format(tostring(d), what and (" for " .. what) or ""), level)
+    util.build_error("invalid duration %q%s", tostring(d), what and (" for " .. what) or "")
   end
   local ms = 0
   if type(parts) == "string" then
@@ -43,11 +43,11 @@ end
 ---Like parse, but the result must be >= 0 (> 0 when positive is true).
 ---@return number
 function M.parse_nonneg(d, what, positive)
-  local ms = M.parse(d, what, 2)
+  local ms = M.parse(d, what)
   if ms < 0 or (positive and ms == 0) then
-    error(("invalid duration %s for %s: must be %s"):format(
+    util.build_error("invalid duration %s for %s: must be %s",
       type(d) == "string" and ("%q"):format(d) or tostring(d), what or "it",
-      positive and "greater than 0" or "at least 0"), 2)
+      positive and "greater than 0" or "at least 0")
   end
   return ms
 end

@@ -39,7 +39,7 @@ function M.parse(text, name)
         if kind == "@" then
           at = tonumber(t)
         else
-          at = now + duration.parse(t, nil, 1)
+          at = now + duration.parse(t)
         end
         if at < now then
           error(("%s:%d: time goes back (%s is before the clock's %d)")

@@ -77,7 +77,7 @@ run_weir run sock.lua -- "$(cat port)" '||' 2
 wait $srv
 expect_rc 0 "socket with a reconnect"
 expect_out "2> (a,1)
-1> (bb,2)
+2> (bb,2)
 2> (ccc,3)" "multi-character delimiter; max_retry 2 reconnects once"
 
 # A port nobody listens on: take one from the server, then let it exit.
