@@ -220,8 +220,6 @@ int wr_loop_emit_end(weir_rt_t *rt, wr_source_t *s, int32_t flags)
     return 1;
 }
 
-/* ---- the runtime ------------------------------------------------------------------------- */
-
 int wr_loop_ms(double v, int64_t *out)
 {
     if (isnan(v)) {
@@ -236,6 +234,8 @@ int wr_loop_ms(double v, int64_t *out)
     }
     return 0;
 }
+
+/* ---- the runtime ------------------------------------------------------------------------- */
 
 weir_rt_t *weir_rt_new(int32_t clock_kind, double virtual_start_ms)
 {
@@ -561,7 +561,7 @@ int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
             continue;
         }
         /* No source can make progress: a bug in a source, not a state a job can reach. */
-        return wr_loop_fail(rt, WEIR_ESOURCE, "internal: no source can make progress");
+        wr_loop_fail(rt, WEIR_ESOURCE, "internal: no source can make progress");
     }
     return rt->n;
 }

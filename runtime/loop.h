@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* loop.h: what the sources (source_*.c) call back into the loop with while a poll fills its
- * batch, plus the pure tick arithmetic. The poll model itself is weir_loop_poll (weir_ffi.h).
+ * batch, plus the pure time arithmetic. The poll model itself is weir_loop_poll (weir_ffi.h).
  * No uv.h here: rt.h has the structs, for loop.c and source_*.c only. */
 #ifndef WR_LOOP_H
 #define WR_LOOP_H
@@ -15,18 +15,22 @@ typedef struct wr_source wr_source_t;
 /* "No such time": no wakeup, nothing due. A macro: an enum constant must fit an int. */
 #define WR_NEVER INT64_MAX
 
-/* Lua's double milliseconds as C's int64: +-inf become INT64_MAX/INT64_MIN (so +inf is
- * WR_NEVER), fractions are floored. Returns -1 for NaN, else 0. */
-int wr_loop_ms(double v, int64_t *out);
-
 /* The first point start + k * interval_ms (k >= 1) that is later than now_ms. */
 int64_t wr_loop_next_tick(int64_t start_ms, int64_t interval_ms, int64_t now_ms);
 
+/* Sets the detail of a failed API call (weir_rt_error) and returns code. */
+int wr_loop_error(weir_rt_t *rt, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Fails the job: the next poll returns code and weir_rt_error says the message. The first
+ * failure wins. Returns code. */
+int wr_loop_fail(weir_rt_t *rt, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* 1 if another source may still be added, else sets the error and returns 0. */
+int wr_loop_may_add(weir_rt_t *rt);
 /* Registers s (allocated by the caller, which gives it to the runtime) and returns its id, or a
  * negative code after start (WEIR_ESTATE). describe is copied. On error s is destroyed. */
 int32_t wr_loop_add_source(weir_rt_t *rt, wr_source_t *s, const char *describe);
-/* 1 if another source may still be added, else sets the error and returns 0. */
-int wr_loop_may_add(weir_rt_t *rt);
 
 /* The clock reading that the events of the current pass carry. */
 int64_t wr_loop_now(const weir_rt_t *rt);
@@ -40,13 +44,9 @@ weir_event_t *wr_loop_push(weir_rt_t *rt, wr_source_t *s, int32_t kind);
 int wr_loop_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof);
 /* Appends END(flags) and marks s ended; returns 0 if the batch is full (try again later). */
 int wr_loop_emit_end(weir_rt_t *rt, wr_source_t *s, int32_t flags);
-/* Fails the job: the next poll returns code and weir_rt_error says the message. The first
- * failure wins. Returns code. */
-int wr_loop_fail(weir_rt_t *rt, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
-/* Sets the detail of a failed API call (weir_rt_error) and returns code. */
-int wr_loop_error(weir_rt_t *rt, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Lua's double milliseconds as C's int64: +-inf become INT64_MAX/INT64_MIN (so +inf is
+ * WR_NEVER), fractions are floored. Returns -1 for NaN, else 0. */
+int wr_loop_ms(double v, int64_t *out);
 
 #endif
