@@ -48,17 +48,18 @@ end
 ---The user-facing part of a traceback: frames in the user's files, not weir's or C's.
 local function user_traceback(tb)
   local out = {}
-  for line in tb:gmatch("[^\n]+") do
+  local frames = tb:match("\nstack traceback:\n(.*)$") or ""
+  for line in frames:gmatch("[^\n]+") do
     local t = line:match("^%s*(.-)%s*$")
-    if t:find("^stack traceback") or not (t:find("^%[C%]") or t:find("^weir/")
-        or t:find("^%[weir") or t:find("^weir op ") or t:find("^%(tail call%)")) then
-      out[#out + 1] = "  " .. t
+    if not (t:find("^%[C%]") or t:find("^weir/") or t:find("^%[weir") or t:find("^weir op ")
+        or t:find("^%(tail call%)") or t:find("^%.%.%.$")) then
+      out[#out + 1] = "    " .. t
     end
   end
-  if #out <= 1 then
+  if #out == 0 then
     return ""
   end
-  return table.concat(out, "\n")
+  return "  stack traceback:\n" .. table.concat(out, "\n")
 end
 
 -- Code generation ---------------------------------------------------------------------------
