@@ -177,7 +177,13 @@ static int max_parallelism_ok(int32_t max_parallelism)
 int32_t wr_keygroup_of(int32_t java_hash, int32_t max_parallelism)
 {
     assert(max_parallelism_ok(max_parallelism));
-    return wr_keygroup_murmur(java_hash) % max_parallelism;
+    int32_t m = wr_keygroup_murmur(java_hash);
+    /* m >= 0, so for the usual power-of-two max parallelism the remainder is a mask: this is
+     * the per-record path of key_by, and a division costs more than the whole hash. */
+    if ((max_parallelism & (max_parallelism - 1)) == 0) {
+        return m & (max_parallelism - 1);
+    }
+    return m % max_parallelism;
 }
 
 int32_t wr_keygroup_subtask(int32_t key_group, int32_t max_parallelism, int32_t parallelism)
@@ -251,4 +257,14 @@ int32_t weir_keygroup_default_max_parallelism(int32_t parallelism)
         return WEIR_EINVAL;
     }
     return wr_keygroup_default_max_parallelism(parallelism);
+}
+
+int32_t weir_keygroup_of_string(const char *bytes, size_t len, int32_t max_parallelism)
+{
+    return weir_keygroup_of(wr_keygroup_java_hash_utf8(bytes, len), max_parallelism);
+}
+
+int32_t weir_keygroup_of_number(double v, int32_t max_parallelism)
+{
+    return weir_keygroup_of(wr_keygroup_java_hash_number(v), max_parallelism);
 }

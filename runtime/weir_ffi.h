@@ -95,6 +95,9 @@ int32_t weir_keygroup_hash_number(double v);
 int32_t weir_keygroup_of(int32_t java_hash, int32_t max_parallelism);
 int32_t weir_keygroup_subtask(int32_t key_group, int32_t max_parallelism, int32_t parallelism);
 int32_t weir_keygroup_default_max_parallelism(int32_t parallelism);
+/* hash and key group in one call, for the per-record path (same rules as above) */
+int32_t weir_keygroup_of_string(const char *bytes, size_t len, int32_t max_parallelism);
+int32_t weir_keygroup_of_number(double v, int32_t max_parallelism);
 
 /* Watermark valve (valve.c) over the input channels of one operator subtask. new returns NULL
  * for channels < 1; weir_valve_free(NULL) is a no-op. Watermarks in and out are ms: -inf is

@@ -63,92 +63,99 @@ local function user_traceback(tb)
 end
 
 -- Code generation ---------------------------------------------------------------------------
+-- Every operator has ONE generated push function, push(st, v, ts, key), shared by its
+-- subtasks: st is the subtask index and per-subtask state lives in 0-based arrays. Calls
+-- between operators are therefore monomorphic (an exchange computes st and calls the same
+-- function), which keeps the whole chain in one JIT trace.
 
 local TEMPLATES = {
   map = [[
-local f, obj, emit, fail_nil = ...
-return function(v, ts, key)
+local f, objs, emit, fail_nil = ...
+return function(st, v, ts, key)
   local r = CALL(v)
-  if r == nil then return fail_nil(v) end
-  return emit(r, ts)
+  if r == nil then return fail_nil() end
+  return emit(st, r, ts)
 end]],
   filter = [[
-local f, obj, emit = ...
-return function(v, ts, key)
-  if CALL(v) then return emit(v, ts) end
+local f, objs, emit = ...
+return function(st, v, ts, key)
+  if CALL(v) then return emit(st, v, ts) end
 end]],
   flat_map = [[
-local f, obj, emit = ...
-local cur_ts
+local f, objs, emit = ...
+local cur_st, cur_ts = 0, nil
 local function out(x)
   if x == nil then error("out(nil): records cannot be nil", 2) end
-  return emit(x, cur_ts)
+  return emit(cur_st, x, cur_ts)
 end
-return function(v, ts, key)
-  cur_ts = ts
+return function(st, v, ts, key)
+  cur_st, cur_ts = st, ts
   CALL(v, out)
 end]],
   process = [[
-local f, obj, emit, ctx = ...
+local f, objs, emit, ctxs = ...
+local cur_st, cur_ts = 0, nil
 local function out(x)
   if x == nil then error("out(nil): records cannot be nil", 2) end
-  return emit(x, ctx.ts)
+  return emit(cur_st, x, cur_ts)
 end
-return function(v, ts, key)
-  ctx.ts = ts
-  ctx.key = key
+return function(st, v, ts, key)
+  local ctx = ctxs[st]
+  ctx.ts, ctx.key = ts, key
+  cur_st, cur_ts = st, ts
   CALL(v, ctx, out)
 end]],
   sink_fn = [[
-local f, obj, ctx = ...
-return function(v, ts, key)
-  ctx.ts = ts
-  ctx.key = key
+local f, objs, ctxs = ...
+return function(st, v, ts, key)
+  local ctx = ctxs[st]
+  ctx.ts, ctx.key = ts, key
   CALL(v, ctx)
 end]],
   print = [[
-local C, fmt, prefix, fd = ...
-local plen, type = #prefix, type
-return function(v, ts, key)
+local C, fmt, prefixes, fd = ...
+local type = type
+return function(st, v, ts, key)
   if type(v) ~= "string" then v = fmt(v) end
-  if plen > 0 then C.weir_out_write(fd, prefix, plen) end
+  local p = prefixes[st]
+  if #p > 0 then C.weir_out_write(fd, p, #p) end
   C.weir_out_write(fd, v, #v)
   C.weir_out_write(fd, "\n", 1)
 end]],
   write_text = [[
-local fh, fmt = ...
+local files, fmt = ...
 local type = type
-return function(v, ts, key)
+return function(st, v, ts, key)
   if type(v) ~= "string" then v = fmt(v) end
-  fh:write(v, "\n")
+  files[st]:write(v, "\n")
 end]],
   collect = [[
 local values = ...
-return function(v, ts, key)
+return function(st, v, ts, key)
   values[#values + 1] = v
 end]],
   rebalance = [[
-local targets, n = ...
-local c = n - 1
-return function(v, ts, key)
-  c = c + 1
+local dpush, n, counters = ...
+return function(st, v, ts, key)
+  local c = counters[st] + 1
   if c == n then c = 0 end
-  return targets[c + 1](v, ts)
+  counters[st] = c
+  return dpush(c, v, ts)
 end]],
   hash = [[
-local targets, keyf, maxp, p, C, slow_hash = ...
+local dpush, keyf, maxp, C, to_subtask, slow_group = ...
 local type = type
-return function(v, ts)
+return function(st, v, ts)
   local k = keyf(v)
-  local tk, h = type(k)
+  local tk, kg = type(k), 0
   if tk == "string" then
-    h = C.weir_keygroup_hash_string(k, #k)
+    kg = C.weir_keygroup_of_string(k, #k, maxp)
   elseif tk == "number" then
-    h = C.weir_keygroup_hash_number(k)
+    kg = C.weir_keygroup_of_number(k, maxp)
   else
-    h = slow_hash(k)
+    kg = slow_group(k)
   end
-  return targets[C.weir_keygroup_subtask(C.weir_keygroup_of(h, maxp), maxp, p) + 1](v, ts, k)
+  return dpush(to_subtask[kg], v, ts, k)
 end]],
   lines = [[
 local ffi_string, emit, progress = ...
@@ -156,7 +163,7 @@ return function(events, i, j)
   for k = i, j - 1 do
     progress[1] = k
     local e = events[k]
-    emit(ffi_string(e.ptr, e.len), nil)
+    emit(0, ffi_string(e.ptr, e.len), nil)
   end
 end]],
   elements = [[
@@ -164,17 +171,17 @@ local values, emit, progress = ...
 return function(first, last)
   for i = first, last do
     progress[2] = i
-    emit(values[i + 1], nil)
+    emit(0, values[i + 1], nil)
   end
 end]],
   generate = [[
-local f, obj, emit, progress, fail_nil = ...
+local f, objs, emit, progress, fail_nil = ...
 return function(first, last)
   for i = first, last do
     progress[2] = i
     local v = CALL(i)
-    if v == nil then fail_nil(i) end
-    emit(v, nil)
+    if v == nil then fail_nil() end
+    emit(0, v, nil)
   end
 end]],
 }
@@ -184,14 +191,13 @@ local function fanout_source(n)
   for i = 1, n do
     names[i] = "e" .. i
   end
-  local args = table.concat(names, ", ")
   local body = {}
   for i = 1, n - 1 do
-    body[i] = ("  %s(v, ts, key)"):format(names[i])
+    body[i] = ("  %s(st, v, ts, key)"):format(names[i])
   end
-  body[n] = ("  return %s(v, ts, key)"):format(names[n])
-  return ("local %s = ...\nreturn function(v, ts, key)\n%s\nend"):format(args,
-    table.concat(body, "\n"))
+  body[n] = ("  return %s(st, v, ts, key)"):format(names[n])
+  return ("local %s = ...\nreturn function(st, v, ts, key)\n%s\nend"):format(
+    table.concat(names, ", "), table.concat(body, "\n"))
 end
 
 -- Per-job state -----------------------------------------------------------------------------
@@ -199,29 +205,23 @@ end
 local Job = {}
 Job.__index = Job
 
----Compiles (once per operator and template) the chunk for one generated function.
-function Job:factory(node, what, rich)
+---Builds one generated function from a template (compiled once per operator and template).
+function Job:generate(node, what, rich, ...)
   local cache_key = node.id .. ":" .. what .. (rich and ":rich" or "")
-  local f = self.factories[cache_key]
-  if f then
-    return f
+  local factory = self.factories[cache_key]
+  if not factory then
+    local src = TEMPLATES[what]
+    if what:sub(1, 7) == "fanout:" then
+      src = fanout_source(tonumber(what:sub(8)))
+    end
+    src = src:gsub("CALL%(", rich and "f(objs[st], " or "f(")
+    if what == "generate" and rich then
+      src = src:gsub("objs%[st%]", "objs[0]")
+    end
+    factory = assert(load(src, ("=weir op %d %s"):format(node.id, what)))
+    self.factories[cache_key] = factory
   end
-  local src = TEMPLATES[what]
-  if what:sub(1, 7) == "fanout:" then
-    src = fanout_source(tonumber(what:sub(8)))
-  end
-  if rich then
-    src = src:gsub("CALL%(", "f(obj, ")
-  else
-    src = src:gsub("CALL%(", "f(")
-  end
-  local chunkname = ("=weir op %d %s"):format(node.id, what)
-  f = assert(load(src, chunkname))
-  self.factories[cache_key] = f
-  local record = what ~= "lines" and what ~= "elements" and what ~= "generate"
-    and what:sub(1, 7) ~= "fanout:"
-  self.chunks[chunkname] = { node = node, what = what, record = record }
-  return f
+  return factory(...)
 end
 
 local RuntimeContext = {}
@@ -238,15 +238,15 @@ function ProcessContext:current_watermark() return self.inst.watermark end
 function ProcessContext:current_processing_time() return self.job:now() end
 function ProcessContext:current_key() return self.key end
 function ProcessContext:output(t, v)
-  if t == nil or type(t) ~= "table" or not t.id then
+  if type(t) ~= "table" or not t.id then
     error("ctx:output: expected an output tag", 2)
   end
   if v == nil then
     error("ctx:output: cannot emit nil", 2)
   end
-  local e = self.inst.side[t.id]
+  local e = self.node.side[t.id]
   if e then
-    return e(v, self.ts)
+    return e(self.inst.index, v, self.ts)
   end
 end
 
@@ -260,29 +260,34 @@ local function nil_result(what)
   end
 end
 
----The function that sends a subtask's output to one consumer edge.
-function Job:sender(consumer, i)
+---The function that sends an operator's output over one consumer edge.
+function Job:sender(consumer)
   local d = consumer.node
   local port = d.inputs[consumer.port]
   if port.mode == "forward" then
-    return d.instances[i + 1].push
+    return d.push
+  elseif port.mode == "rebalance" then
+    local counters = {}
+    for st = 0, port.node.parallelism - 1 do
+      counters[st] = d.parallelism - 1 -- so each upstream subtask starts at subtask 0
+    end
+    return self:generate(d, "rebalance", false, d.push, d.parallelism, counters)
   end
-  local targets = {}
-  for j, inst in ipairs(d.instances) do
-    targets[j] = inst.push
+  local maxp = d.max_parallelism
+  local to_subtask = {}
+  for kg = 0, maxp - 1 do
+    to_subtask[kg] = C.weir_keygroup_subtask(kg, maxp, d.parallelism)
   end
-  if port.mode == "rebalance" then
-    return self:factory(d, "rebalance")(targets, #targets)
-  end
-  local function slow_hash(k)
+  local function slow_group(k)
     local h, why = keys.java_hash(k)
     if not h then
       keys.bad_key(k, why)
     end
-    return h
+    return C.weir_keygroup_of(h, maxp)
   end
-  return self:factory(d, "hash")(targets, port.key_fn, d.max_parallelism, d.parallelism, C,
-    slow_hash)
+  local f = self:generate(d, "hash", false, d.push, port.key_fn, maxp, C, to_subtask, slow_group)
+  self.senders[f] = d
+  return f
 end
 
 local function noop() end
@@ -294,120 +299,124 @@ function Job:combine(node, senders)
   elseif #senders == 1 then
     return senders[1]
   end
-  return self:factory(node, "fanout:" .. #senders)(unpack(senders))
+  return self:generate(node, "fanout:" .. #senders, false, unpack(senders))
 end
 
-function Job:outputs(node, inst)
-  local main, side, wm = {}, {}, {}
+---Wires a node's outputs: main and side senders, and each subtask's watermark targets.
+function Job:outputs(node)
+  local main, side = {}, {}
   for _, c in ipairs(node.consumers) do
-    local s = self:sender(c, inst.index)
+    local s = self:sender(c)
     if c.tag then
-      local list = side[c.tag.id] or {}
-      side[c.tag.id] = list
-      list[#list + 1] = s
+      side[c.tag.id] = side[c.tag.id] or {}
+      table.insert(side[c.tag.id], s)
     else
       main[#main + 1] = s
     end
-    local d = c.node
-    local port = d.inputs[c.port]
-    if port.mode == "forward" then
-      wm[#wm + 1] = { d.instances[inst.index + 1], port.offset }
-    else
-      for _, di in ipairs(d.instances) do
-        wm[#wm + 1] = { di, port.offset + inst.index }
+  end
+  node.emit = self:combine(node, main)
+  node.side = {}
+  for id, list in pairs(side) do
+    node.side[id] = self:combine(node, list)
+  end
+  for _, inst in ipairs(node.instances) do
+    local wm = {}
+    for _, c in ipairs(node.consumers) do
+      local d = c.node
+      local port = d.inputs[c.port]
+      if port.mode == "forward" then
+        wm[#wm + 1] = { d.instances[inst.index + 1], port.offset }
+      else
+        for _, di in ipairs(d.instances) do
+          wm[#wm + 1] = { di, port.offset + inst.index }
+        end
       end
     end
+    inst.wm_targets = wm
   end
-  inst.emit = self:combine(node, main)
-  inst.side = {}
-  for id, list in pairs(side) do
-    inst.side[id] = self:combine(node, list)
-  end
-  inst.wm_targets = wm
 end
 
 local function user_call(node)
-  local rich = node.rich
   local f = node.fn
-  if rich then
+  if node.rich then
     f = node.fn[node.method] or node.fn[node.alias]
   end
-  return f, rich
+  return f, node.rich
 end
 
----Creates the subtask instances of one node (after those of all its consumers).
+---Creates a node's subtasks and its push function (after those of all its consumers).
 function Job:instantiate(node)
-  node.instances = {}
-  for i = 0, node.parallelism - 1 do
-    local inst = { node = node, index = i, watermark = -INF, job = self }
-    node.instances[i + 1] = inst
-    self:outputs(node, inst)
+  node.instances, node.objs, node.ctxs = {}, nil, {}
+  for st = 0, node.parallelism - 1 do
+    local inst = { node = node, index = st, watermark = -INF }
+    node.instances[st + 1] = inst
     if node.kind ~= "source" then
       inst.valve = ffi.gc(C.weir_valve_new(node.channels), C.weir_valve_free)
     end
     if node.rich then
-      inst.obj = util.copy(node.fn)
+      node.objs = node.objs or {}
+      node.objs[st] = util.copy(node.fn)
+      inst.obj = node.objs[st]
     end
-    self:generate(node, inst)
+    node.ctxs[st] = setmetatable({ inst = inst, node = node, job = self }, ProcessContext)
     self.instances[#self.instances + 1] = inst
-    self.by_push[inst.push] = inst
   end
-end
-
-function Job:generate(node, inst)
-  local kind = node.kind
+  self:outputs(node)
   local f, rich = user_call(node)
-  local obj = inst.obj
+  local kind, objs, emit = node.kind, node.objs, node.emit
   if kind == "map" then
-    inst.push = self:factory(node, "map", rich)(f, obj, inst.emit, nil_result("map"))
+    node.push = self:generate(node, "map", rich, f, objs, emit, nil_result("map"))
   elseif kind == "filter" then
-    inst.push = self:factory(node, "filter", rich)(f, obj, inst.emit)
+    node.push = self:generate(node, "filter", rich, f, objs, emit)
   elseif kind == "flat_map" then
-    inst.push = self:factory(node, "flat_map", rich)(f, obj, inst.emit)
+    node.push = self:generate(node, "flat_map", rich, f, objs, emit)
   elseif kind == "process" then
-    inst.ctx = setmetatable({ inst = inst, job = self }, ProcessContext)
-    inst.push = self:factory(node, "process", rich)(f, obj, inst.emit, inst.ctx)
+    node.push = self:generate(node, "process", rich, f, objs, emit, node.ctxs)
   elseif kind == "sink" then
-    self:generate_sink(node, inst, f, rich, obj)
+    self:instantiate_sink(node, f, rich)
   elseif kind == "source" then
-    self:generate_source(node, inst, f, rich, obj)
+    self:instantiate_source(node, f, rich)
   else
     error("weir: no code generator for operator kind " .. tostring(kind))
   end
-end
-
-function Job:generate_sink(node, inst, f, rich, obj)
-  local s = node.sink
-  if s == "print" then
-    local prefix = format.prefix(node.print_id, inst.index, node.parallelism)
-    inst.push = self:factory(node, "print")(C, format.value, prefix, node.fd)
-  elseif s == "fn" then
-    inst.ctx = setmetatable({ inst = inst, job = self }, ProcessContext)
-    inst.push = self:factory(node, "sink_fn", rich)(f, obj, inst.ctx)
-  elseif s == "collect" then
-    inst.push = self:factory(node, "collect")(node.values)
-  elseif s == "write_text" then
-    local path = node.path
-    if node.parallelism > 1 then
-      path = node.path .. "/" .. (inst.index + 1)
-    end
-    inst.path = path
-    self:open_file(inst)
+  if node.push then
+    self.pushes[node.push] = node
   end
 end
 
-function Job:generate_source(node, inst, f, rich, obj)
+function Job:instantiate_sink(node, f, rich)
+  local s = node.sink
+  if s == "print" then
+    local prefixes = {}
+    for st = 0, node.parallelism - 1 do
+      prefixes[st] = format.prefix(node.print_id, st, node.parallelism)
+    end
+    node.push = self:generate(node, "print", false, C, format.value, prefixes, node.fd)
+  elseif s == "fn" then
+    node.push = self:generate(node, "sink_fn", rich, f, node.objs, node.ctxs)
+  elseif s == "collect" then
+    node.push = self:generate(node, "collect", false, node.values)
+  elseif s == "write_text" then
+    local files = {}
+    for st = 0, node.parallelism - 1 do
+      files[st] = self:open_file(node, st)
+    end
+    node.push = self:generate(node, "write_text", false, files, format.value)
+  end
+end
+
+function Job:instantiate_source(node, f, rich)
   local progress = self.progress
   local s = node.source
   if s == "elements" then
-    inst.range = self:factory(node, "elements")(node.values, inst.emit, progress)
+    node.range = self:generate(node, "elements", false, node.values, node.emit, progress)
   elseif s == "generate" then
-    inst.range = self:factory(node, "generate", rich)(f, obj, inst.emit, progress,
+    node.range = self:generate(node, "generate", rich, f, node.objs, node.emit, progress,
       nil_result("generate"))
   else
-    inst.lines = self:factory(node, "lines")(ffi.string, inst.emit, progress)
+    node.lines = self:generate(node, "lines", false, ffi.string, node.emit, progress)
   end
-  inst.push = inst.range or inst.lines
+  self.drivers[node.range or node.lines] = node
 end
 
 -- Watermarks --------------------------------------------------------------------------------
@@ -418,7 +427,7 @@ local function forward_watermark(inst, w)
     local t = targets[i]
     local d = t[1]
     local flags = C.weir_valve_watermark(d.valve, t[2], w)
-    if bit.band(flags, 1) ~= 0 then
+    if flags > 0 and bit.band(flags, 1) ~= 0 then
       d.watermark = C.weir_valve_output(d.valve)
       forward_watermark(d, d.watermark)
     end
@@ -478,7 +487,11 @@ function Job:open_sources()
     end
     id = check_id(self, id, what)
     node.src_id = id
-    self.by_source[id] = node.instances[1]
+    if s == "replay" then
+      C.weir_source_set_name(rt, id, node.replaced and ("%s (replaces %s)"):format(node.path,
+        node.replaced) or node.path)
+    end
+    self.by_source[id] = node
   end
 end
 
@@ -500,28 +513,32 @@ function Job:open_functions()
   end
 end
 
-function Job:open_file(inst)
-  local node = inst.node
-  if node.parallelism > 1 and inst.index == 0 then
-    local ok = os.execute(("mkdir -p '%s'"):format(node.path:gsub("'", "'\\''")))
-    if ok ~= 0 and ok ~= true then
-      job_error(("%s: cannot create directory %s"):format(node.label, node.path))
+---Opens the file of one write_text subtask: a file at parallelism 1, else DIR/<subtask+1>.
+function Job:open_file(node, st)
+  local path = node.path
+  if node.parallelism > 1 then
+    path = node.path .. "/" .. (st + 1)
+    if st == 0 then
+      local ok = os.execute(("mkdir -p '%s'"):format(node.path:gsub("'", "'\\''")))
+      if ok ~= 0 and ok ~= true then
+        job_error(("%s: cannot create directory %s"):format(node.label, node.path))
+      end
     end
   end
   if not node.overwrite then
-    local fh = io.open(inst.path, "rb")
+    local fh = io.open(path, "rb")
     if fh then
       fh:close()
       job_error(("%s: %s already exists (use write_text(path, {overwrite = true}))")
-        :format(node.label, inst.path))
+        :format(node.label, path))
     end
   end
-  local fh, err = io.open(inst.path, "wb")
+  local fh, err = io.open(path, "wb")
   if not fh then
     job_error(("%s: cannot write %s"):format(node.label, tostring(err)))
   end
-  inst.file = fh
-  inst.push = self:factory(node, "write_text")(fh, format.value)
+  self.files[#self.files + 1] = fh
+  return fh
 end
 
 function Job:close_functions()
@@ -534,17 +551,21 @@ function Job:close_functions()
           inst.node.parallelism, tostring(err)))
       end
     end
-    if inst.file then
-      inst.file:close()
-      inst.file = nil
-    end
   end
+  self:close_files()
+end
+
+function Job:close_files()
+  for _, fh in ipairs(self.files) do
+    fh:close()
+  end
+  self.files = {}
 end
 
 function Job:source_ended(src, flags)
   self.live = self.live - 1
   if flags == END_EXHAUSTED and not self.stopped then
-    local inst = self.by_source[src]
+    local inst = self.by_source[src].instances[1]
     inst.watermark = INF
     forward_watermark(inst, INF)
   end
@@ -585,43 +606,45 @@ function Job:dispatch(n, k, sub)
 end
 
 ---Turns a failure caught by the batch xpcall into a routed error record or a job failure.
+---info: msg, traceback, and where found: node, st (subtask), record, key_selector.
 function Job:failed(info)
-  local op, inst = info.op, info.inst
-  local msg = tostring(info.msg)
   if type(info.msg) == "table" and info.msg.weir_job_error then
     error(info.msg, 0)
   end
-  local e = self.events[self.progress[1]]
+  local msg = tostring(info.msg)
+  local node, st = info.node, info.st
+  local progress = self.progress
+  local e = self.events[progress[1]]
   local kind = e.kind
-  if op and (kind == EV_LINE or kind == EV_RANGE) and self.plan.env.on_error and inst then
-    local t = self.plan.env.on_error
-    local rec = { value = info.record, error = msg, operator = op.node.label }
-    local side = inst.side[t.id]
+  local on_error = self.plan.env.on_error
+  if on_error and node and st and not info.key_selector and (kind == EV_LINE or kind == EV_RANGE)
+  then
+    local rec = { value = info.record, error = msg, operator = node.label }
+    local side = node.side[on_error.id]
     if side then
-      side(rec, nil)
+      side(st, rec, nil)
     else
       self.unread_errors = self.unread_errors + 1
       C.weir_out_flush()
       io.stderr:write(("weir: %s: %s (record %s; no one reads side output '%s')\n"):format(
-        op.node.label, msg, record_text(info.record), t.id))
+        node.label, msg, record_text(info.record), on_error.id))
     end
     if kind == EV_LINE then
-      return self.progress[1] + 1, nil
+      return progress[1] + 1, nil
     end
-    local last = e.index + e.len - 1
-    if self.progress[2] < last then
-      return self.progress[1], self.progress[2] + 1
+    if progress[2] < e.index + e.len - 1 then
+      return progress[1], progress[2] + 1
     end
-    return self.progress[1] + 1, nil
+    return progress[1] + 1, nil
   end
-  local where = op and op.node.label or "weir"
-  if op and op.what == "hash" then
+  local where = node and node.label or "weir"
+  if info.key_selector then
     where = "key_by (key selector feeding " .. where .. ")"
-  elseif inst then
-    where = ("%s, subtask %d/%d"):format(where, inst.index + 1, inst.node.parallelism)
+  elseif node and st then
+    where = ("%s, subtask %d/%d"):format(where, st + 1, node.parallelism)
   end
   local text = ("%s: %s"):format(where, msg)
-  if op and op.record then
+  if info.has_record then
     text = text .. "\n  record: " .. record_text(info.record)
   end
   local tb = user_traceback(info.traceback)
@@ -634,34 +657,48 @@ function Job:failed(info)
   job_error(text)
 end
 
-function Job:run_loop()
-  local events = self.events
-  local dispatch = self.dispatch
-  local chunks, by_push = self.chunks, self.by_push
-  local function handler(msg)
+---The xpcall handler: runs where the error happened, so it can find the failing operator's
+---frame (its push function: locals st, v) and read the record from it. Costs nothing per record.
+function Job:error_handler()
+  local pushes, senders, drivers, progress = self.pushes, self.senders, self.drivers,
+    self.progress
+  return function(msg)
     local info = { msg = msg, traceback = debug.traceback(tostring(msg), 2) }
     if type(msg) == "table" and msg.weir_job_error then
       return info
     end
     for level = 2, 200 do
-      local d = debug.getinfo(level, "Sf")
+      local d = debug.getinfo(level, "f")
       if not d then
         break
       end
-      local ci = chunks[d.source]
-      if ci and ci.record then
-        info.op = ci
-        local _, v = debug.getlocal(level, 1)
-        info.record = v
-        info.inst = by_push[d.func]
+      local f = d.func
+      if pushes[f] then
+        info.node = pushes[f]
+        info.st = select(2, debug.getlocal(level, 1))
+        info.record = select(2, debug.getlocal(level, 2))
+        info.has_record = true
         break
-      elseif ci and not info.op then
-        info.op = ci
-        info.inst = ci.node.instances and ci.node.instances[1]
+      elseif senders[f] then
+        info.node, info.key_selector, info.has_record = senders[f], true, true
+        info.record = select(2, debug.getlocal(level, 2))
+        break
+      elseif drivers[f] then
+        info.node, info.st = drivers[f], 0
+        if drivers[f].source == "generate" then
+          info.record, info.has_record = progress[2], true
+        end
+        break
       end
     end
     return info
   end
+end
+
+function Job:run_loop()
+  local events = self.events
+  local dispatch = self.dispatch
+  local handler = self:error_handler()
   while self.live > 0 do
     local n = C.weir_loop_poll(self.rt, events, BATCH)
     if n < 0 then
@@ -698,9 +735,9 @@ end
 ---@param plan table from weir.plan.build
 function M.execute(plan)
   local self = setmetatable({
-    plan = plan, factories = {}, chunks = {}, instances = {}, by_push = {}, by_source = {},
-    progress = { 0, 0 }, events = event_array_t(BATCH), live = #plan.sources,
-    stopped = false, unread_errors = 0,
+    plan = plan, factories = {}, instances = {}, pushes = {}, senders = {}, drivers = {},
+    by_source = {}, files = {}, progress = { 0, 0 }, events = event_array_t(BATCH),
+    live = #plan.sources, stopped = false, unread_errors = 0,
   }, Job)
   local ok, err = pcall(function()
     for i = #plan.nodes, 1, -1 do
@@ -721,11 +758,7 @@ function M.execute(plan)
     self.rt = nil
   end
   if not ok then
-    for _, inst in ipairs(self.instances) do
-      if inst.file then
-        inst.file:close()
-      end
-    end
+    self:close_files()
     error(err, 0)
   end
 end

@@ -59,6 +59,18 @@ START_TEST(test_keygroup_string_vectors_through_ffi)
     int32_t kg = weir_keygroup_of(h, 128);
     ck_assert_int_eq(kg, kv->key_group);
     ck_assert_int_eq(weir_keygroup_subtask(kg, 128, 2), kv->subtask_p2);
+    ck_assert_int_eq(weir_keygroup_of_string(kv->utf8, strlen(kv->utf8), 128), kv->key_group);
+}
+END_TEST
+
+START_TEST(test_keygroup_of_number_combines_hash_and_group)
+{
+    for (int v = -3; v <= 300; v++) {
+        ck_assert_int_eq(weir_keygroup_of_number(v, 128), wr_keygroup_of(v, 128));
+    }
+    ck_assert_int_eq(weir_keygroup_of_number(1.5, 128),
+                     wr_keygroup_of(wr_keygroup_java_hash_number(1.5), 128));
+    ck_assert_int_eq(weir_keygroup_of_number(1.0, 0), WEIR_EINVAL);
 }
 END_TEST
 
@@ -287,6 +299,7 @@ static Suite *keygroup_suite(void)
          (int)(sizeof string_vectors / sizeof string_vectors[0])},
         {"string_vectors_through_ffi", test_keygroup_string_vectors_through_ffi,
          (int)(sizeof string_vectors / sizeof string_vectors[0])},
+        {"of_number_combines_hash_and_group", test_keygroup_of_number_combines_hash_and_group, 1},
         {"seed_transcript_prefixes", test_keygroup_seed_transcript_prefixes, 1},
         {"string_hash_is_over_utf16_units", test_keygroup_string_hash_is_over_utf16_units, 1},
         {"integers_hash_as_integer_table", test_keygroup_integers_hash_as_integer_table, 1},
