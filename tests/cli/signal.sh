@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SIGINT/SIGTERM: the sources stop, records in flight drain, sinks flush, close() runs,
 # exit 0; a second signal exits at once. A real-time test, written to be tolerant.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 
 cat > wait.lua <<'LUA'
 local weir = require("weir")

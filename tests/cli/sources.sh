@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sources through the real runtime: files with awkward bytes, stdin, sockets (a local server),
 # a refused connect, and --replay substitution.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 SERVE="$BUILD/tcp_serve"
 
 # A job that prints each line's length and a checksum-free view of its bytes.

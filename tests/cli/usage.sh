@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The command line: help, version, usage errors (exit 2), job failures (exit 1).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 
 run_weir --help
 expect_rc 0 "--help"
