@@ -114,5 +114,51 @@ int32_t weir_valve_status(weir_valve_t *v, int32_t channel, int32_t idle);
 double weir_valve_output(const weir_valve_t *v); /* -inf before the first watermark */
 int32_t weir_valve_is_idle(const weir_valve_t *v); /* 1 = IDLE, 0 = ACTIVE */
 
+/* Timer service (timers.c), one per operator subtask: Flink's InternalTimerService with weir's
+ * determinism rule. A timer is (domain, time, key, window start, window stop); key is a key id
+ * (an integer as a double) and a window is its [start, stop) in ms (-inf, +inf for the global
+ * window). Set semantics: registering an existing timer is a no-op that keeps its place;
+ * deleting removes exactly that timer (absent: no-op). Equal times pop in registration order. */
+enum { WEIR_TIME_EVENT = 0, WEIR_TIME_PROCESSING = 1 };
+typedef struct weir_timers weir_timers_t; /* opaque */
+typedef struct weir_timer {
+    double time_ms;
+    double key;
+    double start;
+    double stop;
+} weir_timer_t;
+weir_timers_t *weir_timers_new(void);
+void weir_timers_free(weir_timers_t *t);
+int32_t weir_timers_register(weir_timers_t *t, int32_t domain, double time_ms, double key,
+                             double start, double stop); /* 1 added, 0 was there */
+int32_t weir_timers_delete(weir_timers_t *t, int32_t domain, double time_ms, double key,
+                           double start, double stop); /* 1 removed, 0 absent */
+int32_t weir_timers_pop(weir_timers_t *t, int32_t domain, double upto_ms, weir_timer_t *out);
+double weir_timers_next(const weir_timers_t *t, int32_t domain); /* earliest time, or +inf */
+int32_t weir_timers_count(const weir_timers_t *t, int32_t domain);
+
+/* Window store (store.c), one per window operator subtask: (key, window) -> slot, the id under
+ * which the window's contents (held by Lua), its numeric state cells and its metadata live.
+ * Slot ids are small integers >= 0, reused after weir_store_drop. */
+enum {
+    WEIR_STORE_OPEN = 0,     /* weir_store_stat: open (key, window) slots */
+    WEIR_STORE_ELEMENTS = 1, /* elements counted with weir_store_count_add */
+    WEIR_STORE_BYTES = 2     /* bytes of C memory the store holds */
+};
+typedef struct weir_store weir_store_t; /* opaque */
+weir_store_t *weir_store_new(int32_t cells_per_slot);
+void weir_store_free(weir_store_t *s);
+int32_t weir_store_slot(weir_store_t *s, double key, double start, double stop); /* get/create */
+int32_t weir_store_find(const weir_store_t *s, double key, double start, double stop); /* or -1 */
+int weir_store_drop(weir_store_t *s, int32_t slot);
+double *weir_store_cells(weir_store_t *s, int32_t slot); /* cells_per_slot doubles, NaN = unset */
+int32_t weir_store_count_add(weir_store_t *s, int32_t slot, int32_t delta); /* new count */
+int32_t weir_store_count(const weir_store_t *s, int32_t slot);
+double weir_store_stat(const weir_store_t *s, int32_t what);
+/* The slots of one key, in window start order: writes up to max ids, returns how many exist. */
+int32_t weir_store_key_slots(const weir_store_t *s, double key, int32_t *out, int32_t max);
+double weir_store_slot_start(const weir_store_t *s, int32_t slot);
+double weir_store_slot_stop(const weir_store_t *s, int32_t slot);
+
 const char *weir_version(void);
 const char *weir_strerror(int code);
