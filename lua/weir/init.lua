@@ -20,6 +20,18 @@ M.env = env.new
 ---weir.output_tag(id): a side-output tag; tags with the same id are the same tag.
 M.output_tag = tag.new
 
+local triggers = require("weir.triggers")
+local evictors = require("weir.evictors")
+
+M.watermarks = require("weir.watermarks")
+M.windows = require("weir.windows")
+M.triggers = triggers
+M.evictors = evictors
+M.trigger = triggers.new
+M.evictor = evictors.new
+M.CONTINUE, M.FIRE, M.PURGE, M.FIRE_AND_PURGE = triggers.CONTINUE, triggers.FIRE,
+  triggers.PURGE, triggers.FIRE_AND_PURGE
+
 M.format = require("weir.format").value
 M.duration = require("weir.duration").parse
 

@@ -41,6 +41,10 @@ function M.label(node)
   local kind = node.kind == "sink" and (node.sink == "fn" and "sink" or node.sink) or node.kind
   if node.kind == "sink" and node.sink == "print" and node.fd == 2 then
     kind = "print_to_err"
+  elseif node.kind == "timestamps" then
+    kind = "assign_timestamps_and_watermarks"
+  elseif node.kind == "window" then
+    kind = ("%s %s %s"):format(node.window_call, node.assigner.name, node.fn_kind)
   end
   return ("%s (%s)"):format(kind, node.callsite)
 end

@@ -10,6 +10,8 @@ local format = require("weir.format")
 local keys = require("weir.keys")
 local replay = require("weir.replay")
 local util = require("weir.util")
+local watermarks = require("weir.watermarks")
+local windowop = require("weir.windowop")
 
 local M = {}
 
@@ -372,6 +374,10 @@ function Job:instantiate(node)
     node.push = self:generate(node, "flat_map", rich, f, objs, emit)
   elseif kind == "process" then
     node.push = self:generate(node, "process", rich, f, objs, emit, node.ctxs)
+  elseif kind == "timestamps" then
+    self:instantiate_timestamps(node)
+  elseif kind == "window" then
+    windowop.instantiate(self, node)
   elseif kind == "sink" then
     self:instantiate_sink(node, f, rich)
   elseif kind == "source" then
@@ -419,19 +425,136 @@ function Job:instantiate_source(node, f, rich)
   self.drivers[node.range or node.lines] = node
 end
 
--- Watermarks --------------------------------------------------------------------------------
+-- Watermarks and idleness ------------------------------------------------------------------
+-- Watermarks and statuses are broadcast to every consumer subtask (subtask 0 first), each
+-- through that subtask's valve; an operator whose valve output advances first fires its
+-- event-time timers (on_watermark), then forwards the new watermark. Assigners replace what
+-- comes from upstream (SEMANTICS §1.3): they forward nothing themselves.
 
-local function forward_watermark(inst, w)
+local forward_watermark, forward_status
+
+local function on_valve(d, flags)
+  local node = d.node
+  if bit.band(flags, 1) ~= 0 then
+    local w = C.weir_valve_output(d.valve)
+    d.watermark = w
+    local hook = node.on_watermark
+    if hook then
+      hook(d, w)
+    end
+    if not node.assigner_op then
+      forward_watermark(d, w)
+    end
+  end
+  if bit.band(flags, 2) ~= 0 and not node.assigner_op then
+    forward_status(d, C.weir_valve_is_idle(d.valve) == 1)
+  end
+end
+
+function forward_watermark(inst, w)
   local targets = inst.wm_targets
   for i = 1, #targets do
     local t = targets[i]
-    local d = t[1]
-    local flags = C.weir_valve_watermark(d.valve, t[2], w)
-    if flags > 0 and bit.band(flags, 1) ~= 0 then
-      d.watermark = C.weir_valve_output(d.valve)
-      forward_watermark(d, d.watermark)
+    local flags = C.weir_valve_watermark(t[1].valve, t[2], w)
+    if flags > 0 then
+      on_valve(t[1], flags)
     end
   end
+end
+
+function forward_status(inst, idle)
+  local targets = inst.wm_targets
+  for i = 1, #targets do
+    local t = targets[i]
+    local flags = C.weir_valve_status(t[1].valve, t[2], idle and 1 or 0)
+    if flags > 0 then
+      on_valve(t[1], flags)
+    end
+  end
+end
+
+local TIMESTAMPS = [[
+local assign, gens, emitters, emit, bad_ts = ...
+local type, MIN = type, -math.huge
+return function(st, v, ts, key)
+  local t = ts
+  if assign then
+    t = assign(v, ts)
+    if type(t) ~= "number" or t ~= t then return bad_ts(t) end
+  end
+  emit(st, v, t)
+  return gens[st]:on_event(v, t or MIN, emitters[st])
+end]]
+TEMPLATES.timestamps = TIMESTAMPS
+
+local function bad_ts(t)
+  error(("the timestamp assigner returned %s, not a number of milliseconds"):format(
+    tostring(t)), 0)
+end
+
+---The assign_timestamps_and_watermarks operator: a generator and an emitter per subtask.
+function Job:instantiate_timestamps(node)
+  local strategy = node.strategy
+  node.assigner_op = true
+  node.gens, node.emitters = {}, {}
+  local now = function() return self:now() end
+  for _, inst in ipairs(node.instances) do
+    local st = inst.index
+    node.gens[st] = watermarks.generator(strategy, now)
+    node.emitters[st] = watermarks.emitter(function(w)
+      inst.watermark = w
+      forward_watermark(inst, w)
+    end, function(idle)
+      forward_status(inst, idle)
+    end)
+  end
+  node.push = self:generate(node, "timestamps", false, strategy.assigner, node.gens,
+    node.emitters, node.emit, bad_ts)
+  -- upstream watermarks are ignored, except the end of input (SEMANTICS §1.3)
+  node.on_watermark = function(inst, w)
+    if w == INF then
+      node.emitters[inst.index]:emit_watermark(INF)
+    end
+  end
+  self.assigners[#self.assigners + 1] = node
+end
+
+---A periodic tick: every generator's on_periodic_emit, in operator order, subtask 0 first.
+function Job:tick()
+  for _, node in ipairs(self.assigners) do
+    for st = 0, node.parallelism - 1 do
+      node.gens[st]:on_periodic_emit(node.emitters[st])
+    end
+  end
+end
+
+---Re-arms the runtime's wakeup for the earliest processing-time timer of any operator.
+function Job:processing_timers_changed()
+  local due = INF
+  for _, node in ipairs(self.timer_nodes) do
+    for _, inst in ipairs(node.instances) do
+      local t = C.weir_timers_next(inst.timers, C.WEIR_TIME_PROCESSING)
+      if t < due then
+        due = t
+      end
+    end
+  end
+  if due ~= self.wakeup and self.rt ~= nil then
+    self.wakeup = due
+    C.weir_rt_set_wakeup(self.rt, due)
+  end
+end
+
+---Fires every processing-time timer due at the current clock reading (the clock reads T+1
+---while the timer for T fires), operator by operator, subtask 0 first.
+function Job:fire_processing_timers(upto)
+  self.wakeup = nil
+  for _, node in ipairs(self.timer_nodes) do
+    for _, inst in ipairs(node.instances) do
+      node.on_processing_time(inst, upto)
+    end
+  end
+  self:processing_timers_changed()
 end
 
 -- Sources -----------------------------------------------------------------------------------
@@ -597,8 +720,10 @@ function Job:dispatch(n, k, sub)
         self:source_ended(e.source, e.flags)
       elseif kind == EV_STOP then
         self.stopped = true
-      elseif kind == EV_TICK or kind == EV_TIMER then -- luacheck: ignore 542
-        -- periodic watermarks and processing-time timers arrive with the event-time issues
+      elseif kind == EV_TICK then
+        self:tick()
+      elseif kind == EV_TIMER then
+        self:fire_processing_timers(e.time_ms - 1)
       end
       k = k + 1
     end
@@ -607,7 +732,7 @@ end
 
 ---Turns a failure caught by the batch xpcall into a routed error record or a job failure.
 ---info: msg, traceback, and where found: node, st (subtask), record, key_selector.
-function Job:failed(info)
+function Job:failed(info, fatal)
   if type(info.msg) == "table" and info.msg.weir_job_error then
     error(info.msg, 0)
   end
@@ -617,8 +742,8 @@ function Job:failed(info)
   local e = self.events[progress[1]]
   local kind = e.kind
   local on_error = self.plan.env.on_error
-  if on_error and node and st and not info.key_selector and (kind == EV_LINE or kind == EV_RANGE)
-  then
+  if on_error and not fatal and node and st and not info.key_selector
+      and (kind == EV_LINE or kind == EV_RANGE) then
     local rec = { value = info.record, error = msg, operator = node.label }
     local side = node.side[on_error.id]
     if side then
@@ -717,12 +842,32 @@ function Job:run_loop()
   end
 end
 
+---After the last source: weir's default fires every pending processing-time timer, in time
+---order, after the final watermark; end_of_input = "flink" drops them as Flink does.
+function Job:end_of_input()
+  if self.stopped or self.plan.env.end_of_input == "flink" then
+    return
+  end
+  local ok, info = xpcall(function()
+    self:fire_processing_timers(INF)
+  end, self:error_handler())
+  if not ok then
+    self:failed(info, true)
+  end
+end
+
 function Job:report_drops()
   for _, node in ipairs(self.plan.sources) do
     local dropped = C.weir_source_stat(self.rt, node.src_id, C.WEIR_STAT_DROPPED)
     if dropped > 0 then
       io.stderr:write(("weir: %s: %d record(s) could not be delivered (longer than "
         .. "max_line_bytes)\n"):format(node.label, dropped))
+    end
+  end
+  for _, node in ipairs(self.plan.nodes) do
+    if node.late_dropped and node.late_dropped > 0 then
+      io.stderr:write(("weir: %s: %d late record(s) dropped (no side_output_late_data)\n")
+        :format(node.label, node.late_dropped))
     end
   end
   if self.unread_errors > 0 then
@@ -737,6 +882,7 @@ function M.execute(plan)
   local self = setmetatable({
     plan = plan, factories = {}, instances = {}, pushes = {}, senders = {}, drivers = {},
     by_source = {}, files = {}, progress = { 0, 0 }, events = event_array_t(BATCH),
+    assigners = {}, timer_nodes = {},
     live = #plan.sources, stopped = false, unread_errors = 0,
   }, Job)
   local ok, err = pcall(function()
@@ -745,10 +891,14 @@ function M.execute(plan)
     end
     self:open_sources()
     self:open_functions()
+    if #self.assigners > 0 and plan.env.auto_watermark_interval > 0 then
+      C.weir_rt_set_tick(self.rt, plan.env.auto_watermark_interval)
+    end
     if C.weir_rt_start(self.rt) < 0 then
       job_error(ffi.string(C.weir_rt_error(self.rt)))
     end
     self:run_loop()
+    self:end_of_input()
     self:close_functions()
     self:report_drops()
   end)

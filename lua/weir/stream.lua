@@ -1,6 +1,11 @@
 -- weir.stream: DataStream and KeyedStream, the job graph as users build it (API.md).
 local util = require("weir.util")
 local tag = require("weir.tag")
+local duration = require("weir.duration")
+local watermarks = require("weir.watermarks")
+local windows = require("weir.windows")
+local triggers = require("weir.triggers")
+local evictors = require("weir.evictors")
 
 local M = {}
 
@@ -193,6 +198,143 @@ function Sink:set_parallelism(n)
   util.check_int("set_parallelism", "parallelism", n)
   self.node.parallelism = n
   return self
+end
+
+-- Event time and windows ----------------------------------------------------------------------
+
+function Stream:assign_timestamps_and_watermarks(strategy)
+  if not watermarks.is_strategy(strategy) then
+    util.build_error("assign_timestamps_and_watermarks: expected a strategy from weir.watermarks")
+  end
+  return operator(self, "timestamps", { strategy = strategy })
+end
+
+local Windowed = {}
+Windowed.__index = Windowed
+M.Windowed = Windowed
+
+local function windowed(self, assigner, keyed, call)
+  if not windows.is_assigner(assigner) then
+    util.build_error("%s: expected a window assigner from weir.windows", call)
+  end
+  return setmetatable({ stream = self, assigner = assigner, keyed = keyed, lateness = 0,
+                        call = call }, Windowed)
+end
+
+function Keyed:window(assigner)
+  return windowed(self, assigner, true, "window")
+end
+
+function Stream:window_all(assigner)
+  return windowed(self, assigner, false, "window_all")
+end
+
+local function count_window(self, keyed, size, slide)
+  local call = keyed and "count_window" or "count_window_all"
+  util.check_int(call, "size", size)
+  local w = windowed(self, windows.global(), keyed, call)
+  if slide == nil then
+    w.trigger_ = triggers.purging(triggers.count(size))
+  else
+    util.check_int(call, "slide", slide)
+    w.evictor_ = evictors.count(size)
+    w.trigger_ = triggers.count(slide)
+  end
+  return w
+end
+
+function Keyed:count_window(size, slide)
+  return count_window(self, true, size, slide)
+end
+
+function Stream:count_window_all(size, slide)
+  return count_window(self, false, size, slide)
+end
+
+function Windowed:trigger(t)
+  if not triggers.is_trigger(t) then
+    util.build_error("trigger: expected a trigger from weir.triggers or weir.trigger{...}")
+  end
+  self.trigger_ = t
+  return self
+end
+
+function Windowed:evictor(e)
+  if not evictors.is_evictor(e) then
+    util.build_error("evictor: expected an evictor from weir.evictors or weir.evictor{...}")
+  end
+  self.evictor_ = e
+  return self
+end
+
+function Windowed:allowed_lateness(d)
+  self.lateness = duration.parse_nonneg(d, "allowed_lateness")
+  return self
+end
+
+function Windowed:side_output_late_data(t)
+  if not tag.is_tag(t) then
+    util.build_error("side_output_late_data: expected an output tag from weir.output_tag(id)")
+  end
+  self.late_tag = t
+  return self
+end
+
+local function window_node(self, fn_kind, wfn, fields)
+  local trigger = self.trigger_ or triggers[self.assigner.default_trigger]()
+  fields.assigner, fields.trigger, fields.evictor = self.assigner, trigger, self.evictor_
+  fields.lateness, fields.late_tag, fields.keyed = self.lateness, self.late_tag, self.keyed
+  fields.fn_kind, fields.user_fn = fn_kind, wfn
+  fields.window_call = self.call
+  local stream = self.stream
+  local node = add(stream, "window", fields)
+  if not self.keyed then
+    node.parallelism = 1 -- window_all runs as one subtask, as in Flink
+  end
+  return M.new(stream.env, { { node = node } })
+end
+
+local function optional_process_fn(call, pfn)
+  if pfn == nil then
+    return {}
+  end
+  local f = user_fn(call, pfn, "process")
+  f.process_fn = pfn
+  return f
+end
+
+function Windowed:reduce(fn, process_fn)
+  if type(fn) ~= "function" then
+    util.build_error("reduce: expected a function fn(a, b) -> c (reduce functions cannot be rich)")
+  end
+  local fields = optional_process_fn("reduce", process_fn)
+  return window_node(self, "reduce", fn, fields)
+end
+
+function Windowed:aggregate(agg, process_fn)
+  if type(agg) ~= "table" then
+    util.build_error("aggregate: expected a table {create, add, result[, merge]}")
+  end
+  for _, m in ipairs({ "create", "add", "result" }) do
+    if type(agg[m]) ~= "function" then
+      util.build_error("aggregate: '%s' must be a function", m)
+    end
+  end
+  if agg.merge ~= nil and type(agg.merge) ~= "function" then
+    util.build_error("aggregate: 'merge' must be a function")
+  end
+  local fields = optional_process_fn("aggregate", process_fn)
+  return window_node(self, "aggregate", agg, fields)
+end
+
+function Windowed:process(fn)
+  local f = user_fn("process", fn, "process")
+  return window_node(self, "process", fn, f)
+end
+
+function Windowed:apply(fn)
+  local f = user_fn("apply", fn, "apply")
+  return window_node(self, "apply", fn, f)
 end
 
 -- Extension point: later modules (watermarks, windows) add methods to Stream and Keyed.

@@ -1,0 +1,280 @@
+-- weir.triggers: trigger results and Flink's built-in triggers (SEMANTICS §6), written on the
+-- same contract as user triggers: on_element(self, v, ts, window, ctx),
+-- on_event_time(self, time, window, ctx), on_processing_time(self, time, window, ctx),
+-- clear(self, window, ctx), and on_merge(self, window, ctx) for triggers that can merge.
+local duration = require("weir.duration")
+local util = require("weir.util")
+
+local M = {}
+
+-- Results are bit sets: 1 = fire, 2 = purge.
+M.CONTINUE, M.FIRE, M.PURGE, M.FIRE_AND_PURGE = 0, 1, 2, 3
+local CONTINUE, FIRE, FIRE_AND_PURGE = 0, 1, 3
+
+local Trigger = {}
+Trigger.__index = Trigger
+
+local function continue()
+  return CONTINUE
+end
+local function nothing() end
+
+local function trigger(name, t)
+  t.name = name
+  t.on_element = t.on_element or continue
+  t.on_event_time = t.on_event_time or continue
+  t.on_processing_time = t.on_processing_time or continue
+  t.clear = t.clear or nothing
+  return setmetatable(t, Trigger)
+end
+
+function M.is_trigger(t)
+  return getmetatable(t) == Trigger
+end
+
+local VALID = { [0] = true, [1] = true, [2] = true, [3] = true }
+
+---A user trigger with Flink's contract. on_merge present means it can be used with merging
+---(session) windows.
+function M.new(t)
+  if type(t) ~= "table" then
+    util.build_error("weir.trigger: expected a table of methods")
+  end
+  for _, m in ipairs({ "on_element", "on_event_time", "on_processing_time", "clear",
+                       "on_merge" }) do
+    if t[m] ~= nil and type(t[m]) ~= "function" then
+      util.build_error("weir.trigger: %s must be a function, got %s", m, type(t[m]))
+    end
+  end
+  if not t.on_element then
+    util.build_error("weir.trigger: on_element is required")
+  end
+  local copy = util.copy(t)
+  copy.defined = util.defined_at(t.on_element)
+  return trigger(t.name or "custom trigger", copy)
+end
+
+M.valid_result = VALID
+
+function M.never()
+  return trigger("never", { on_merge = nothing })
+end
+
+function M.event_time()
+  return trigger("event_time", {
+    on_element = function(_, _, _, w, ctx)
+      local m = w:max_timestamp()
+      if m <= ctx:current_watermark() then
+        return FIRE
+      end
+      ctx:register_event_time_timer(m)
+      return CONTINUE
+    end,
+    on_event_time = function(_, t, w)
+      return t == w:max_timestamp() and FIRE or CONTINUE
+    end,
+    clear = function(_, w, ctx)
+      ctx:delete_event_time_timer(w:max_timestamp())
+    end,
+    on_merge = function(_, w, ctx)
+      local m = w:max_timestamp()
+      if m > ctx:current_watermark() then
+        ctx:register_event_time_timer(m)
+      end
+    end,
+  })
+end
+
+function M.processing_time()
+  return trigger("processing_time", {
+    on_element = function(_, _, _, w, ctx)
+      ctx:register_processing_time_timer(w:max_timestamp())
+      return CONTINUE
+    end,
+    on_processing_time = function()
+      return FIRE
+    end,
+    clear = function(_, w, ctx)
+      ctx:delete_processing_time_timer(w:max_timestamp())
+    end,
+    on_merge = function(_, w, ctx)
+      local m = w:max_timestamp()
+      if m > ctx:current_processing_time() then
+        ctx:register_processing_time_timer(m)
+      end
+    end,
+  })
+end
+
+function M.count(n)
+  util.check_int("triggers.count", "the count", n)
+  return trigger("count", {
+    on_element = function(_, _, _, _, ctx)
+      local s = ctx:state("count")
+      local c = (s:get() or 0) + 1
+      if c >= n then
+        s:clear()
+        return FIRE
+      end
+      s:set(c)
+      return CONTINUE
+    end,
+    clear = function(_, _, ctx)
+      ctx:state("count"):clear()
+    end,
+    on_merge = function(_, _, ctx)
+      ctx:merge_state("count", function(a, b) return a + b end)
+    end,
+  })
+end
+
+function M.purging(inner)
+  if not M.is_trigger(inner) then
+    util.build_error("triggers.purging: expected a trigger")
+  end
+  local function purge(r)
+    if r == FIRE or r == FIRE_AND_PURGE then
+      return FIRE_AND_PURGE
+    end
+    return r
+  end
+  return trigger("purging(" .. inner.name .. ")", {
+    inner = inner,
+    on_element = function(_, v, ts, w, ctx)
+      return purge(inner:on_element(v, ts, w, ctx))
+    end,
+    on_event_time = function(_, t, w, ctx)
+      return purge(inner:on_event_time(t, w, ctx))
+    end,
+    on_processing_time = function(_, t, w, ctx)
+      return purge(inner:on_processing_time(t, w, ctx))
+    end,
+    clear = function(_, w, ctx)
+      return inner:clear(w, ctx)
+    end,
+    on_merge = inner.on_merge and function(_, w, ctx)
+      return inner:on_merge(w, ctx)
+    end or nil,
+  })
+end
+
+local function min_merge(a, b)
+  return a < b and a or b
+end
+
+function M.continuous_event_time(interval)
+  local iv = duration.parse_nonneg(interval, "continuous_event_time", true)
+  return trigger("continuous_event_time", {
+    on_element = function(_, _, ts, w, ctx)
+      local m = w:max_timestamp()
+      if m <= ctx:current_watermark() then
+        return FIRE
+      end
+      ctx:register_event_time_timer(m)
+      local s = ctx:state("fire-time")
+      if s:get() == nil then
+        local nxt = math.min(ts - math.fmod(ts, iv) + iv, m)
+        s:set(nxt)
+        ctx:register_event_time_timer(nxt)
+      end
+      return CONTINUE
+    end,
+    on_event_time = function(_, t, w, ctx)
+      local m = w:max_timestamp()
+      if t == m then
+        return FIRE
+      end
+      local s = ctx:state("fire-time")
+      if s:get() == t then
+        local nxt = math.min(t + iv, m)
+        s:set(nxt)
+        ctx:register_event_time_timer(nxt)
+        return FIRE
+      end
+      return CONTINUE
+    end,
+    clear = function(_, _, ctx)
+      local s = ctx:state("fire-time")
+      local t = s:get()
+      if t ~= nil then
+        ctx:delete_event_time_timer(t)
+        s:clear()
+      end
+    end,
+    on_merge = function(_, _, ctx)
+      local t = ctx:merge_state("fire-time", min_merge)
+      if t ~= nil then
+        ctx:register_event_time_timer(t)
+      end
+    end,
+  })
+end
+
+function M.continuous_processing_time(interval)
+  local iv = duration.parse_nonneg(interval, "continuous_processing_time", true)
+  return trigger("continuous_processing_time", {
+    on_element = function(_, _, _, w, ctx)
+      local s = ctx:state("fire-time")
+      if s:get() == nil then
+        local now = ctx:current_processing_time()
+        local nxt = math.min(now - math.fmod(now, iv) + iv, w:max_timestamp())
+        s:set(nxt)
+        ctx:register_processing_time_timer(nxt)
+      end
+      return CONTINUE
+    end,
+    on_processing_time = function(_, t, w, ctx)
+      local s = ctx:state("fire-time")
+      if s:get() == t then
+        local nxt = math.min(t + iv, w:max_timestamp())
+        s:set(nxt)
+        ctx:register_processing_time_timer(nxt)
+        return FIRE
+      end
+      return CONTINUE
+    end,
+    clear = function(_, _, ctx)
+      local s = ctx:state("fire-time")
+      local t = s:get()
+      if t ~= nil then
+        ctx:delete_processing_time_timer(t)
+        s:clear()
+      end
+    end,
+    on_merge = function(_, _, ctx)
+      local t = ctx:merge_state("fire-time", min_merge)
+      if t ~= nil then
+        ctx:register_processing_time_timer(t)
+      end
+    end,
+  })
+end
+
+function M.delta(threshold, fn)
+  if type(threshold) ~= "number" then
+    util.build_error("triggers.delta: the threshold must be a number")
+  end
+  if type(fn) ~= "function" then
+    util.build_error("triggers.delta: expected a delta function fn(old, new) -> number")
+  end
+  return trigger("delta", {
+    on_element = function(_, v, _, _, ctx)
+      local s = ctx:state("last-element")
+      local last = s:get()
+      if last == nil then
+        s:set(v)
+        return CONTINUE
+      end
+      if fn(last, v) > threshold then
+        s:set(v)
+        return FIRE
+      end
+      return CONTINUE
+    end,
+    clear = function(_, _, ctx)
+      ctx:state("last-element"):clear()
+    end,
+  })
+end
+
+return M

@@ -1,0 +1,200 @@
+-- weir.watermarks: watermark strategies (SEMANTICS §1-2) and the per-subtask generators and
+-- emitters that the assign_timestamps_and_watermarks operator runs.
+local duration = require("weir.duration")
+local util = require("weir.util")
+
+local M = {}
+
+local INF = math.huge
+
+local Strategy = {}
+Strategy.__index = Strategy
+
+local function strategy(kind, fields)
+  fields.kind = kind
+  return setmetatable(fields, Strategy)
+end
+
+---Flink's forBoundedOutOfOrderness(B): watermark = max timestamp - B - 1.
+function M.bounded_out_of_orderness(delay)
+  local b = duration.parse_nonneg(delay, "bounded_out_of_orderness")
+  return strategy("bounded", { delay = b })
+end
+
+---Flink's forMonotonousTimestamps(): bounded out-of-orderness 0.
+function M.monotonous()
+  return strategy("bounded", { delay = 0 })
+end
+
+---Flink's noWatermarks(): timestamps only, never a watermark.
+function M.no_watermarks()
+  return strategy("none", {})
+end
+
+---A user generator: {on_event = fn(self, v, ts, out), on_periodic_emit = fn(self, out)}.
+---Each subtask gets its own copy of the table.
+function M.custom(gen)
+  if type(gen) ~= "table" then
+    util.build_error("watermarks.custom: expected a table with on_event and/or on_periodic_emit")
+  end
+  for _, m in ipairs({ "on_event", "on_periodic_emit" }) do
+    if gen[m] ~= nil and type(gen[m]) ~= "function" then
+      util.build_error("watermarks.custom: %s must be a function", m)
+    end
+  end
+  if gen.on_event == nil and gen.on_periodic_emit == nil then
+    util.build_error("watermarks.custom: needs on_event or on_periodic_emit")
+  end
+  return strategy("custom", { gen = gen })
+end
+
+local function copy_with(self, k, v)
+  local c = {}
+  for key, val in pairs(self) do
+    c[key] = val
+  end
+  c[k] = v
+  return setmetatable(c, Strategy)
+end
+
+---withTimestampAssigner(fn(v, record_ts) -> ts). record_ts is nil when the record has none.
+function Strategy:with_timestamp_assigner(fn)
+  if type(fn) ~= "function" then
+    util.build_error("with_timestamp_assigner: expected a function, got %s", type(fn))
+  end
+  return copy_with(self, "assigner", fn)
+end
+
+---withIdleness(timeout): the generator marks its stream idle after timeout without records.
+function Strategy:with_idleness(timeout)
+  return copy_with(self, "idleness", duration.parse_nonneg(timeout, "with_idleness", true))
+end
+
+function M.is_strategy(s)
+  return getmetatable(s) == Strategy
+end
+
+-- Runtime: the emitter (SEMANTICS §1.4) ---------------------------------------------------
+
+local Emitter = {}
+Emitter.__index = Emitter
+
+---The output a generator writes to. send_wm(w) and send_status(idle) forward downstream.
+function M.emitter(send_wm, send_status)
+  return setmetatable({ current = -INF, idle = false, send_wm = send_wm,
+                        send_status = send_status }, Emitter)
+end
+
+function Emitter:emit_watermark(w)
+  if type(w) ~= "number" or w ~= w then
+    error("emit_watermark: expected a number, got " .. tostring(w), 2)
+  end
+  if w <= self.current then
+    return
+  end
+  self.current = w
+  if self.idle then
+    self.idle = false
+    self.send_status(false)
+  end
+  self.send_wm(w)
+end
+
+function Emitter:mark_idle()
+  if not self.idle then
+    self.idle = true
+    self.send_status(true)
+  end
+end
+
+function Emitter:mark_active()
+  if self.idle then
+    self.idle = false
+    self.send_status(false)
+  end
+end
+
+-- Runtime: generators -------------------------------------------------------------------
+
+local Bounded = {}
+Bounded.__index = Bounded
+function Bounded:on_event(_, ts)
+  if ts > self.max_ts then
+    self.max_ts = ts
+  end
+end
+function Bounded:on_periodic_emit(out)
+  out:emit_watermark(self.max_ts - self.delay - 1)
+end
+
+local None = {}
+None.__index = None
+function None.on_event() end
+function None.on_periodic_emit() end
+
+local Custom = {}
+Custom.__index = Custom
+function Custom:on_event(v, ts, out)
+  local f = self.gen.on_event
+  if f then
+    f(self.gen, v, ts, out)
+  end
+end
+function Custom:on_periodic_emit(out)
+  local f = self.gen.on_periodic_emit
+  if f then
+    f(self.gen, out)
+  end
+end
+
+-- Flink's WatermarksWithIdleness (SEMANTICS §2): idleness is checked only at periodic emits,
+-- against the processing clock, and any record between two ticks resets it.
+local Idle = {}
+Idle.__index = Idle
+function Idle:on_event(v, ts, out)
+  self.inner:on_event(v, ts, out)
+  self.counter = self.counter + 1
+  self.idle_now = false
+end
+function Idle:is_idle()
+  if self.counter ~= self.last_counter then
+    self.last_counter = self.counter
+    self.quiet_since = nil
+    return false
+  end
+  local now = self.now()
+  if self.quiet_since == nil then
+    self.quiet_since = now
+    return false
+  end
+  return now - self.quiet_since > self.timeout
+end
+function Idle:on_periodic_emit(out)
+  if self:is_idle() then
+    if not self.idle_now then
+      out:mark_idle()
+      self.idle_now = true
+    end
+  else
+    self.inner:on_periodic_emit(out)
+  end
+end
+
+---A fresh generator for one subtask. now() reads the processing clock.
+function M.generator(s, now)
+  local g
+  if s.kind == "bounded" then
+    g = setmetatable({ max_ts = -INF, delay = s.delay }, Bounded)
+  elseif s.kind == "none" then
+    g = setmetatable({}, None)
+  else
+    g = setmetatable({ gen = util.copy(s.gen) }, Custom)
+  end
+  if s.idleness then
+    g = setmetatable({ inner = g, timeout = s.idleness, counter = 0, last_counter = 0,
+                       quiet_since = nil, idle_now = false, now = now }, Idle)
+  end
+  return g
+end
+
+return M

@@ -1,0 +1,148 @@
+-- weir.windows: windows and window assigners (SEMANTICS §4).
+local duration = require("weir.duration")
+local util = require("weir.util")
+
+local M = {}
+
+local INF = math.huge
+local fmod = math.fmod
+
+-- Windows -----------------------------------------------------------------------------------
+
+local Window = {}
+Window.__index = Window
+Window.__tostring = function(w)
+  if w.start == -INF and w.stop == INF then
+    return "GlobalWindow"
+  end
+  return ("[%d, %d)"):format(w.start, w.stop)
+end
+Window.__eq = function(a, b)
+  return a.start == b.start and a.stop == b.stop
+end
+
+---The largest timestamp in the window: stop - 1 (+inf for the global window).
+function Window:max_timestamp()
+  if self.stop == INF then
+    return INF
+  end
+  return self.stop - 1
+end
+
+---@return table a window [start, stop)
+function M.window(start, stop)
+  return setmetatable({ start = start, stop = stop }, Window)
+end
+
+function M.is_window(w)
+  return getmetatable(w) == Window
+end
+
+---Flink's TimeWindow.getWindowStartWithOffset (SEMANTICS §4.2), with Java's truncating %.
+function M.window_start(ts, offset, size)
+  local r = fmod(ts - offset, size)
+  if r < 0 then
+    return ts - (r + size)
+  end
+  return ts - r
+end
+local window_start = M.window_start
+
+-- Assigners: assign(self, ts, now, starts) fills starts[1..n] and returns n; windows are
+-- [starts[i], starts[i] + size). is_event_time decides lateness and cleanup.
+
+local Assigner = {}
+Assigner.__index = Assigner
+
+local function assigner(fields)
+  return setmetatable(fields, Assigner)
+end
+
+function M.is_assigner(a)
+  return getmetatable(a) == Assigner
+end
+
+local function check_offset(call, offset, bound)
+  local o = offset == nil and 0 or duration.parse(offset, call .. " offset")
+  if o <= -bound or o >= bound then
+    util.build_error("%s: the offset must be smaller than %s in absolute value", call,
+      bound == INF and "the size" or tostring(bound) .. " ms")
+  end
+  return o
+end
+
+local function tumbling(call, size, offset, event_time)
+  local sz = duration.parse_nonneg(size, call .. " size", true)
+  local o = check_offset(call, offset, sz)
+  return assigner({ name = call, size = sz, slide = sz, offset = o, is_event_time = event_time,
+                    default_trigger = event_time and "event_time" or "processing_time" })
+end
+
+local function sliding(call, size, slide, offset, event_time)
+  local sz = duration.parse_nonneg(size, call .. " size", true)
+  local sl = duration.parse_nonneg(slide, call .. " slide", true)
+  local o = check_offset(call, offset, sl)
+  if sz / sl > 1e7 then
+    util.build_error("%s: size / slide must be at most 10^7", call)
+  end
+  return assigner({ name = call, size = sz, slide = sl, offset = o, is_event_time = event_time,
+                    default_trigger = event_time and "event_time" or "processing_time" })
+end
+
+function M.tumbling_event_time(size, offset)
+  return tumbling("tumbling_event_time", size, offset, true)
+end
+
+function M.sliding_event_time(size, slide, offset)
+  return sliding("sliding_event_time", size, slide, offset, true)
+end
+
+function M.tumbling_processing_time(size, offset)
+  return tumbling("tumbling_processing_time", size, offset, false)
+end
+
+function M.sliding_processing_time(size, slide, offset)
+  return sliding("sliding_processing_time", size, slide, offset, false)
+end
+
+---One window per key that never ends; its default trigger never fires.
+function M.global()
+  return assigner({ name = "global", global = true, is_event_time = false,
+                    default_trigger = "never" })
+end
+
+---Fills starts with the windows of an element (descending start order, as Flink's sliding
+---assigner) and returns how many there are.
+function Assigner:assign(ts, now, starts)
+  if self.global then
+    starts[1] = -INF
+    return 1
+  end
+  local t = ts
+  if not self.is_event_time then
+    t = now
+  end
+  local size, slide = self.size, self.slide
+  if size == slide then
+    starts[1] = window_start(t, self.offset, size)
+    return 1
+  end
+  local n = 0
+  local s = window_start(t, self.offset, slide)
+  while s > t - size do
+    n = n + 1
+    starts[n] = s
+    s = s - slide
+  end
+  return n
+end
+
+---The stop of the window that starts at start.
+function Assigner:stop(start)
+  if self.global then
+    return INF
+  end
+  return start + self.size
+end
+
+return M
