@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs one golden scenario or example: DIR/job.lua with DIR/input.replay (if present) on the
 # virtual clock, from inside DIR, and compares stdout with DIR/expected.out exactly. Optional:
+# DIR/args (job arguments),
 # DIR/expected.err (stderr, exact), DIR/expected.status (exit status, default 0).
 set -u
 weir=$1
@@ -8,6 +9,11 @@ dir=$2
 cd "$dir" || exit 2
 args=(run job.lua)
 [ -f input.replay ] && args+=(--replay input.replay)
+# DIR/args: words passed to the job after "--" (weir.args)
+if [ -f args ]; then
+  read -r -a extra < args
+  args+=(-- "${extra[@]}")
+fi
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 timeout 30 "$weir" "${args[@]}" >"$out" 2>"$err"

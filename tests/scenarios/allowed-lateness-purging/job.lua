@@ -1,0 +1,1 @@
+../../../examples/allowed-lateness/job.lua
