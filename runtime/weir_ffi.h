@@ -118,7 +118,13 @@ int32_t weir_valve_is_idle(const weir_valve_t *v); /* 1 = IDLE, 0 = ACTIVE */
  * determinism rule. A timer is (domain, time, key, window start, window stop); key is a key id
  * (an integer as a double) and a window is its [start, stop) in ms (-inf, +inf for the global
  * window). Set semantics: registering an existing timer is a no-op that keeps its place;
- * deleting removes exactly that timer (absent: no-op). Equal times pop in registration order. */
+ * deleting removes exactly that timer (absent: no-op). Equal times pop in registration order.
+ * All four numbers convert as watermarks do (-inf INT64_MIN, +inf INT64_MAX, others truncate
+ * toward zero), so keys must be integers. register/delete/pop/count return WEIR_EINVAL for a
+ * domain other than WEIR_TIME_* or a NaN argument (next returns NaN); register returns
+ * WEIR_ESTATE when a domain already holds INT32_MAX timers. pop removes the earliest timer into
+ * *out and returns 1 when its time <= upto_ms, else returns 0: pop until 0 fires every due timer,
+ * including those registered meanwhile. weir_timers_free(NULL) is a no-op. */
 enum { WEIR_TIME_EVENT = 0, WEIR_TIME_PROCESSING = 1 };
 typedef struct weir_timers weir_timers_t; /* opaque */
 typedef struct weir_timer {

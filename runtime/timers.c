@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/* timers.c: per domain, a binary min-heap ordered by (time, registration seq) plus a hash index
+ * from the whole timer to its node, for set semantics and O(log n) delete. seq makes the order
+ * total, so equal times pop in registration order (weir's rule; Flink's heap leaves ties to
+ * its sift order, SEMANTICS.md 5.6) and the sift direction after a removal cannot matter. */
+#include "timers.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem.h"
+#include "weir.h"
+
+enum {
+    MIN_CAP = 16,          /* first heap/node allocation */
+    MIN_INDEX_CAP = 32,    /* first index allocation: a power of two */
+    KEEP_WHEN_EMPTY = 1024 /* a domain that empties keeps arrays up to this many timers */
+};
+static const uint32_t NO_NODE = UINT32_MAX; /* an empty index entry; the end of the free list */
+
+static void domain_init(wr_timers_domain_t *d, uint64_t next_seq)
+{
+    memset(d, 0, sizeof *d);
+    d->free_node = NO_NODE;
+    d->next_seq = next_seq;
+}
+
+static void domain_close(wr_timers_domain_t *d)
+{
+    free(d->heap);
+    free(d->nodes);
+    free(d->index);
+    domain_init(d, d->next_seq);
+}
+
+void wr_timers_init(wr_timers_t *t)
+{
+    for (int i = 0; i < WR_TIMERS_DOMAINS; i++) {
+        domain_init(&t->dom[i], 0);
+    }
+}
+
+void wr_timers_close(wr_timers_t *t)
+{
+    for (int i = 0; i < WR_TIMERS_DOMAINS; i++) {
+        domain_close(&t->dom[i]);
+    }
+}
+
+/* --- index ------------------------------------------------------------------------------- */
+
+/* Multiply-xorshift over the four fields. Each step is a bijection of h for a fixed field, so
+ * timers that differ in one field (consecutive times, consecutive keys) never collide on the
+ * full 64 bits, and the shifts carry high product bits down into the masked low bits. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h = (h ^ v) * UINT64_C(0x9e3779b97f4a7c15);
+    return h ^ (h >> 31);
+}
+
+static uint64_t hash_timer(const wr_timer_t *x)
+{
+    uint64_t h = mix(UINT64_C(0x6a09e667f3bcc908), (uint64_t)x->time_ms);
+    h = mix(h, (uint64_t)x->key);
+    h = mix(h, (uint64_t)x->start);
+    h = mix(h, (uint64_t)x->stop);
+    h *= UINT64_C(0xbf58476d1ce4e5b9);
+    return h ^ (h >> 29);
+}
+
+static bool same_timer(const wr_timer_t *a, const wr_timer_t *b)
+{
+    return a->time_ms == b->time_ms && a->key == b->key && a->start == b->start &&
+           a->stop == b->stop;
+}
+
+/* Linear probe for x: the index position holding its node (*found) or the empty position where
+ * it would go. index_cap > 0, and the index always has an empty entry (load <= 3/4). */
+static size_t probe(const wr_timers_domain_t *d, const wr_timer_t *x, bool *found)
+{
+    size_t mask = d->index_cap - 1;
+    size_t i = (size_t)hash_timer(x) & mask;
+    for (;;) {
+        uint32_t n = d->index[i];
+        if (n == NO_NODE) {
+            *found = false;
+            return i;
+        }
+        if (same_timer(&d->nodes[n].timer, x)) {
+            *found = true;
+            return i;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+static void rehash(wr_timers_domain_t *d, size_t new_cap)
+{
+    free(d->index);
+    d->index = wr_xreallocarray(NULL, new_cap, sizeof *d->index);
+    memset(d->index, 0xff, new_cap * sizeof *d->index); /* every entry NO_NODE */
+    d->index_cap = new_cap;
+    size_t mask = new_cap - 1;
+    for (size_t p = 0; p < d->len; p++) {
+        uint32_t n = d->heap[p].node;
+        size_t i = (size_t)hash_timer(&d->nodes[n].timer) & mask;
+        while (d->index[i] != NO_NODE) {
+            i = (i + 1) & mask;
+        }
+        d->index[i] = n;
+    }
+}
+
+/* Backward-shift deletion: later entries of the probe run move into the hole when the hole lies
+ * between their home and where they sit, so no tombstones build up. */
+static void index_remove_at(wr_timers_domain_t *d, size_t hole)
+{
+    size_t mask = d->index_cap - 1;
+    size_t j = hole;
+    for (;;) {
+        j = (j + 1) & mask;
+        uint32_t n = d->index[j];
+        if (n == NO_NODE) {
+            break;
+        }
+        size_t home = (size_t)hash_timer(&d->nodes[n].timer) & mask;
+        if (((j - home) & mask) >= ((j - hole) & mask)) {
+            d->index[hole] = n;
+            hole = j;
+        }
+    }
+    d->index[hole] = NO_NODE;
+}
+
+/* --- heap -------------------------------------------------------------------------------- */
+
+static bool before(const wr_timers_entry_t *a, const wr_timers_entry_t *b)
+{
+    return a->time_ms < b->time_ms || (a->time_ms == b->time_ms && a->seq < b->seq);
+}
+
+static void place(wr_timers_domain_t *d, size_t i, wr_timers_entry_t e)
+{
+    d->heap[i] = e;
+    d->nodes[e.node].pos = (uint32_t)i;
+}
+
+static void sift_up(wr_timers_domain_t *d, size_t i)
+{
+    wr_timers_entry_t e = d->heap[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!before(&e, &d->heap[parent])) {
+            break;
+        }
+        place(d, i, d->heap[parent]);
+        i = parent;
+    }
+    place(d, i, e);
+}
+
+static void sift_down(wr_timers_domain_t *d, size_t i)
+{
+    wr_timers_entry_t e = d->heap[i];
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= d->len) {
+            break;
+        }
+        if (child + 1 < d->len && before(&d->heap[child + 1], &d->heap[child])) {
+            child++;
+        }
+        if (!before(&d->heap[child], &e)) {
+            break;
+        }
+        place(d, i, d->heap[child]);
+        i = child;
+    }
+    place(d, i, e);
+}
+
+static uint32_t take_node(wr_timers_domain_t *d)
+{
+    if (d->free_node != NO_NODE) {
+        uint32_t n = d->free_node;
+        d->free_node = d->nodes[n].pos;
+        return n;
+    }
+    if (d->nodes_len == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : MIN_CAP;
+        d->heap = wr_xreallocarray(d->heap, cap, sizeof *d->heap);
+        d->nodes = wr_xreallocarray(d->nodes, cap, sizeof *d->nodes);
+        d->cap = cap;
+    }
+    return (uint32_t)d->nodes_len++;
+}
+
+/* Removes the timer whose index entry is at `slot` and whose heap entry is at `pos`. */
+static void remove_timer(wr_timers_domain_t *d, size_t slot, size_t pos)
+{
+    uint32_t n = d->heap[pos].node;
+    index_remove_at(d, slot);
+    d->len--;
+    if (pos < d->len) {
+        place(d, pos, d->heap[d->len]);
+        if (pos > 0 && before(&d->heap[pos], &d->heap[(pos - 1) / 2])) {
+            sift_up(d, pos);
+        } else {
+            sift_down(d, pos);
+        }
+    }
+    d->nodes[n].pos = d->free_node;
+    d->free_node = n;
+    if (d->len == 0 && d->cap > KEEP_WHEN_EMPTY) {
+        domain_close(d); /* after a burst, give the memory back; seq keeps counting */
+    }
+}
+
+/* --- public ------------------------------------------------------------------------------ */
+
+static wr_timers_domain_t *domain_of(wr_timers_t *t, int domain)
+{
+    assert(domain >= 0 && domain < WR_TIMERS_DOMAINS);
+    return &t->dom[domain];
+}
+
+int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer)
+{
+    wr_timers_domain_t *d = domain_of(t, domain);
+    if (d->len < WR_TIMERS_MAX && (d->len + 1) * 4 > d->index_cap * 3) {
+        rehash(d, d->index_cap ? d->index_cap * 2 : MIN_INDEX_CAP);
+    }
+    bool found;
+    size_t slot = probe(d, timer, &found);
+    if (found) {
+        return 0; /* set semantics: the first registration keeps its seq */
+    }
+    if (d->len >= WR_TIMERS_MAX) {
+        return WEIR_ESTATE;
+    }
+    uint32_t n = take_node(d);
+    d->nodes[n].timer = *timer;
+    d->index[slot] = n;
+    size_t pos = d->len++;
+    d->heap[pos] = (wr_timers_entry_t){.time_ms = timer->time_ms, .seq = d->next_seq++, .node = n};
+    sift_up(d, pos);
+    return 1;
+}
+
+int wr_timers_delete(wr_timers_t *t, int domain, const wr_timer_t *timer)
+{
+    wr_timers_domain_t *d = domain_of(t, domain);
+    if (d->len == 0) {
+        return 0;
+    }
+    bool found;
+    size_t slot = probe(d, timer, &found);
+    if (!found) {
+        return 0;
+    }
+    remove_timer(d, slot, d->nodes[d->index[slot]].pos);
+    return 1;
+}
+
+int wr_timers_pop(wr_timers_t *t, int domain, int64_t upto_ms, wr_timer_t *out)
+{
+    wr_timers_domain_t *d = domain_of(t, domain);
+    if (d->len == 0 || d->heap[0].time_ms > upto_ms) {
+        return 0;
+    }
+    *out = d->nodes[d->heap[0].node].timer;
+    bool found;
+    size_t slot = probe(d, out, &found);
+    assert(found);
+    remove_timer(d, slot, 0);
+    return 1;
+}
+
+int64_t wr_timers_next(const wr_timers_t *t, int domain)
+{
+    assert(domain >= 0 && domain < WR_TIMERS_DOMAINS);
+    const wr_timers_domain_t *d = &t->dom[domain];
+    return d->len ? d->heap[0].time_ms : INT64_MAX;
+}
+
+size_t wr_timers_count(const wr_timers_t *t, int domain)
+{
+    assert(domain >= 0 && domain < WR_TIMERS_DOMAINS);
+    return t->dom[domain].len;
+}
+
+/* --- FFI --------------------------------------------------------------------------------- */
+
+struct weir_timers {
+    wr_timers_t t;
+};
+
+_Static_assert(sizeof(weir_timer_t) == 4 * sizeof(double), "weir_timer_t is four doubles");
+
+/* -inf/+inf are the ends of time; finite values truncate toward zero and saturate. */
+static int64_t ms_from_double(double ms)
+{
+    if (ms <= -9223372036854775808.0) {
+        return INT64_MIN;
+    }
+    if (ms >= 9223372036854775808.0) {
+        return INT64_MAX;
+    }
+    return (int64_t)ms;
+}
+
+static double ms_to_double(int64_t ms)
+{
+    if (ms == INT64_MIN) {
+        return -INFINITY;
+    }
+    if (ms == INT64_MAX) {
+        return INFINITY;
+    }
+    return (double)ms;
+}
+
+/* Converts the FFI's doubles; false for a bad domain or a NaN. */
+static bool timer_from_ffi(int32_t domain, double time_ms, double key, double start,
+                           double stop, wr_timer_t *out)
+{
+    if (domain < 0 || domain >= WR_TIMERS_DOMAINS || isnan(time_ms) || isnan(key) ||
+        isnan(start) || isnan(stop)) {
+        return false;
+    }
+    *out = (wr_timer_t){.time_ms = ms_from_double(time_ms),
+                        .key = ms_from_double(key),
+                        .start = ms_from_double(start),
+                        .stop = ms_from_double(stop)};
+    return true;
+}
+
+weir_timers_t *weir_timers_new(void)
+{
+    weir_timers_t *ft = wr_xmalloc(sizeof *ft);
+    wr_timers_init(&ft->t);
+    return ft;
+}
+
+void weir_timers_free(weir_timers_t *ft)
+{
+    if (!ft) {
+        return;
+    }
+    wr_timers_close(&ft->t);
+    free(ft);
+}
+
+int32_t weir_timers_register(weir_timers_t *ft, int32_t domain, double time_ms, double key,
+                             double start, double stop)
+{
+    wr_timer_t x;
+    if (!timer_from_ffi(domain, time_ms, key, start, stop, &x)) {
+        return WEIR_EINVAL;
+    }
+    return wr_timers_register(&ft->t, domain, &x);
+}
+
+int32_t weir_timers_delete(weir_timers_t *ft, int32_t domain, double time_ms, double key,
+                           double start, double stop)
+{
+    wr_timer_t x;
+    if (!timer_from_ffi(domain, time_ms, key, start, stop, &x)) {
+        return WEIR_EINVAL;
+    }
+    return wr_timers_delete(&ft->t, domain, &x);
+}
+
+int32_t weir_timers_pop(weir_timers_t *ft, int32_t domain, double upto_ms, weir_timer_t *out)
+{
+    if (domain < 0 || domain >= WR_TIMERS_DOMAINS || isnan(upto_ms)) {
+        return WEIR_EINVAL;
+    }
+    wr_timer_t x;
+    if (!wr_timers_pop(&ft->t, domain, ms_from_double(upto_ms), &x)) {
+        return 0;
+    }
+    out->time_ms = ms_to_double(x.time_ms);
+    out->key = ms_to_double(x.key);
+    out->start = ms_to_double(x.start);
+    out->stop = ms_to_double(x.stop);
+    return 1;
+}
+
+double weir_timers_next(const weir_timers_t *ft, int32_t domain)
+{
+    if (domain < 0 || domain >= WR_TIMERS_DOMAINS) {
+        return NAN;
+    }
+    return ms_to_double(wr_timers_next(&ft->t, domain));
+}
+
+int32_t weir_timers_count(const weir_timers_t *ft, int32_t domain)
+{
+    if (domain < 0 || domain >= WR_TIMERS_DOMAINS) {
+        return WEIR_EINVAL;
+    }
+    return (int32_t)wr_timers_count(&ft->t, domain);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* timers.h: the timer service of one operator subtask (Flink's InternalTimerService, SEMANTICS.md
+ * section 5.6) under weir's determinism rule (DESIGN.md, Time): per domain, a set of timers
+ * (time, key, window start, window stop) that pops in (time, registration order). */
+#ifndef WR_TIMERS_H
+#define WR_TIMERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The domains are the FFI's WEIR_TIME_EVENT (0) and WEIR_TIME_PROCESSING (1). */
+enum { WR_TIMERS_DOMAINS = 2 };
+
+/* Live timers per domain are capped so that counts fit the FFI's int32_t. */
+enum { WR_TIMERS_MAX = INT32_MAX };
+
+/* A timer. Times and window bounds are ms, INT64_MIN/INT64_MAX being -inf/+inf; key is a key id.
+ * Two timers are the same timer when all four fields are equal. */
+typedef struct wr_timer {
+    int64_t time_ms;
+    int64_t key;
+    int64_t start;
+    int64_t stop;
+} wr_timer_t;
+
+/* One heap entry. The order (time, seq) is inline so that sifting reads only the heap array;
+ * `node` names the node holding the rest of the timer. */
+typedef struct wr_timers_entry {
+    int64_t time_ms;
+    uint64_t seq; /* registration counter of the domain: the tie-breaker */
+    uint32_t node;
+} wr_timers_entry_t;
+
+/* Node pool entry: the timer and where its heap entry is, so the index (keyed by node id) never
+ * changes when the heap moves entries. */
+typedef struct wr_timers_node {
+    wr_timer_t timer;
+    uint32_t pos; /* live: heap position; free: next free node, or UINT32_MAX */
+} wr_timers_node_t;
+
+/* One domain: a binary min-heap over (time, seq), a node pool with a free list, and an
+ * open-addressing index (linear probing, power-of-two size, at most 3/4 full) from a timer's
+ * four fields to its node. Invariant: heap[0..len) and the live nodes correspond one to one,
+ * nodes[heap[i].node].pos == i, and the index holds exactly the live nodes. */
+typedef struct wr_timers_domain {
+    wr_timers_entry_t *heap;  /* len used, cap allocated */
+    wr_timers_node_t *nodes;  /* nodes_len ever used (live or free), cap allocated */
+    uint32_t *index;          /* index_cap entries, UINT32_MAX = empty; NULL while cap is 0 */
+    size_t len;               /* live timers */
+    size_t nodes_len;
+    size_t cap;               /* of heap and nodes */
+    size_t index_cap;
+    uint32_t free_node;       /* head of the free list, or UINT32_MAX */
+    uint64_t next_seq;
+} wr_timers_domain_t;
+
+/* Caller's storage; it owns the arrays of both domains. */
+typedef struct wr_timers {
+    wr_timers_domain_t dom[WR_TIMERS_DOMAINS];
+} wr_timers_t;
+
+/* Empty service; allocates nothing until the first registration. */
+void wr_timers_init(wr_timers_t *t);
+/* Frees every array; the service is then empty again and may be reused. */
+void wr_timers_close(wr_timers_t *t);
+
+/* For all functions below, domain is 0 or 1 (asserted: the FFI checks user input).
+ * Registers `timer`: 1 when added, 0 when it was there already (it keeps its place among equal
+ * times), WEIR_ESTATE when the domain holds WR_TIMERS_MAX timers. Expected O(log n). */
+int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer);
+/* Removes exactly `timer`: 1 when removed, 0 when absent. Expected O(log n). */
+int wr_timers_delete(wr_timers_t *t, int domain, const wr_timer_t *timer);
+/* Removes the earliest timer (ties: the earliest registered) into *out and returns 1 when its
+ * time is <= upto_ms; else returns 0 and leaves *out alone. Timers registered between pops take
+ * part, so a firing loop also fires timers registered during it with time <= upto_ms. When a
+ * domain empties, large arrays go back to the allocator. O(log n). */
+int wr_timers_pop(wr_timers_t *t, int domain, int64_t upto_ms, wr_timer_t *out);
+/* The earliest time in the domain, or INT64_MAX when it is empty (a timer at +inf also says
+ * INT64_MAX: wr_timers_count tells them apart). O(1). */
+int64_t wr_timers_next(const wr_timers_t *t, int domain);
+size_t wr_timers_count(const wr_timers_t *t, int domain);
+
+#endif
