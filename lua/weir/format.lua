@@ -74,6 +74,8 @@ function value_text(v)
     return table_text(v)
   elseif tv == "nil" then
     return "null"
+  elseif tv == "cdata" then
+    return tostring(v)
   end
   return tostring(v)
 end

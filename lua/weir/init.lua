@@ -32,6 +32,8 @@ M.evictor = evictors.new
 M.CONTINUE, M.FIRE, M.PURGE, M.FIRE_AND_PURGE = triggers.CONTINUE, triggers.FIRE,
   triggers.PURGE, triggers.FIRE_AND_PURGE
 
+M.record_type = require("weir.records").record_type
+
 M.format = require("weir.format").value
 M.duration = require("weir.duration").parse
 
