@@ -75,7 +75,7 @@ local TEMPLATES = {
 local f, objs, emit, fail_nil = ...
 return function(st, v, ts, key)
   local r = CALL(v)
-  if r == nil then return fail_nil() end
+  if r == nil then fail_nil() end -- not a tail call: the handler needs this frame
   return emit(st, r, ts)
 end]],
   filter = [[
@@ -480,7 +480,7 @@ return function(st, v, ts, key)
   local t = ts
   if assign then
     t = assign(v, ts)
-    if type(t) ~= "number" or t ~= t then return bad_ts(t) end
+    if type(t) ~= "number" or t ~= t then bad_ts(t) end
   end
   emit(st, v, t)
   return gens[st]:on_event(v, t or MIN, emitters[st])

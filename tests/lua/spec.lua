@@ -10,7 +10,12 @@ function M.describe(name, fn)
 end
 
 function M.it(name, fn)
-  local ok, err = xpcall(fn, debug.traceback)
+  local ok, err = xpcall(fn, function(e)
+    if type(e) == "table" then
+      return tostring(e.text or e.msg or e)
+    end
+    return debug.traceback(e, 2)
+  end)
   if ok then
     M.passed = M.passed + 1
   else
