@@ -253,7 +253,7 @@ function ProcessContext:output(t, v)
 end
 
 function Job:now()
-  return C.weir_rt_now(self.rt)
+  return self.now_override or C.weir_rt_now(self.rt)
 end
 
 local function nil_result(what)
@@ -547,11 +547,11 @@ end
 
 ---Fires every processing-time timer due at the current clock reading (the clock reads T+1
 ---while the timer for T fires), operator by operator, subtask 0 first.
-function Job:fire_processing_timers(upto)
+function Job:fire_processing_timers(upto, as_if_due)
   self.wakeup = nil
   for _, node in ipairs(self.timer_nodes) do
     for _, inst in ipairs(node.instances) do
-      node.on_processing_time(inst, upto)
+      node.on_processing_time(inst, upto, as_if_due)
     end
   end
   self:processing_timers_changed()
@@ -849,7 +849,19 @@ function Job:end_of_input()
     return
   end
   local ok, info = xpcall(function()
-    self:fire_processing_timers(INF)
+    -- in global time order: everything due at the earliest pending time, then the next
+    while true do
+      local due = INF
+      for _, node in ipairs(self.timer_nodes) do
+        for _, inst in ipairs(node.instances) do
+          due = math.min(due, C.weir_timers_next(inst.timers, C.WEIR_TIME_PROCESSING))
+        end
+      end
+      if due == INF then
+        break
+      end
+      self:fire_processing_timers(due, true)
+    end
   end, self:error_handler())
   if not ok then
     self:failed(info, true)

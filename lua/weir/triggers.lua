@@ -250,6 +250,74 @@ function M.continuous_processing_time(interval)
   })
 end
 
+---Flink's ProcessingTimeoutTrigger: fires the window `timeout` of processing time after its
+---first element (or its last, with reset_timer_on_new_record), whatever the inner trigger
+---says; clear_on_timeout (default true) clears the trigger then, including the inner trigger's
+---timers (SEMANTICS §6 explains the trap this sets with processing_time()).
+function M.processing_timeout(inner, timeout, reset_timer_on_new_record, clear_on_timeout)
+  if not M.is_trigger(inner) then
+    util.build_error("triggers.processing_timeout: expected a trigger to wrap")
+  end
+  local to = duration.parse_nonneg(timeout, "processing_timeout", true)
+  local reset = reset_timer_on_new_record and true or false
+  local clear_on = clear_on_timeout == nil and true or (clear_on_timeout and true or false)
+  local self_t
+  local function clear(_, w, ctx)
+    local s = ctx:state("timeout")
+    local t = s:get()
+    if t ~= nil then
+      ctx:delete_processing_time_timer(t)
+      s:clear()
+    end
+    inner:clear(w, ctx)
+  end
+  local function timed_out(r)
+    if r >= 2 then
+      return FIRE_AND_PURGE
+    end
+    return FIRE
+  end
+  self_t = trigger(("processing_timeout(%s)"):format(inner.name), {
+    inner = inner,
+    on_element = function(_, v, ts, w, ctx)
+      local r = inner:on_element(v, ts, w, ctx)
+      if r % 2 == 1 then
+        clear(self_t, w, ctx)
+        return r
+      end
+      local s = ctx:state("timeout")
+      local nxt = ctx:current_processing_time() + to
+      local t = s:get()
+      if t ~= nil and reset then
+        ctx:delete_processing_time_timer(t)
+        s:clear()
+        t = nil
+      end
+      if t == nil then
+        s:set(nxt)
+        ctx:register_processing_time_timer(nxt)
+      end
+      return r
+    end,
+    on_processing_time = function(_, t, w, ctx)
+      local r = inner:on_processing_time(t, w, ctx)
+      if clear_on then
+        clear(self_t, w, ctx)
+      end
+      return timed_out(r)
+    end,
+    on_event_time = function(_, t, w, ctx)
+      local r = inner:on_event_time(t, w, ctx)
+      if clear_on then
+        clear(self_t, w, ctx)
+      end
+      return timed_out(r)
+    end,
+    clear = clear,
+  })
+  return self_t
+end
+
 function M.delta(threshold, fn)
   if type(threshold) ~= "number" then
     util.build_error("triggers.delta: the threshold must be a number")

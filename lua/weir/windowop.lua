@@ -528,12 +528,17 @@ function M.instantiate(job, node)
     end
   end
 
-  ---Fires every processing-time timer at or before time t.
-  node.on_processing_time = function(inst, t)
+  ---Fires every processing-time timer at or before time t. With as_if_due (weir's end of
+  ---input), the clock reads each timer's time + 1 while it fires, as if its time had come.
+  node.on_processing_time = function(inst, t, as_if_due)
     local tm = inst.timer
     while C.weir_timers_pop(inst.timers, PROCESSING, t, tm) == 1 do
+      if as_if_due then
+        job.now_override = tm.time_ms + 1
+      end
       on_timer(inst, PROCESSING, tm.time_ms, tm.key, tm.start, tm.stop)
     end
+    job.now_override = nil
   end
 end
 

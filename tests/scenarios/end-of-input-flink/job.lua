@@ -1,0 +1,1 @@
+../end-of-input-weir/job.lua

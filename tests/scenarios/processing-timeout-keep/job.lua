@@ -1,0 +1,1 @@
+../../../examples/processing-timeout/job.lua
