@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* tcp_serve: a one-shot TCP server for CLI tests. `tcp_serve PORTFILE [FILE...]` listens on
- * 127.0.0.1 on a free port, writes the port number to PORTFILE, then for each FILE accepts
- * one connection, sends the file's bytes and closes it. With no FILE it sends nothing and
- * closes. Exits 0, or 1 on any failure; it gives up after 20 s without a connection. */
+/* tcp_serve: a one-shot TCP server for CLI tests. `tcp_serve [-w MS] PORTFILE [FILE...]`
+ * listens on 127.0.0.1 on a free port, writes the port number to PORTFILE, then for each FILE
+ * accepts one connection, sends the file's bytes, waits MS milliseconds (default 0) and closes
+ * it. With no FILE it sends nothing and closes. Exits 0, or 1 on any failure; it gives up
+ * after 20 s without a connection. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -38,8 +39,14 @@ static int send_file(int fd, const char *path)
 
 int main(int argc, char **argv)
 {
+    int wait_ms = 0;
+    if (argc > 2 && strcmp(argv[1], "-w") == 0) {
+        wait_ms = atoi(argv[2]);
+        argv += 2;
+        argc -= 2;
+    }
     if (argc < 2) {
-        fputs("usage: tcp_serve PORTFILE [FILE...]\n", stderr);
+        fputs("usage: tcp_serve [-w MS] PORTFILE [FILE...]\n", stderr);
         return 1;
     }
     int s = socket(AF_INET, SOCK_STREAM, 0);
@@ -78,6 +85,9 @@ int main(int argc, char **argv)
         if (argc > 2 && send_file(c, argv[2 + i]) != 0) {
             close(c);
             return 1;
+        }
+        if (wait_ms > 0) {
+            poll(NULL, 0, wait_ms);
         }
         shutdown(c, SHUT_WR);
         /* wait for the client to close its side, so no data is lost to a reset */
