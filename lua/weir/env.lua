@@ -179,6 +179,12 @@ function Env:replay(path)
   return source(self, "replay", { path = path })
 end
 
+---What the window operators held when the job ended (see Job:metrics), or nil before.
+---@return table|nil {[operator label] = {open_windows, elements, store_bytes, ...}}
+function Env:metrics()
+  return self.final_metrics
+end
+
 ---Runs the job (or, under `weir explain`, prints its graph). Returns when every source has
 ---ended, or after SIGINT/SIGTERM once what was in flight has drained.
 ---@param name string|nil

@@ -842,6 +842,26 @@ function Job:run_loop()
   end
 end
 
+---Per window operator: open (key, window) slots, buffered elements, C bytes of the store,
+---pending timers and dropped late records, summed over its subtasks, keyed by label.
+function Job:metrics()
+  local m = {}
+  for _, node in ipairs(self.timer_nodes) do
+    local t = { open_windows = 0, elements = 0, store_bytes = 0, event_timers = 0,
+                processing_timers = 0, late_dropped = node.late_dropped or 0 }
+    for _, inst in ipairs(node.instances) do
+      t.open_windows = t.open_windows + C.weir_store_stat(inst.store, C.WEIR_STORE_OPEN)
+      t.elements = t.elements + C.weir_store_stat(inst.store, C.WEIR_STORE_ELEMENTS)
+      t.store_bytes = t.store_bytes + C.weir_store_stat(inst.store, C.WEIR_STORE_BYTES)
+      t.event_timers = t.event_timers + C.weir_timers_count(inst.timers, C.WEIR_TIME_EVENT)
+      t.processing_timers = t.processing_timers
+        + C.weir_timers_count(inst.timers, C.WEIR_TIME_PROCESSING)
+    end
+    m[node.label] = t
+  end
+  return m
+end
+
 ---After the last source: weir's default fires every pending processing-time timer, in time
 ---order, after the final watermark; end_of_input = "flink" drops them as Flink does.
 function Job:end_of_input()
@@ -911,6 +931,7 @@ function M.execute(plan)
     end
     self:run_loop()
     self:end_of_input()
+    plan.env.final_metrics = self:metrics()
     self:close_functions()
     self:report_drops()
   end)
