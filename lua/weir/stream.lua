@@ -282,6 +282,16 @@ end
 
 local function window_node(self, fn_kind, wfn, fields)
   local trigger = self.trigger_ or triggers[self.assigner.default_trigger]()
+  if self.assigner.merging then
+    if not trigger.on_merge then
+      util.build_error("%s: trigger %s cannot merge, so it cannot be used with %s windows "
+        .. "(a trigger needs on_merge)", self.call, trigger.name, self.assigner.name)
+    end
+    if fn_kind == "aggregate" and not wfn.merge then
+      util.build_error("aggregate: session windows merge accumulators, so the aggregate needs "
+        .. "a merge(a, b) function")
+    end
+  end
   fields.assigner, fields.trigger, fields.evictor = self.assigner, trigger, self.evictor_
   fields.lateness, fields.late_tag, fields.keyed = self.lateness, self.late_tag, self.keyed
   fields.fn_kind, fields.user_fn = fn_kind, wfn

@@ -154,6 +154,34 @@ function TriggerContext:state(name)
   return s
 end
 
+---During on_merge: merges the state `name` of the windows being merged into this window's
+---with fn(a, b), and returns the result (nil when none of them had it).
+function TriggerContext:merge_state(name, fn)
+  local merged = self.merging
+  if not merged then
+    error("ctx:merge_state is only available in on_merge", 2)
+  end
+  local state, inst = self:state(name), self.inst
+  local own, acc = self.slot, nil
+  for i = 1, #merged do
+    local m = merged[i]
+    self.slot = C.weir_store_find(inst.store, self.kid, m.start, m.stop)
+    local v = state:get()
+    if v ~= nil then
+      acc = acc == nil and v or fn(acc, v)
+    end
+  end
+  self.slot = own
+  if acc ~= nil then
+    local mine = state:get()
+    if mine ~= nil then
+      acc = fn(mine, acc)
+    end
+    state:set(acc)
+  end
+  return acc
+end
+
 function TriggerContext:ensure_slot()
   if self.slot < 0 then
     local w = self.window
@@ -192,6 +220,9 @@ function WindowContext:output(tag, v)
 end
 
 function WindowContext:window_state()
+  if self.node.assigner.merging then
+    error("ctx:window_state() is not available for merging (session) windows, as in Flink", 2)
+  end
   local inst, w = self.inst, self.win
   local slot = C.weir_store_slot(inst.store, self.kid, w.start, w.stop)
   local s = inst.wstate[slot]
@@ -255,6 +286,7 @@ function M.instantiate(job, node)
       TriggerContext)
     inst.wctx = setmetatable({ inst = inst, node = node, job = job }, WindowContext)
     inst.timer = timer_t()
+    inst.msets = {}
   end
   job.timer_nodes[#job.timer_nodes + 1] = node
 
@@ -454,11 +486,250 @@ function M.instantiate(job, node)
     end
   end
 
+
+  -- Merging (session) windows: per key, Flink's MergingWindowSet (SEMANTICS §5.4, §5.7) as a
+  -- list of in-flight windows sorted by start, each with the state window whose slot holds
+  -- its contents. In-flight windows never overlap, so the windows a new one touches are a
+  -- contiguous run found by binary search: O(log n) to find, plus the run's length.
+  local merging = assigner.merging
+  local floor = math.floor
+
+  local function first_touching(m, start)
+    local lo, hi = 1, #m + 1
+    while lo < hi do
+      local mid = floor((lo + hi) / 2)
+      if m[mid].stop < start then
+        lo = mid + 1
+      else
+        hi = mid
+      end
+    end
+    return lo
+  end
+
+  local function find_entry(m, start, stop)
+    local i = first_touching(m, start)
+    local e = m[i]
+    if e and e.start == start and e.stop == stop then
+      return i, e
+    end
+    return nil
+  end
+
+  local function drop_slot(inst, kid, start, stop)
+    local slot = C.weir_store_find(inst.store, kid, start, stop)
+    if slot >= 0 then
+      purge(inst, slot)
+      inst.wins[slot], inst.lua_state[slot], inst.wstate[slot] = nil, nil, nil
+      C.weir_store_drop(inst.store, slot)
+    end
+  end
+
+  local function merge_contents(inst, target, source)
+    local t, c = inst.contents[target], inst.contents[source]
+    if c == nil then
+      return
+    end
+    local moved = C.weir_store_count(inst.store, source)
+    if t == nil then
+      inst.contents[target], inst.stamps[target] = c, inst.stamps[source]
+    elseif evictor or fn_kind == "process" or fn_kind == "apply" then
+      for i = 1, #c do
+        t[#t + 1] = c[i]
+      end
+      local ts, cs = inst.stamps[target], inst.stamps[source]
+      if ts and cs then
+        for i = 1, #cs do
+          ts[#ts + 1] = cs[i]
+        end
+      end
+    elseif fn_kind == "reduce" then
+      inst.contents[target] = fn(t, c)
+    else
+      inst.contents[target] = fn.merge(t, c)
+    end
+    inst.contents[source], inst.stamps[source] = nil, nil
+    C.weir_store_count_add(inst.store, source, -moved)
+    C.weir_store_count_add(inst.store, target, moved)
+  end
+
+  -- The merge callback of WindowOperator: trigger.on_merge, clear the swallowed windows'
+  -- triggers and cleanup timers, then merge their contents into the surviving state window.
+  local function on_merge(inst, key, kid, result, merged)
+    local rw = windows.window(result.start, result.stop)
+    local maxts = result.stop - 1
+    if is_event_time and maxts + lateness <= inst.watermark then
+      error(("merging made window %s, which is already late (watermark %s)"):format(
+        tostring(rw), tostring(inst.watermark)), 0)
+    elseif not is_event_time and maxts <= job:now() then
+      error(("merging made window %s, which has already ended"):format(tostring(rw)), 0)
+    end
+    local ctx = inst.tctx
+    ctx.key, ctx.kid, ctx.window = key, kid, rw
+    ctx.slot = C.weir_store_find(inst.store, kid, rw.start, rw.stop)
+    ctx.merging = merged
+    trigger:on_merge(rw, ctx)
+    ctx.merging = nil
+    for i = 1, #merged do
+      local m = merged[i]
+      local mw = windows.window(m.start, m.stop)
+      ctx.window, ctx.slot = mw, C.weir_store_find(inst.store, kid, m.start, m.stop)
+      trigger:clear(mw, ctx)
+      local t = cleanup_time(node, m.stop - 1)
+      if t ~= INF then
+        C.weir_timers_delete(inst.timers, is_event_time and EVENT or PROCESSING, t, kid,
+          m.start, m.stop)
+      end
+    end
+    local target = C.weir_store_slot(inst.store, kid, result.sstart, result.sstop)
+    for i = 1, #merged do
+      local m = merged[i]
+      if m.sstart ~= result.sstart or m.sstop ~= result.sstop then
+        local source = C.weir_store_find(inst.store, kid, m.sstart, m.sstop)
+        if source >= 0 then
+          merge_contents(inst, target, source)
+        end
+        drop_slot(inst, kid, m.sstart, m.sstop)
+      end
+      if (m.start ~= result.sstart or m.stop ~= result.sstop)
+          and (m.start ~= result.start or m.stop ~= result.stop) then
+        drop_slot(inst, kid, m.start, m.stop)
+      end
+    end
+    if not is_event_time then
+      job:processing_timers_changed()
+    end
+  end
+
+  ---MergingWindowSet.addWindow: returns the in-flight entry the new window [s, e) ends in.
+  local function add_window(inst, key, kid, s, e)
+    local m = inst.msets[kid]
+    if not m then
+      m = {}
+      inst.msets[kid] = m
+    end
+    local i = first_touching(m, s)
+    local j = i
+    while j <= #m and m[j].start <= e do
+      j = j + 1
+    end
+    if j == i then
+      local entry = { start = s, stop = e, sstart = s, sstop = e }
+      table.insert(m, i, entry)
+      return entry
+    end
+    if j == i + 1 and m[i].start <= s and m[i].stop >= e then
+      return m[i] -- inside an existing window: no merge
+    end
+    local merged = {}
+    for k = i, j - 1 do
+      merged[#merged + 1] = m[k]
+    end
+    local first = merged[1]
+    local entry = { start = math.min(s, first.start), stop = math.max(e, m[j - 1].stop),
+                    sstart = first.sstart, sstop = first.sstop }
+    for k = j - 1, i, -1 do
+      table.remove(m, k)
+    end
+    table.insert(m, i, entry)
+    on_merge(inst, key, kid, entry, merged)
+    return entry
+  end
+
+  local function retire(inst, kid, start, stop)
+    local m = inst.msets[kid]
+    local i = m and find_entry(m, start, stop)
+    if i then
+      table.remove(m, i)
+      if #m == 0 then
+        inst.msets[kid] = nil
+      end
+    end
+  end
+
+  local function push_merging(st, v, ts, key)
+    local inst = node.instances[st + 1]
+    local kid = intern(inst, key)
+    local s, e = assigner:session(v, ts, job:now())
+    local entry = add_window(inst, key, kid, s, e)
+    if is_event_time and cleanup_time(node, entry.stop - 1) <= inst.watermark then
+      retire(inst, kid, entry.start, entry.stop)
+      if ts + lateness <= inst.watermark then
+        if late_emit then
+          late_emit(st, v, ts)
+        else
+          node.late_dropped = node.late_dropped + 1
+        end
+      end
+      return
+    end
+    local sslot = C.weir_store_slot(inst.store, kid, entry.sstart, entry.sstop)
+    add(inst, sslot, v, ts)
+    local aslot = C.weir_store_slot(inst.store, kid, entry.start, entry.stop)
+    local w = window_of(inst, aslot, entry.start, entry.stop)
+    local ctx = inst.tctx
+    ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, aslot
+    local r = check_result(node, trigger:on_element(v, ts, w, ctx), "on_element")
+    if r % 2 == 1 then
+      fire(inst, sslot, key, kid, w)
+    end
+    if r >= 2 then
+      purge(inst, sslot)
+    end
+    register_cleanup(inst, kid, w)
+  end
+
+  local function on_timer_merging(inst, domain, t, kid, start, stop)
+    local m = inst.msets[kid]
+    local _, entry = find_entry(m or {}, start, stop)
+    if not entry then
+      return -- a stale timer of a window merged away or retired
+    end
+    local key = inst.keys[kid]
+    local aslot = C.weir_store_find(inst.store, kid, start, stop)
+    local w = aslot >= 0 and window_of(inst, aslot, start, stop) or windows.window(start, stop)
+    local ctx = inst.tctx
+    ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, aslot
+    local r
+    if domain == EVENT then
+      r = check_result(node, trigger:on_event_time(t, w, ctx), "on_event_time")
+    else
+      r = check_result(node, trigger:on_processing_time(t, w, ctx), "on_processing_time")
+    end
+    local sslot = C.weir_store_find(inst.store, kid, entry.sstart, entry.sstop)
+    if sslot >= 0 then
+      if r % 2 == 1 then
+        fire(inst, sslot, key, kid, w)
+      end
+      if r >= 2 then
+        purge(inst, sslot)
+      end
+    end
+    if (domain == EVENT) == is_event_time and t == cleanup_time(node, w:max_timestamp()) then
+      if sslot >= 0 then
+        purge(inst, sslot)
+      end
+      ctx.window, ctx.slot = w, C.weir_store_find(inst.store, kid, start, stop)
+      trigger:clear(w, ctx)
+      if rich and objs[inst.index].clear then
+        local wctx = inst.wctx
+        wctx.win, wctx.kid, wctx.key = w, kid, key
+        objs[inst.index]:clear(wctx)
+      end
+      retire(inst, kid, start, stop)
+      drop_slot(inst, kid, entry.sstart, entry.sstop)
+      drop_slot(inst, kid, start, stop)
+    end
+  end
+
   node.push = function(st, v, ts, key)
     local inst = node.instances[st + 1]
     if is_event_time and (ts == nil or ts == -INF) then
       error("the record has no timestamp: an event-time window needs "
         .. "assign_timestamps_and_watermarks before it", 0)
+    end
+    if merging then
+      return push_merging(st, v, ts, key)
     end
     local kid = intern(inst, key)
     local n = assigner:assign(ts, job:now(), starts)
@@ -495,6 +766,9 @@ function M.instantiate(job, node)
   end
 
   local function on_timer(inst, domain, t, kid, start, stop)
+    if merging then
+      return on_timer_merging(inst, domain, t, kid, start, stop)
+    end
     local key = inst.keys[kid]
     local slot = C.weir_store_find(inst.store, kid, start, stop)
     local w = slot >= 0 and window_of(inst, slot, start, stop) or windows.window(start, stop)

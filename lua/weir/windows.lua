@@ -105,6 +105,44 @@ function M.sliding_processing_time(size, slide, offset)
   return sliding("sliding_processing_time", size, slide, offset, false)
 end
 
+-- Session windows (SEMANTICS §4.5): each element opens [t, t + gap); windows that overlap or
+-- touch merge. The window operator does the merging; the assigner gives the gap.
+
+function M.event_time_session(gap)
+  local g = duration.parse_nonneg(gap, "event_time_session gap", true)
+  return assigner({ name = "event_time_session", merging = true, gap = g, is_event_time = true,
+                    default_trigger = "event_time" })
+end
+
+function M.processing_time_session(gap)
+  local g = duration.parse_nonneg(gap, "processing_time_session gap", true)
+  return assigner({ name = "processing_time_session", merging = true, gap = g,
+                    is_event_time = false, default_trigger = "processing_time" })
+end
+
+---Sessions whose gap comes from each element: fn(v) -> gap in ms (> 0).
+function M.dynamic_event_time_session(fn)
+  if type(fn) ~= "function" then
+    util.build_error("dynamic_event_time_session: expected a function fn(v) -> gap")
+  end
+  return assigner({ name = "dynamic_event_time_session", merging = true, gap_fn = fn,
+                    is_event_time = true, default_trigger = "event_time" })
+end
+
+---The session window [start, stop) of one element.
+function Assigner:session(v, ts, now)
+  local t = self.is_event_time and ts or now
+  local gap = self.gap
+  if self.gap_fn then
+    gap = self.gap_fn(v)
+    if type(gap) ~= "number" or gap ~= gap or gap <= 0 then
+      error(("dynamic_event_time_session: the gap must be a number > 0, got %s"):format(
+        tostring(gap)), 0)
+    end
+  end
+  return t, t + gap
+end
+
 ---One window per key that never ends; its default trigger never fires.
 function M.global()
   return assigner({ name = "global", global = true, is_event_time = false,
