@@ -13,7 +13,7 @@
 #include "weir.h"
 
 static const char USAGE[] =
-    "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [-- ARGS...]\n"
+    "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [--check-triggers] [-- ARGS...]\n"
     "       weir explain JOB.lua [--parallelism N] [--replay FILE]\n"
     "       weir repl [JOB.lua]        (not available yet)\n"
     "       weir --version | --help\n";
@@ -33,6 +33,8 @@ static const char HELP[] =
     "  --parallelism N  override the parallelism the script sets with weir.env{...}\n"
     "  --replay FILE    replace the job's single text source with a replay of FILE on a\n"
     "                   virtual processing-time clock (format: docs/API.md, Replay)\n"
+    "  --check-triggers warn (once per trigger) when a trigger registers an event-time\n"
+    "                   timer already behind the watermark, or leaves state after clear()\n"
     "  -- ARGS...       everything after -- reaches the job as weir.args\n"
     "\n"
     "  --version        print the version\n"

@@ -914,7 +914,7 @@ function M.execute(plan)
   local self = setmetatable({
     plan = plan, factories = {}, instances = {}, pushes = {}, senders = {}, drivers = {},
     by_source = {}, files = {}, progress = { 0, 0 }, events = event_array_t(BATCH),
-    assigners = {}, timer_nodes = {},
+    assigners = {}, timer_nodes = {}, check_triggers = plan.env.job.check_triggers,
     live = #plan.sources, stopped = false, unread_errors = 0,
   }, Job)
   local ok, err = pcall(function()

@@ -113,33 +113,54 @@ function TriggerContext:current_processing_time()
   return self.job:now()
 end
 
-local function check_time(t, what)
+local function check_time(ctx, t, what)
   if type(t) ~= "number" or t ~= t then
-    error(("%s: the time must be a number, got %s"):format(what, tostring(t)), 3)
+    error(("trigger %s: %s: the time must be a number, got %s"):format(ctx.node.trigger.name,
+      what, tostring(t)), 3)
   end
 end
 
+---weir run --check-triggers: one warning per trigger and kind of mistake, on stderr.
+local function warn_once(ctx, kind, text)
+  local node = ctx.node
+  node.warned = node.warned or {}
+  if node.warned[kind] then
+    return
+  end
+  node.warned[kind] = true
+  io.stdout:flush()
+  io.stderr:write(("weir: warning: %s: trigger %s%s: %s\n"):format(node.label,
+    node.trigger.name, node.trigger.defined and (" (" .. node.trigger.defined .. ")") or "",
+    text))
+end
+M.warn_once = warn_once
+
 function TriggerContext:register_event_time_timer(t)
-  check_time(t, "register_event_time_timer")
+  check_time(self, t, "register_event_time_timer")
+  if self.job.check_triggers and t <= self.inst.watermark then
+    warn_once(self, "behind", ("registered an event-time timer at %s, already behind the "
+      .. "watermark %s: it fires only %s"):format(tostring(t), tostring(self.inst.watermark),
+      self.inst.firing and "because timers are firing now" or "with the next watermark"))
+  end
   local w = self.window
   C.weir_timers_register(self.inst.timers, EVENT, t, self.kid, w.start, w.stop)
 end
 
 function TriggerContext:delete_event_time_timer(t)
-  check_time(t, "delete_event_time_timer")
+  check_time(self, t, "delete_event_time_timer")
   local w = self.window
   C.weir_timers_delete(self.inst.timers, EVENT, t, self.kid, w.start, w.stop)
 end
 
 function TriggerContext:register_processing_time_timer(t)
-  check_time(t, "register_processing_time_timer")
+  check_time(self, t, "register_processing_time_timer")
   local w = self.window
   C.weir_timers_register(self.inst.timers, PROCESSING, t, self.kid, w.start, w.stop)
   self.job:processing_timers_changed()
 end
 
 function TriggerContext:delete_processing_time_timer(t)
-  check_time(t, "delete_processing_time_timer")
+  check_time(self, t, "delete_processing_time_timer")
   local w = self.window
   C.weir_timers_delete(self.inst.timers, PROCESSING, t, self.kid, w.start, w.stop)
   self.job:processing_timers_changed()
@@ -256,10 +277,33 @@ end
 
 local function check_result(node, r, what)
   if not triggers.valid_result[r] then
-    error(("trigger %s: %s returned %s, not a trigger result (weir.CONTINUE, weir.FIRE, "
-      .. "weir.PURGE or weir.FIRE_AND_PURGE)"):format(node.trigger.name, what, tostring(r)), 0)
+    local t = node.trigger
+    error(("trigger %s%s: %s returned %s, not a trigger result (weir.CONTINUE, weir.FIRE, "
+      .. "weir.PURGE or weir.FIRE_AND_PURGE)"):format(t.name,
+        t.defined and (" (" .. t.defined .. ")") or "", what, tostring(r)), 0)
   end
   return r
+end
+
+---weir run --check-triggers: state the trigger still holds for a window after its clear().
+local function check_cleared(ctx)
+  local slot = ctx.slot
+  if not ctx.job.check_triggers or slot < 0 then
+    return
+  end
+  local inst, node = ctx.inst, ctx.node
+  local lua = inst.lua_state[slot]
+  for name, idx in pairs(node.cell_of) do
+    local left = lua and lua[name] ~= nil
+    if idx then
+      local v = C.weir_store_cells(inst.store, slot)[idx]
+      left = left or v == v
+    end
+    if left then
+      warn_once(ctx, "state:" .. name, ("left state %q behind after clear() of window %s "
+        .. "(Flink would keep it forever)"):format(name, tostring(ctx.window)))
+    end
+  end
 end
 
 ---Wires the window node: node.push(st, v, ts, key) and node.on_watermark(inst, w).
@@ -474,6 +518,7 @@ function M.instantiate(job, node)
       purge(inst, slot)
     end
     trigger:clear(w, ctx)
+    check_cleared(ctx)
     if rich and objs[inst.index].clear then
       local wctx = inst.wctx
       wctx.win, wctx.kid, wctx.key = w, kid, key
@@ -575,6 +620,7 @@ function M.instantiate(job, node)
       local mw = windows.window(m.start, m.stop)
       ctx.window, ctx.slot = mw, C.weir_store_find(inst.store, kid, m.start, m.stop)
       trigger:clear(mw, ctx)
+      check_cleared(ctx)
       local t = cleanup_time(node, m.stop - 1)
       if t ~= INF then
         C.weir_timers_delete(inst.timers, is_event_time and EVENT or PROCESSING, t, kid,
@@ -711,6 +757,7 @@ function M.instantiate(job, node)
       end
       ctx.window, ctx.slot = w, C.weir_store_find(inst.store, kid, start, stop)
       trigger:clear(w, ctx)
+      check_cleared(ctx)
       if rich and objs[inst.index].clear then
         local wctx = inst.wctx
         wctx.win, wctx.kid, wctx.key = w, kid, key
@@ -797,9 +844,11 @@ function M.instantiate(job, node)
   ---Fires every event-time timer at or before the new watermark w (inst.watermark is w).
   node.on_watermark = function(inst, w)
     local tm = inst.timer
+    inst.firing = true
     while C.weir_timers_pop(inst.timers, EVENT, w, tm) == 1 do
       on_timer(inst, EVENT, tm.time_ms, tm.key, tm.start, tm.stop)
     end
+    inst.firing = false
   end
 
   ---Fires every processing-time timer at or before time t. With as_if_due (weir's end of
