@@ -236,3 +236,20 @@ int32_t weir_valve_is_idle(const weir_valve_t *fv)
 {
     return fv->v.idle ? 1 : 0;
 }
+
+double weir_valve_channel_watermark(const weir_valve_t *fv, int32_t channel)
+{
+    if (channel < 0 || channel >= fv->v.channels) {
+        return -INFINITY;
+    }
+    return ms_to_double(fv->v.ch[channel].wm);
+}
+
+int32_t weir_valve_channel_state(const weir_valve_t *fv, int32_t channel)
+{
+    if (channel < 0 || channel >= fv->v.channels) {
+        return 0;
+    }
+    const wr_valve_channel_t *c = &fv->v.ch[channel];
+    return (c->active ? 1 : 0) | (c->aligned ? 2 : 0);
+}

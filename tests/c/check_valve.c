@@ -400,6 +400,21 @@ START_TEST(test_valve_ffi_rejects_bad_channel_and_nan)
 }
 END_TEST
 
+START_TEST(test_valve_channels_report_watermark_and_state)
+{
+    weir_valve_t *fv = weir_valve_new(2);
+    ck_assert(isinf(weir_valve_channel_watermark(fv, 0)));
+    ck_assert_int_eq(weir_valve_channel_state(fv, 0), 3);
+    weir_valve_watermark(fv, 0, 500);
+    weir_valve_status(fv, 1, 1);
+    ck_assert(weir_valve_channel_watermark(fv, 0) == 500);
+    ck_assert_int_eq(weir_valve_channel_state(fv, 0), 3);
+    ck_assert_int_eq(weir_valve_channel_state(fv, 1), 0);
+    ck_assert_int_eq(weir_valve_channel_state(fv, 7), 0);
+    weir_valve_free(fv);
+}
+END_TEST
+
 static void add_case(Suite *s, const char *name, const TTest *test)
 {
     TCase *tc = tcase_create(name);
@@ -436,6 +451,8 @@ static Suite *valve_suite(void)
     add_case(s, "idle_channel_at_output_triggers_remin",
              test_valve_idle_channel_at_output_triggers_remin);
     add_case(s, "many_channels", test_valve_many_channels);
+    add_case(s, "channels_report_watermark_and_state",
+             test_valve_channels_report_watermark_and_state);
     TCase *random = tcase_create("invariants_hold_under_random_operations");
     tcase_add_loop_test(random, test_valve_invariants_hold_under_random_operations, 0,
                         (int)(sizeof random_channel_counts / sizeof random_channel_counts[0]));
