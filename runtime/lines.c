@@ -185,3 +185,35 @@ size_t wr_lines_pending(const wr_lines_t *l)
 {
     return l->tail - l->head;
 }
+
+/* The length cut() would give buf[start, start + len) after stripping the "\r". */
+static size_t record_len(const wr_lines_t *l, size_t start, size_t len)
+{
+    if (l->strip_cr && len > 0 && l->buf[start + len - 1] == '\r') {
+        return len - 1;
+    }
+    return len;
+}
+
+/* Replays wr_lines_next and wr_lines_finish without cutting: usually the first delimiter
+ * decides; only records that would be dropped make it look further. */
+int wr_lines_has_record(const wr_lines_t *l, int at_eof)
+{
+    size_t start = l->head;
+    size_t from = l->search > l->head ? l->search : l->head;
+    int skipping = l->skipping;
+    const char *hit;
+    while ((hit = find_delimiter(l, from)) != NULL) {
+        size_t end = (size_t)(hit - l->buf);
+        if (!skipping && record_len(l, start, end - start) <= l->max_bytes) {
+            return 1;
+        }
+        skipping = 0;
+        start = end + l->delim_len;
+        from = start;
+    }
+    if (!at_eof || l->finished || skipping || start == l->tail) {
+        return 0;
+    }
+    return record_len(l, start, l->tail - start) <= l->max_bytes;
+}

@@ -70,6 +70,10 @@ void wr_lines_release(wr_lines_t *l);
 
 /* Bytes buffered and not yet cut into records. */
 size_t wr_lines_pending(const wr_lines_t *l);
+/* 1 when the buffered bytes hold a record that wr_lines_next would return (dropped ones do not
+ * count), or, with at_eof, a leftover that wr_lines_finish would still return; else 0. A partial
+ * record never counts without at_eof: its rest has not arrived. Changes nothing. */
+int wr_lines_has_record(const wr_lines_t *l, int at_eof);
 /* The most bytes that can be buffered without a complete record in them (a longer stretch is
  * an overlong record and gets discarded). */
 size_t wr_lines_partial_max(const wr_lines_t *l);

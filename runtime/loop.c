@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "mem.h"
@@ -19,10 +20,12 @@
 
 /* ---- signals ---------------------------------------------------------------------------- */
 
-/* One runtime at a time owns SIGINT and SIGTERM; the handler only touches these two and
- * uv_async_send, which is async-signal-safe. */
+/* One runtime at a time owns SIGINT, SIGTERM and SIGUSR1; the handlers only touch these
+ * flags and uv_async_send, which is async-signal-safe. SIGUSR1 has its own flag: it asks for a
+ * status report, never for a stop, and does not count towards "interrupted again". */
 static weir_rt_t *volatile signal_rt;
 static volatile sig_atomic_t signal_count;
+static volatile sig_atomic_t status_requested;
 
 static void on_signal(int signo)
 {
@@ -42,6 +45,17 @@ static void on_signal(int signo)
     _exit(1);
 }
 
+/* Signals that arrive before the poll sees the flag coalesce into one STATUS event. */
+static void on_status_signal(int signo)
+{
+    (void)signo;
+    status_requested = 1;
+    weir_rt_t *rt = signal_rt;
+    if (rt != NULL) {
+        uv_async_send(&rt->wake);
+    }
+}
+
 static void install_signals(weir_rt_t *rt)
 {
     if (signal_rt != NULL) {
@@ -54,10 +68,17 @@ static void install_signals(weir_rt_t *rt)
     sigaddset(&sa.sa_mask, SIGINT);
     sigaddset(&sa.sa_mask, SIGTERM);
     sa.sa_flags = SA_RESTART;
+    struct sigaction su;
+    memset(&su, 0, sizeof su);
+    su.sa_handler = on_status_signal;
+    sigemptyset(&su.sa_mask);
+    su.sa_flags = SA_RESTART;
     signal_count = 0;
+    status_requested = 0;
     signal_rt = rt;
     sigaction(SIGINT, &sa, &rt->old_sigint);
     sigaction(SIGTERM, &sa, &rt->old_sigterm);
+    sigaction(SIGUSR1, &su, &rt->old_sigusr1);
     rt->signals_installed = 1;
 }
 
@@ -68,14 +89,16 @@ static void restore_signals(weir_rt_t *rt)
     }
     sigaction(SIGINT, &rt->old_sigint, NULL);
     sigaction(SIGTERM, &rt->old_sigterm, NULL);
+    sigaction(SIGUSR1, &rt->old_sigusr1, NULL);
     signal_rt = NULL;
     signal_count = 0;
+    status_requested = 0;
     rt->signals_installed = 0;
 }
 
 static void on_wake(uv_async_t *h)
 {
-    (void)h; /* waking uv_run was the point; the poll loop reads signal_count */
+    (void)h; /* waking uv_run was the point; the poll loop reads the signal flags */
 }
 
 static void on_timer(uv_timer_t *h)
@@ -218,6 +241,19 @@ int wr_loop_emit_end(weir_rt_t *rt, wr_source_t *s, int32_t flags)
     e->flags = flags;
     s->ended = 1;
     return 1;
+}
+
+int wr_loop_unread(const uv_handle_t *h)
+{
+    uv_os_fd_t fd;
+    if (uv_fileno(h, &fd) < 0) {
+        return 0;
+    }
+    int n = 0;
+    if (ioctl(fd, FIONREAD, &n) < 0) {
+        return 0;
+    }
+    return n > 0;
 }
 
 int wr_loop_ms(double v, int64_t *out)
@@ -529,6 +565,11 @@ int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
             break;
         }
         rt->now_ms = wr_clock_now(&rt->clock);
+        if (signal_rt == rt && status_requested && rt->n == 0) {
+            status_requested = 0; /* cleared first: a later signal asks for another report */
+            wr_loop_push(rt, NULL, WEIR_EV_STATUS);
+            break; /* alone, like TICK and STOP */
+        }
         if (!rt->stop_delivered && rt->n == 0 && deliver_clock_event(rt)) {
             break; /* alone, so Lua reacts before anything later happens */
         }
@@ -589,6 +630,21 @@ const char *weir_source_describe(const weir_rt_t *rt, int32_t source)
 {
     const wr_source_t *s = find_source(rt, source);
     return s ? s->describe : "";
+}
+
+/* The idle-advance guard asks this between polls: time may push a watermark forward only while
+ * the source is quiet, so records held back by backpressure (a full batch, unread kernel
+ * bytes) are never made late. Each kind says what "waiting" means in its pending hook. */
+int32_t weir_source_pending(const weir_rt_t *rt, int32_t source)
+{
+    const wr_source_t *s = find_source(rt, source);
+    if (s == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (!rt->started || s->ended) {
+        return 0;
+    }
+    return s->ops->pending(s, wr_clock_now(&rt->clock)) ? 1 : 0;
 }
 
 int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name)

@@ -14,7 +14,7 @@
 #include "loop.h"
 #include "weir.h"
 
-/* What the loop asks of a source kind. Every hook but fill may be NULL. */
+/* What the loop asks of a source kind. Every hook but fill and pending may be NULL. */
 typedef struct wr_source_ops {
     /* weir_rt_start: open files, start connecting. Returns 0 or a negative code with the
      * detail set through wr_loop_error. */
@@ -26,6 +26,10 @@ typedef struct wr_source_ops {
     /* The next time the source becomes ready by time alone (rate generator, replay), or
      * WR_NEVER. */
     int64_t (*next_due)(const wr_source_t *s);
+    /* weir_source_pending for a started source that has not ended: 1 when input is waiting
+     * at clock reading now_ms (a record a poll would deliver without waiting for more bytes
+     * or for time to pass), else 0. Reads only (ioctl FIONREAD at most). */
+    int (*pending)(const wr_source_t *s, int64_t now_ms);
     /* After STOP: stop reading; fill then drains complete records and ends with STOPPED. */
     void (*stop)(wr_source_t *s);
     /* weir_rt_free: uv_close every handle and cancel requests; the loop then runs until all
@@ -66,6 +70,7 @@ struct weir_rt {
     int signals_installed;
     struct sigaction old_sigint;
     struct sigaction old_sigterm;
+    struct sigaction old_sigusr1;
 
     int64_t start_ms;  /* clock reading at weir_rt_start */
     int64_t tick_ms;   /* 0 = no ticks */
@@ -79,5 +84,9 @@ struct weir_rt {
     int64_t now_ms;
     uint32_t rotate; /* real clock: the source that fills first, for fairness */
 };
+
+/* 1 when the kernel holds unread bytes for h's descriptor (ioctl FIONREAD), else 0 (also when
+ * h has no descriptor or the ioctl fails). For the pending hooks of stream sources. */
+int wr_loop_unread(const uv_handle_t *h);
 
 #endif

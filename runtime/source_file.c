@@ -263,6 +263,26 @@ static void file_fill(wr_source_t *s)
     }
 }
 
+/* A regular file (or device) read here is waiting until read(2) reports EOF: the next poll
+ * reads it without waiting. A stream is waiting when weir holds a complete record, or the
+ * kernel holds bytes for it; a half line is not, until EOF makes it the last record. After
+ * STOP only complete records are still delivered. */
+static int file_pending(const wr_source_t *s, int64_t now_ms)
+{
+    (void)now_ms;
+    const file_source_t *f = (const file_source_t *)s;
+    if (s->stopping) {
+        return wr_lines_has_record(&f->lines, 0);
+    }
+    if (wr_lines_has_record(&f->lines, f->eof)) {
+        return 1;
+    }
+    if (!f->streaming) {
+        return !f->eof && f->fd >= 0;
+    }
+    return !f->eof && f->handle_open && wr_loop_unread(&f->h.handle);
+}
+
 static void file_stop(wr_source_t *s)
 {
     file_source_t *f = file_of(s);
@@ -300,6 +320,7 @@ static const wr_source_ops_t file_ops = {
     .begin = file_begin,
     .fill = file_fill,
     .next_due = NULL,
+    .pending = file_pending,
     .stop = file_stop,
     .close = file_close,
     .destroy = file_destroy,

@@ -67,6 +67,16 @@ static int64_t gen_next_due(const wr_source_t *s)
     return due_ms(g, g->next);
 }
 
+/* Without a rate every index left is waiting; with one, only an index due at now_ms. */
+static int gen_pending(const wr_source_t *s, int64_t now_ms)
+{
+    const gen_source_t *g = gen_of(s);
+    if (s->stopping || (g->count >= 0 && g->next >= g->count)) {
+        return 0;
+    }
+    return g->rate <= 0 || due_ms(g, g->next) <= now_ms;
+}
+
 static void gen_fill(wr_source_t *s)
 {
     gen_source_t *g = gen_of(s);
@@ -110,6 +120,7 @@ static const wr_source_ops_t gen_ops = {
     .begin = NULL,
     .fill = gen_fill,
     .next_due = gen_next_due,
+    .pending = gen_pending,
     .stop = NULL,
     .close = NULL,
     .destroy = gen_destroy,

@@ -41,6 +41,22 @@ static int64_t replay_next_due(const wr_source_t *s)
     return r->entries[r->next].time_ms;
 }
 
+/* A record due at now_ms is waiting (it was left for the next poll by a full batch); a
+ * time-only entry only moves the clock, so it is not. */
+static int replay_pending(const wr_source_t *s, int64_t now_ms)
+{
+    const replay_source_t *r = replay_of(s);
+    if (s->stopping) {
+        return 0;
+    }
+    for (size_t i = r->next; i < r->n && r->entries[i].time_ms <= now_ms; i++) {
+        if (r->entries[i].len >= 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void replay_fill(wr_source_t *s)
 {
     replay_source_t *r = replay_of(s);
@@ -83,6 +99,7 @@ static const wr_source_ops_t replay_ops = {
     .begin = NULL,
     .fill = replay_fill,
     .next_due = replay_next_due,
+    .pending = replay_pending,
     .stop = NULL,
     .close = NULL,
     .destroy = replay_destroy,

@@ -340,6 +340,20 @@ static void sock_fill(wr_source_t *s)
     }
 }
 
+/* Waiting: a complete record in weir's buffer, or unread bytes in the kernel while connected.
+ * A half line waits for its rest, except once no connection will follow (SOCK_DONE): then it
+ * is the last record. After STOP only complete records are still delivered. */
+static int sock_pending(const wr_source_t *s, int64_t now_ms)
+{
+    (void)now_ms;
+    const socket_source_t *k = (const socket_source_t *)s;
+    if (wr_lines_has_record(&k->lines, k->state == SOCK_DONE && !s->stopping)) {
+        return 1;
+    }
+    return k->state == SOCK_CONNECTED && !quiet(k) &&
+           wr_loop_unread((const uv_handle_t *)&k->tcp);
+}
+
 /* Stops everything in flight; s->stopping (or shutting_down) is already set, so callbacks
  * that still arrive do nothing. */
 static void sock_stop(wr_source_t *s)
@@ -382,6 +396,7 @@ static const wr_source_ops_t socket_ops = {
     .begin = sock_begin,
     .fill = sock_fill,
     .next_due = NULL,
+    .pending = sock_pending,
     .stop = sock_stop,
     .close = sock_close,
     .destroy = sock_destroy,

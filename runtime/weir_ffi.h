@@ -15,6 +15,7 @@ enum {
     WEIR_EV_TICK = 4,  /* periodic watermark tick (auto_watermark_interval) */
     WEIR_EV_TIMER = 5, /* the clock passed the wakeup time set with weir_rt_set_wakeup */
     WEIR_EV_STOP = 6,  /* SIGINT/SIGTERM or weir_rt_stop: sources stop, in-flight data drains */
+    WEIR_EV_STATUS = 7, /* SIGUSR1: print the full status of the job */
 
     /* weir_event_t.flags for WEIR_EV_END */
     WEIR_END_EXHAUSTED = 0, /* bounded input ran out (or the peer closed, no retries left) */
@@ -75,6 +76,11 @@ int weir_replay_add(weir_rt_t *rt, int32_t source, double time_ms, int32_t offse
                     int32_t line_no);
 double weir_source_stat(const weir_rt_t *rt, int32_t source, int32_t what);
 const char *weir_source_describe(const weir_rt_t *rt, int32_t source);
+/* 1 when the source has input waiting: complete records buffered in weir and not yet
+ * delivered, unread bytes in the kernel (FIONREAD on a socket or pipe), a file or generator
+ * not yet exhausted, a replay line or rate-generator index already due; 0 when it is truly
+ * quiet (or has ended); negative for an unknown id. */
+int32_t weir_source_pending(const weir_rt_t *rt, int32_t source);
 /* Names a source in describe and messages: "<kind> <name>" (e.g. "replay input.replay");
  * NULL or "" leaves the kind alone. Any time; returns 0 or WEIR_EINVAL for an unknown id. */
 int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name);

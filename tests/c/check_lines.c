@@ -300,6 +300,41 @@ START_TEST(test_a_long_line_in_many_chunks_is_scanned_once)
 }
 END_TEST
 
+START_TEST(test_has_record_counts_complete_records_not_half_or_dropped_ones)
+{
+    wr_lines_t l;
+    wr_lines_init(&l, NULL, 4);
+    ck_assert_int_eq(wr_lines_has_record(&l, 0), 0);
+    ck_assert_int_eq(wr_lines_has_record(&l, 1), 0); /* nothing at all, even at eof */
+    feed(&l, "ab", 2);
+    ck_assert_int_eq(wr_lines_has_record(&l, 0), 0); /* the rest has not arrived */
+    ck_assert_int_eq(wr_lines_has_record(&l, 1), 1); /* at eof it is the last record */
+    feed(&l, "\r\n", 2);
+    ck_assert_int_eq(wr_lines_has_record(&l, 0), 1);
+    wr_line_t rec;
+    ck_assert_int_eq(wr_lines_next(&l, &rec), WR_LINES_RECORD);
+    ck_assert_int_eq(wr_lines_has_record(&l, 0), 0);
+    feed(&l, "toolong\n", 8); /* 7 bytes > max 4: would be dropped */
+    ck_assert_int_eq(wr_lines_has_record(&l, 1), 0);
+    feed(&l, "\n", 1); /* an empty record after it does count */
+    ck_assert_int_eq(wr_lines_has_record(&l, 0), 1);
+    ck_assert_int_eq(wr_lines_next(&l, &rec), WR_LINES_DROPPED);
+    ck_assert_int_eq(wr_lines_next(&l, &rec), WR_LINES_RECORD);
+    ck_assert_int_eq(wr_lines_has_record(&l, 0), 0);
+    wr_lines_release(&l);
+    feed(&l, "waytoolong", 10); /* the splitter starts skipping this one */
+    ck_assert_int_eq(wr_lines_next(&l, &rec), WR_LINES_NONE);
+    ck_assert_int_eq(wr_lines_has_record(&l, 1), 0);
+    feed(&l, "x\nok", 4); /* the skipped record ends; "ok" is a leftover */
+    ck_assert_int_eq(wr_lines_has_record(&l, 0), 0);
+    ck_assert_int_eq(wr_lines_has_record(&l, 1), 1);
+    ck_assert_int_eq(wr_lines_next(&l, &rec), WR_LINES_DROPPED);
+    ck_assert_int_eq(wr_lines_finish(&l, &rec), WR_LINES_RECORD);
+    ck_assert_int_eq(wr_lines_has_record(&l, 1), 0); /* finished */
+    wr_lines_close(&l);
+}
+END_TEST
+
 static Suite *lines_suite(void)
 {
     Suite *s = suite_create("lines");
@@ -325,6 +360,8 @@ static Suite *lines_suite(void)
          test_overlong_record_in_small_chunks_keeps_memory_bounded},
         {"pinned_records_do_not_move", test_pinned_records_do_not_move_until_release},
         {"long_line_scanned_once", test_a_long_line_in_many_chunks_is_scanned_once},
+        {"has_record_counts_complete_records_only",
+         test_has_record_counts_complete_records_not_half_or_dropped_ones},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);

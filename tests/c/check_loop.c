@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* check_loop.c: weir_loop_poll driving real sources: files, stdin, generators, replays on the
- * virtual clock, ticks and wakeups, stop and signals, and TCP against a server on 127.0.0.1 in
- * a thread of this process. Only the socket retry tests wait (the 500 ms retry delay). */
+ * virtual clock, ticks and wakeups, stop and signals, pending input, and TCP against a server
+ * on 127.0.0.1 in a thread of this process. Only the socket retry tests wait (the 500 ms retry
+ * delay). */
 #include <check.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1195,6 +1197,364 @@ START_TEST(test_socket_on_the_virtual_clock_carries_the_current_reading)
 }
 END_TEST
 
+/* ---- pending input ------------------------------------------------------------------- */
+
+/* A peer on 127.0.0.1 for the pending tests: a thread accepts one connection and sends
+ * `first`; after that the test writes through conn_fd itself. The connection stays open
+ * until peer_close. */
+typedef struct peer {
+    int listen_fd;
+    int port;
+    const char *first;
+    int conn_fd;
+    pthread_t thread;
+} peer_t;
+
+static void *peer_main(void *arg)
+{
+    peer_t *p = arg;
+    p->conn_fd = accept(p->listen_fd, NULL, NULL);
+    if (p->conn_fd >= 0) {
+        send_all(p->conn_fd, p->first, strlen(p->first));
+    }
+    return NULL;
+}
+
+static void peer_start(peer_t *p, const char *first)
+{
+    memset(p, 0, sizeof *p);
+    p->first = first;
+    p->conn_fd = -1;
+    p->listen_fd = bound_socket(&p->port, 1);
+    ck_assert_int_eq(pthread_create(&p->thread, NULL, peer_main, p), 0);
+}
+
+/* Call once a poll has delivered `first`: the thread has sent it and is done. */
+static void peer_joined(peer_t *p)
+{
+    pthread_join(p->thread, NULL);
+    ck_assert_int_ge(p->conn_fd, 0);
+}
+
+static void peer_close(peer_t *p)
+{
+    close(p->conn_fd);
+    close(p->listen_fd);
+}
+
+/* weir's end of the connection: the descriptor whose local address is the peer's remote one
+ * (weir does not expose it, and the test must watch it without reading). */
+static int weir_end_of(const peer_t *p)
+{
+    struct sockaddr_in want;
+    socklen_t len = sizeof want;
+    ck_assert_int_eq(getpeername(p->conn_fd, (struct sockaddr *)&want, &len), 0);
+    for (int fd = 3; fd < 1024; fd++) {
+        struct sockaddr_in a;
+        socklen_t alen = sizeof a;
+        if (fd != p->conn_fd && getsockname(fd, (struct sockaddr *)&a, &alen) == 0 &&
+            alen == sizeof a && a.sin_family == AF_INET && a.sin_port == want.sin_port &&
+            a.sin_addr.s_addr == want.sin_addr.s_addr) {
+            return fd;
+        }
+    }
+    ck_abort_msg("weir's end of the connection not found");
+    return -1;
+}
+
+/* Loopback delivery is asynchronous: waits (bounded) until fd is readable, reading nothing. */
+static void wait_readable(int fd)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    int r;
+    do {
+        r = poll(&pfd, 1, 10 * 1000);
+    } while (r < 0 && errno == EINTR);
+    ck_assert_int_eq(r, 1);
+}
+
+START_TEST(test_pending_is_1_for_unread_socket_bytes_before_poll_reads_them)
+{
+    peer_t p;
+    peer_start(&p, "first\n");
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_socket(rt, "127.0.0.1", p.port, NULL, 0, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 64), 1);
+    expect_line(&log, 0, 0, "first", 1, 0);
+    peer_joined(&p);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 0);
+    send_all(p.conn_fd, "second\n", 7);
+    wait_readable(weir_end_of(&p));
+    ck_assert_int_eq(weir_source_pending(rt, 0), 1); /* in the kernel, not yet in weir */
+    ck_assert_int_eq(weir_source_pending(rt, 0), 1); /* asking reads nothing */
+    ck_assert_int_eq(poll_once(rt, &log, 64), 1);
+    expect_line(&log, 1, 0, "second", 2, 0);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 0);
+    log_free(&log);
+    weir_rt_free(rt);
+    peer_close(&p);
+}
+END_TEST
+
+START_TEST(test_pending_is_0_for_a_quiet_open_socket_even_with_a_half_line)
+{
+    peer_t p;
+    peer_start(&p, "x\npar"); /* one segment: the first poll reads all of it */
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_socket(rt, "127.0.0.1", p.port, NULL, 0, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 64), 1);
+    expect_line(&log, 0, 0, "x", 1, 0);
+    peer_joined(&p);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 0); /* "par" waits for the rest of its line */
+    send_all(p.conn_fd, "tial", 4);
+    wait_readable(weir_end_of(&p));
+    ck_assert_int_eq(weir_source_pending(rt, 0), 1); /* kernel bytes count, whole or not */
+    send_all(p.conn_fd, "\n", 1);
+    ck_assert_int_eq(poll_once(rt, &log, 64), 1);
+    expect_line(&log, 1, 0, "partial", 2, 0);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 0);
+    log_free(&log);
+    weir_rt_free(rt);
+    peer_close(&p);
+}
+END_TEST
+
+START_TEST(test_pending_is_1_while_records_stay_buffered_after_a_poll_of_max_1)
+{
+    peer_t p;
+    peer_start(&p, "a\nb\nc"); /* one segment: the first poll reads all of it */
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_socket(rt, "127.0.0.1", p.port, NULL, 0, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+    expect_line(&log, 0, 0, "a", 1, 0);
+    peer_joined(&p);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 1); /* "b" is split off and waits */
+    ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+    expect_line(&log, 1, 0, "b", 2, 0);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 0); /* only the half line "c" is left */
+    log_free(&log);
+    weir_rt_free(rt);
+    peer_close(&p);
+}
+END_TEST
+
+START_TEST(test_stdin_pipe_pending_counts_pipe_bytes_and_the_last_half_line_at_eof)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    ck_assert_int_eq(write(fds[1], "a\n", 2), 2);
+    int saved = dup(0);
+    dup2(fds[0], 0);
+    close(fds[0]);
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_stdin(rt, NULL, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 64), 1);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 0); /* the pipe is open and empty */
+    ck_assert_int_eq(write(fds[1], "b\nc\nd\ne", 7), 7);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 1); /* in the pipe, not yet read */
+    close(fds[1]);
+    static const char *const want[] = {"b", "c", "d"};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+        expect_line(&log, 1 + i, 0, want[i], 2 + i, 0);
+        ck_assert_int_eq(weir_source_pending(rt, 0), 1); /* after "d": "e" at EOF is a record */
+    }
+    ck_assert_int_eq(poll_once(rt, &log, 64), 2);
+    expect_line(&log, 4, 0, "e", 5, WEIR_LINE_TRUNCATED_EOF);
+    expect_kind(&log, 5, WEIR_EV_END, 0, WEIR_END_EXHAUSTED);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 0);
+    log_free(&log);
+    weir_rt_free(rt);
+    dup2(saved, 0);
+    close(saved);
+}
+END_TEST
+
+START_TEST(test_file_is_pending_until_eof)
+{
+    char *path = temp_file("a\nb\n", 4);
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_file(rt, path, NULL, 0), 0);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 0); /* not started: nothing is read */
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 1);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 1); /* "b" buffered */
+    ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+    expect_line(&log, 1, 0, "b", 2, 0);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 1); /* nothing buffered, EOF not yet seen */
+    ck_assert_int_eq(poll_once(rt, &log, 64), 1);
+    expect_kind(&log, 2, WEIR_EV_END, 0, WEIR_END_EXHAUSTED);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 0);
+    log_free(&log);
+    weir_rt_free(rt);
+    drop_file(path);
+}
+END_TEST
+
+START_TEST(test_replay_is_quiet_until_its_next_line_is_due)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 1000);
+    int32_t r = weir_source_replay(rt, "abc", 3);
+    add_entry(rt, r, 1000, 0, 1, 1);
+    add_entry(rt, r, 1000, 1, 1, 2);
+    add_entry(rt, r, 1050, 0, -1, 3); /* time only: moves the clock, is no record */
+    add_entry(rt, r, 1100, 2, 1, 4);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(weir_source_pending(rt, r), 1);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+    expect_line(&log, 0, r, "a", 1, 0);
+    ck_assert_int_eq(weir_source_pending(rt, r), 1); /* "b" is due at 1000 too */
+    ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+    expect_line(&log, 1, r, "b", 2, 0);
+    ck_assert_int_eq(weir_source_pending(rt, r), 0); /* "c" is due at 1100, the clock says 1000 */
+    ck_assert_int_eq((int64_t)weir_rt_now(rt), 1000);
+    ck_assert_int_eq(poll_once(rt, &log, 16), 2);
+    expect_line(&log, 2, r, "c", 4, 0);
+    expect_time(&log, 2, 1100);
+    ck_assert_int_eq(weir_source_pending(rt, r), 0); /* ended */
+    log_free(&log);
+    weir_rt_free(rt);
+}
+END_TEST
+
+START_TEST(test_generator_pending_without_rate_until_exhausted_with_rate_when_due)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_generate(rt, 2500, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(weir_source_pending(rt, 0), 1);
+        ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+        expect_kind(&log, i, WEIR_EV_RANGE, 0, 0);
+    }
+    ck_assert_int_eq(weir_source_pending(rt, 0), 0); /* exhausted; only END is left */
+    ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+    expect_kind(&log, 3, WEIR_EV_END, 0, WEIR_END_EXHAUSTED);
+    weir_rt_free(rt);
+
+    rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 1000);
+    ck_assert_int_eq(weir_source_generate(rt, 4, 3), 0); /* due at +0, +334, +667, +1000 */
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 1); /* index 0 is due at the start */
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_time(&log, 4, 1000);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 0); /* index 1 is due at 1334 */
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_time(&log, 5, 1334);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 0);
+    log_free(&log);
+    weir_rt_free(rt);
+}
+END_TEST
+
+START_TEST(test_pending_of_an_unknown_source_is_einval)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_generate(rt, 1, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(weir_source_pending(rt, 1), WEIR_EINVAL);
+    ck_assert_int_eq(weir_source_pending(rt, -1), WEIR_EINVAL);
+    ck_assert_int_eq(weir_source_pending(NULL, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 1);
+    weir_rt_free(rt);
+}
+END_TEST
+
+/* ---- status requests (SIGUSR1) ---------------------------------------------------------- */
+
+START_TEST(test_sigusr1_yields_one_status_event_and_the_job_continues)
+{
+    struct sigaction before;
+    sigaction(SIGUSR1, NULL, &before);
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 5000);
+    int32_t r = weir_source_replay(rt, "x", 1);
+    add_entry(rt, r, 9000, 0, 1, 1);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    raise(SIGUSR1);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1); /* alone */
+    expect_kind(&log, 0, WEIR_EV_STATUS, -1, 0);
+    expect_time(&log, 0, 5000);
+    run_to_end(rt, &log, 16); /* no STOP: the replay runs to its end */
+    ck_assert_int_eq(log.n, 3);
+    expect_line(&log, 1, r, "x", 1, 0);
+    expect_time(&log, 1, 9000);
+    expect_kind(&log, 2, WEIR_EV_END, r, WEIR_END_EXHAUSTED);
+    weir_rt_free(rt);
+    struct sigaction after;
+    sigaction(SIGUSR1, NULL, &after);
+    ck_assert_ptr_eq((void *)after.sa_handler, (void *)before.sa_handler);
+    log_free(&log);
+}
+END_TEST
+
+START_TEST(test_sigusr1_twice_before_a_poll_yields_one_status_event)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+    int32_t r = weir_source_replay(rt, "x", 1);
+    add_entry(rt, r, 100, 0, 1, 1);
+    add_entry(rt, r, 200, 0, 1, 2);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    raise(SIGUSR1);
+    raise(SIGUSR1);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_kind(&log, 0, WEIR_EV_STATUS, -1, 0);
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_line(&log, 1, r, "x", 1, 0);
+    raise(SIGUSR1); /* a later signal asks again */
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_kind(&log, 2, WEIR_EV_STATUS, -1, 0);
+    expect_time(&log, 2, 100);
+    run_to_end(rt, &log, 16);
+    ck_assert_int_eq(log.n, 5);
+    expect_line(&log, 3, r, "x", 2, 0);
+    expect_kind(&log, 4, WEIR_EV_END, r, WEIR_END_EXHAUSTED);
+    log_free(&log);
+    weir_rt_free(rt);
+}
+END_TEST
+
+START_TEST(test_sigusr1_wakes_a_blocked_poll_without_stopping)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_generate(rt, -1, 0.001), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    pid_t parent = getpid();
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        usleep(50 * 1000); /* let the parent block in poll */
+        kill(parent, SIGUSR1);
+        _exit(0);
+    }
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1); /* would block for 1000 s without it */
+    expect_kind(&log, 1, WEIR_EV_STATUS, -1, 0);
+    waitpid(child, NULL, 0);
+    weir_rt_stop(rt); /* the generator is still live: STOP, then its END(STOPPED) */
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_kind(&log, 2, WEIR_EV_STOP, -1, 0);
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_kind(&log, 3, WEIR_EV_END, 0, WEIR_END_STOPPED);
+    log_free(&log);
+    weir_rt_free(rt);
+}
+END_TEST
+
 static Suite *loop_suite(void)
 {
     Suite *s = suite_create("loop");
@@ -1265,6 +1625,26 @@ static Suite *loop_suite(void)
          test_socket_stream_arrives_in_order_and_reading_pauses_when_lua_lags, 30},
         {"socket_on_virtual_clock_current_reading",
          test_socket_on_the_virtual_clock_carries_the_current_reading, 0},
+        {"pending_unread_socket_bytes_before_poll",
+         test_pending_is_1_for_unread_socket_bytes_before_poll_reads_them, 0},
+        {"pending_0_quiet_open_socket_half_line",
+         test_pending_is_0_for_a_quiet_open_socket_even_with_a_half_line, 0},
+        {"pending_1_records_buffered_after_max_1",
+         test_pending_is_1_while_records_stay_buffered_after_a_poll_of_max_1, 0},
+        {"pending_stdin_pipe_bytes_and_half_line_at_eof",
+         test_stdin_pipe_pending_counts_pipe_bytes_and_the_last_half_line_at_eof, 0},
+        {"pending_file_until_eof", test_file_is_pending_until_eof, 0},
+        {"pending_replay_quiet_until_next_line_due",
+         test_replay_is_quiet_until_its_next_line_is_due, 0},
+        {"pending_generator_until_exhausted_or_due",
+         test_generator_pending_without_rate_until_exhausted_with_rate_when_due, 0},
+        {"pending_unknown_source_einval", test_pending_of_an_unknown_source_is_einval, 0},
+        {"sigusr1_one_status_job_continues",
+         test_sigusr1_yields_one_status_event_and_the_job_continues, 0},
+        {"sigusr1_twice_before_poll_one_status",
+         test_sigusr1_twice_before_a_poll_yields_one_status_event, 0},
+        {"sigusr1_wakes_blocked_poll_no_stop", test_sigusr1_wakes_a_blocked_poll_without_stopping,
+         0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
