@@ -58,6 +58,14 @@ static void push_job(lua_State *L, const wr_bridge_job_t *job)
     }
     lua_pushboolean(L, job->check_triggers);
     lua_setfield(L, -2, "check_triggers");
+    lua_pushboolean(L, job->progress);
+    lua_setfield(L, -2, "progress");
+    lua_pushboolean(L, job->stderr_tty);
+    lua_setfield(L, -2, "stderr_tty");
+    if (job->stall_warning) {
+        lua_pushstring(L, job->stall_warning);
+        lua_setfield(L, -2, "stall_warning");
+    }
     lua_createtable(L, job->argc, 0);
     for (int i = 0; i < job->argc; i++) {
         lua_pushstring(L, job->argv[i]);

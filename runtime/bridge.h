@@ -23,6 +23,9 @@ typedef struct wr_bridge_job {
     int parallelism;    /* > 0 overrides the script's parallelism */
     const char *replay; /* --replay FILE or NULL */
     int check_triggers;
+    int progress;              /* --progress */
+    const char *stall_warning; /* --stall-warning DURATION, or NULL for the default */
+    int stderr_tty;            /* stderr is a terminal: redraw the progress line in place */
     int argc; /* ARGS after "--", reaching the job as weir.args */
     char **argv;
 } wr_bridge_job_t;

@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bridge.h"
 #include "weir.h"
 
 static const char USAGE[] =
-    "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [--check-triggers] [-- ARGS...]\n"
+    "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [--check-triggers]\n"
+    "                [--progress] [--stall-warning DURATION] [-- ARGS...]\n"
     "       weir explain JOB.lua [--parallelism N] [--replay FILE]\n"
     "       weir repl [JOB.lua]        (not available yet)\n"
     "       weir --version | --help\n";
@@ -35,10 +37,21 @@ static const char HELP[] =
     "                   virtual processing-time clock (format: docs/API.md, Replay)\n"
     "  --check-triggers warn (once per trigger) when a trigger registers an event-time\n"
     "                   timer already behind the watermark, or leaves state after clear()\n"
+    "  --progress       a status line on stderr at most once a second: records in and out,\n"
+    "                   events/s, the lowest watermark and its lag, open windows, late drops\n"
+    "  --stall-warning DURATION\n"
+    "                   warn once per stall when a window operator's watermark has not moved\n"
+    "                   for DURATION of processing time while records arrive (default 30s;\n"
+    "                   0 turns it off)\n"
+
     "  -- ARGS...       everything after -- reaches the job as weir.args\n"
     "\n"
     "  --version        print the version\n"
     "  --help           print this help\n"
+    "\n"
+    "While a job runs, kill -USR1 <pid> prints its full status on stderr: every operator\n"
+    "subtask's input channels (watermark, idle or active), the valve output, and the\n"
+    "pending windows with the watermark each waits for.\n"
     "\n"
     "Exit status: 0 success, 1 the job failed, 2 usage error.\n"
     "Errors go to stderr as \"weir: <where>: <what>\".\n";
@@ -82,7 +95,7 @@ static int check_readable(const char *what, const char *path)
 
 static int run_command(const char *mode, int argc, char **argv)
 {
-    wr_bridge_job_t job = {.mode = mode};
+    wr_bridge_job_t job = {.mode = mode, .stderr_tty = isatty(2)};
     int i = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -107,6 +120,15 @@ static int run_command(const char *mode, int argc, char **argv)
             job.replay = a + 9;
         } else if (strcmp(a, "--check-triggers") == 0) {
             job.check_triggers = 1;
+        } else if (strcmp(a, "--progress") == 0) {
+            job.progress = 1;
+        } else if (strcmp(a, "--stall-warning") == 0) {
+            if (i + 1 >= argc) {
+                return usage_error("--stall-warning needs a DURATION (e.g. 30s; 0 = off)%s", "");
+            }
+            job.stall_warning = argv[++i];
+        } else if (strncmp(a, "--stall-warning=", 16) == 0) {
+            job.stall_warning = a + 16;
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error("unknown option %s", a);
         } else if (!job.script) {

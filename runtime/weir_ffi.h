@@ -119,6 +119,10 @@ int32_t weir_valve_watermark(weir_valve_t *v, int32_t channel, double wm);
 int32_t weir_valve_status(weir_valve_t *v, int32_t channel, int32_t idle);
 double weir_valve_output(const weir_valve_t *v); /* -inf before the first watermark */
 int32_t weir_valve_is_idle(const weir_valve_t *v); /* 1 = IDLE, 0 = ACTIVE */
+/* One input channel, for status displays: its last watermark (-inf before any), and its state
+ * as bits 1 = active, 2 = aligned (0 for a bad channel). */
+double weir_valve_channel_watermark(const weir_valve_t *v, int32_t channel);
+int32_t weir_valve_channel_state(const weir_valve_t *v, int32_t channel);
 
 /* Timer service (timers.c), one per operator subtask: Flink's InternalTimerService with weir's
  * determinism rule. A timer is (domain, time, key, window start, window stop); key is a key id

@@ -12,7 +12,7 @@ M.Env = Env
 
 local OPTIONS = {
   parallelism = true, max_parallelism = true, auto_watermark_interval = true,
-  on_error = true, end_of_input = true, name = true,
+  on_error = true, end_of_input = true, name = true, batch_size = true,
 }
 
 ---The job settings from the command line (weir run --parallelism/--replay, weir explain).
@@ -55,6 +55,10 @@ function M.new(opts)
   end
   self.end_of_input = opts.end_of_input or "weir"
   self.default_name = opts.name
+  if opts.batch_size ~= nil then
+    util.check_int("weir.env", "batch_size", opts.batch_size)
+  end
+  self.batch_size = opts.batch_size
   return self
 end
 
@@ -183,6 +187,17 @@ end
 ---@return table|nil {[operator label] = {open_windows, elements, store_bytes, ...}}
 function Env:metrics()
   return self.final_metrics
+end
+
+---The job's status table (see weir.status.collect): while it runs, from inside user code;
+---after execute(), as it was when it ended.
+---@return table|nil
+function Env:status()
+  local job = require("weir.run").current
+  if job and job.plan.env == self then
+    return require("weir.status").collect(job)
+  end
+  return self.final_status
 end
 
 ---Runs the job (or, under `weir explain`, prints its graph). Returns when every source has

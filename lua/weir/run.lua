@@ -12,6 +12,8 @@ local replay = require("weir.replay")
 local util = require("weir.util")
 local watermarks = require("weir.watermarks")
 local windowop = require("weir.windowop")
+local status = require("weir.status")
+local duration = require("weir.duration")
 
 local M = {}
 
@@ -21,6 +23,7 @@ local EV_LINE, EV_RANGE, EV_END = tonumber(C.WEIR_EV_LINE), tonumber(C.WEIR_EV_R
   tonumber(C.WEIR_EV_END)
 local EV_TICK, EV_TIMER, EV_STOP = tonumber(C.WEIR_EV_TICK), tonumber(C.WEIR_EV_TIMER),
   tonumber(C.WEIR_EV_STOP)
+local EV_STATUS = tonumber(C.WEIR_EV_STATUS)
 local END_EXHAUSTED = tonumber(C.WEIR_END_EXHAUSTED)
 local INF = math.huge
 local RECORD_CUT = 200
@@ -108,16 +111,18 @@ return function(st, v, ts, key)
   CALL(v, ctx, out)
 end]],
   sink_fn = [[
-local f, objs, ctxs = ...
+local f, objs, ctxs, out_n = ...
 return function(st, v, ts, key)
+  out_n[1] = out_n[1] + 1
   local ctx = ctxs[st]
   ctx.ts, ctx.key = ts, key
   CALL(v, ctx)
 end]],
   print = [[
-local C, fmt, prefixes, fd = ...
+local C, fmt, prefixes, fd, out_n = ...
 local type = type
 return function(st, v, ts, key)
+  out_n[1] = out_n[1] + 1
   if type(v) ~= "string" then v = fmt(v) end
   local p = prefixes[st]
   if #p > 0 then C.weir_out_write(fd, p, #p) end
@@ -125,15 +130,17 @@ return function(st, v, ts, key)
   C.weir_out_write(fd, "\n", 1)
 end]],
   write_text = [[
-local files, fmt = ...
+local files, fmt, out_n = ...
 local type = type
 return function(st, v, ts, key)
+  out_n[1] = out_n[1] + 1
   if type(v) ~= "string" then v = fmt(v) end
   files[st]:write(v, "\n")
 end]],
   collect = [[
-local values = ...
+local values, out_n = ...
 return function(st, v, ts, key)
+  out_n[1] = out_n[1] + 1
   values[#values + 1] = v
 end]],
   rebalance = [[
@@ -397,17 +404,18 @@ function Job:instantiate_sink(node, f, rich)
     for st = 0, node.parallelism - 1 do
       prefixes[st] = format.prefix(node.print_id, st, node.parallelism)
     end
-    node.push = self:generate(node, "print", false, C, format.value, prefixes, node.fd)
+    node.push = self:generate(node, "print", false, C, format.value, prefixes, node.fd,
+      self.out_count)
   elseif s == "fn" then
-    node.push = self:generate(node, "sink_fn", rich, f, node.objs, node.ctxs)
+    node.push = self:generate(node, "sink_fn", rich, f, node.objs, node.ctxs, self.out_count)
   elseif s == "collect" then
-    node.push = self:generate(node, "collect", false, node.values)
+    node.push = self:generate(node, "collect", false, node.values, self.out_count)
   elseif s == "write_text" then
     local files = {}
     for st = 0, node.parallelism - 1 do
       files[st] = self:open_file(node, st)
     end
-    node.push = self:generate(node, "write_text", false, files, format.value)
+    node.push = self:generate(node, "write_text", false, files, format.value, self.out_count)
   end
 end
 
@@ -497,10 +505,26 @@ function Job:instantiate_timestamps(node)
   local strategy = node.strategy
   node.assigner_op = true
   node.gens, node.emitters = {}, {}
-  local now = function() return self:now() end
+  local sources = self:feeding_sources(node)
+  local no_guard = os.getenv("WEIR_TEST_NO_QUIET_GUARD") ~= nil -- test-only: see backpressure
+  local genv = {
+    now = function() return self:now() end,
+    arrival = function() return self.arrival end,
+    quiet = function()
+      if no_guard then
+        return true
+      end
+      for _, src in ipairs(sources) do
+        if C.weir_source_pending(self.rt, src.src_id) ~= 0 then
+          return false
+        end
+      end
+      return true
+    end,
+  }
   for _, inst in ipairs(node.instances) do
     local st = inst.index
-    node.gens[st] = watermarks.generator(strategy, now)
+    node.gens[st] = watermarks.generator(strategy, genv)
     node.emitters[st] = watermarks.emitter(function(w)
       inst.watermark = w
       forward_watermark(inst, w)
@@ -519,12 +543,52 @@ function Job:instantiate_timestamps(node)
   self.assigners[#self.assigners + 1] = node
 end
 
+---The source nodes upstream of a node (through every input), in declaration order.
+function Job.feeding_sources(_, node)
+  local seen, out = {}, {}
+  local function walk(n)
+    if seen[n] then
+      return
+    end
+    seen[n] = true
+    if n.kind == "source" then
+      out[#out + 1] = n
+    end
+    for _, p in ipairs(n.inputs) do
+      walk(p.node)
+    end
+  end
+  walk(node)
+  table.sort(out, function(a, b) return a.id < b.id end)
+  return out
+end
+
 ---A periodic tick: every generator's on_periodic_emit, in operator order, subtask 0 first.
 function Job:tick()
   for _, node in ipairs(self.assigners) do
     for st = 0, node.parallelism - 1 do
       node.gens[st]:on_periodic_emit(node.emitters[st])
     end
+  end
+  if self.stall_ms > 0 then
+    status.check_stalls(self, self.stall_ms)
+  end
+end
+
+---weir run --progress: a status line at most once a second of processing time.
+function Job:show_progress(final)
+  local now = self:now()
+  local ps = self.progress_state
+  if not final and ps.printed and now - ps.printed < 1000 then
+    return
+  end
+  ps.printed = now
+  local line = status.progress_line(self, ps)
+  C.weir_out_flush()
+  if self.plan.env.job.stderr_tty then
+    io.stderr:write("\r\27[K", line, final and "\n" or "")
+  else
+    io.stderr:write(line, "\n")
   end
 end
 
@@ -706,12 +770,16 @@ function Job:dispatch(n, k, sub)
       while j < n and events[j].kind == EV_LINE and events[j].source == src do
         j = j + 1
       end
+      self.arrival = e.time_ms
+      self.records_in = self.records_in + (j - k)
       by_source[src].lines(events, k, j)
       k = j
     elseif kind == EV_RANGE then
       progress[1] = k
       local first = sub or e.index
       sub = nil
+      self.arrival = e.time_ms
+      self.records_in = self.records_in + (e.index + e.len - first)
       by_source[e.source].range(first, e.index + e.len - 1)
       k = k + 1
     else
@@ -722,6 +790,9 @@ function Job:dispatch(n, k, sub)
         self.stopped = true
       elseif kind == EV_TICK then
         self:tick()
+      elseif kind == EV_STATUS then
+        C.weir_out_flush()
+        io.stderr:write(status.text(status.collect(self)))
       elseif kind == EV_TIMER then
         self:fire_processing_timers(e.time_ms - 1)
       end
@@ -825,7 +896,7 @@ function Job:run_loop()
   local dispatch = self.dispatch
   local handler = self:error_handler()
   while self.live > 0 do
-    local n = C.weir_loop_poll(self.rt, events, BATCH)
+    local n = C.weir_loop_poll(self.rt, events, self.batch)
     if n < 0 then
       job_error(ffi.string(C.weir_rt_error(self.rt)))
     elseif n == 0 then
@@ -838,6 +909,9 @@ function Job:run_loop()
         break
       end
       k, sub = self:failed(info)
+    end
+    if self.progress_on then
+      self:show_progress(false)
     end
   end
 end
@@ -915,27 +989,48 @@ function M.execute(plan)
     plan = plan, factories = {}, instances = {}, pushes = {}, senders = {}, drivers = {},
     by_source = {}, files = {}, progress = { 0, 0 }, events = event_array_t(BATCH),
     assigners = {}, timer_nodes = {}, check_triggers = plan.env.job.check_triggers,
-    live = #plan.sources, stopped = false, unread_errors = 0,
+    live = #plan.sources, stopped = false, unread_errors = 0, arrival = 0, records_in = 0,
+    batch = math.min(BATCH, plan.env.batch_size or BATCH), out_count = { 0 },
+    progress_state = {},
   }, Job)
+  M.current = self
   local ok, err = pcall(function()
     for i = #plan.nodes, 1, -1 do
       self:instantiate(plan.nodes[i])
     end
     self:open_sources()
     self:open_functions()
+    local job = plan.env.job
+    self.progress_on = job.progress and job.mode == "run"
+    self.stall_ms = 30000
+    if job.stall_warning then
+      local ok, ms = pcall(duration.parse, job.stall_warning, "--stall-warning")
+      if not ok or ms < 0 then
+        error({ usage = true, msg = ("--stall-warning: invalid duration %q"):format(
+          job.stall_warning) }, 0)
+      end
+      self.stall_ms = ms
+    end
     if #self.assigners > 0 and plan.env.auto_watermark_interval > 0 then
       C.weir_rt_set_tick(self.rt, plan.env.auto_watermark_interval)
+    elseif self.progress_on then
+      C.weir_rt_set_tick(self.rt, 1000) -- only to redraw the progress line
     end
     if C.weir_rt_start(self.rt) < 0 then
       job_error(ffi.string(C.weir_rt_error(self.rt)))
     end
     self:run_loop()
     self:end_of_input()
+    if self.progress_on then
+      self:show_progress(true)
+    end
     plan.env.final_metrics = self:metrics()
+    plan.env.final_status = status.collect(self)
     self:close_functions()
     self:report_drops()
   end)
   C.weir_out_flush()
+  M.current = nil
   if self.rt ~= nil then
     C.weir_rt_free(self.rt)
     self.rt = nil

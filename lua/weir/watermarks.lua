@@ -65,6 +65,13 @@ function Strategy:with_timestamp_assigner(fn)
   return copy_with(self, "assigner", fn)
 end
 
+---weir's idle advance: after `timeout` of processing time without records, while the source
+---is truly quiet (nothing waiting in weir or in the kernel), the watermark moves with the
+---clock: base + (now - last), base being what the strategy gave right after the last record.
+function Strategy:with_idle_advance(timeout)
+  return copy_with(self, "idle_advance", duration.parse_nonneg(timeout, "with_idle_advance", true))
+end
+
 ---withIdleness(timeout): the generator marks its stream idle after timeout without records.
 function Strategy:with_idleness(timeout)
   return copy_with(self, "idleness", duration.parse_nonneg(timeout, "with_idleness", true))
@@ -180,8 +187,49 @@ function Idle:on_periodic_emit(out)
   end
 end
 
----A fresh generator for one subtask. now() reads the processing clock.
-function M.generator(s, now)
+-- weir's idle advance (API.md): the wrapped generator runs as usual; at a tick after `timeout`
+-- of quiet since the last record's arrival, the watermark is base + (now - last).
+local Advance = {}
+Advance.__index = Advance
+local capture = { current = -INF }
+function capture:emit_watermark(w)
+  if w > self.current then
+    self.current = w
+  end
+end
+function capture.mark_idle() end
+function capture.mark_active() end
+function Advance:on_event(v, ts, out)
+  self.inner:on_event(v, ts, out)
+  self.last = self.arrival()
+  -- base: what the strategy gives right after this record. The bounded generator is pure, so
+  -- ask it; for a custom one, the last watermark it sent.
+  local base = out.current
+  if getmetatable(self.inner) == Bounded then
+    capture.current = -INF
+    self.inner:on_periodic_emit(capture)
+    if capture.current > base then
+      base = capture.current
+    end
+  end
+  self.base = base
+end
+function Advance:on_periodic_emit(out)
+  self.inner:on_periodic_emit(out)
+  local last = self.last
+  if last then
+    local quiet_for = self.now() - last
+    if quiet_for >= self.timeout and self.quiet() and self.base > -INF then
+      out:emit_watermark(self.base + quiet_for)
+    end
+  end
+end
+
+---A fresh generator for one subtask. env has now() (the processing clock), and for
+---with_idle_advance arrival() (when the current record reached weir) and quiet() (no input
+---waiting for this subtask's sources).
+function M.generator(s, env)
+  local now = env.now
   local g
   if s.kind == "bounded" then
     g = setmetatable({ max_ts = -INF, delay = s.delay }, Bounded)
@@ -189,6 +237,10 @@ function M.generator(s, now)
     g = setmetatable({}, None)
   else
     g = setmetatable({ gen = util.copy(s.gen) }, Custom)
+  end
+  if s.idle_advance then
+    g = setmetatable({ inner = g, timeout = s.idle_advance, now = now, arrival = env.arrival,
+                       quiet = env.quiet, base = -INF }, Advance)
   end
   if s.idleness then
     g = setmetatable({ inner = g, timeout = s.idleness, counter = 0, last_counter = 0,

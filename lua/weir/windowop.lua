@@ -324,13 +324,14 @@ function M.instantiate(job, node)
     inst.store = ffi.gc(C.weir_store_new(CELLS), C.weir_store_free)
     inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
     inst.key_ids, inst.keys = {}, {}
-    inst.contents, inst.stamps, inst.wins = {}, {}, {}
+    inst.contents, inst.stamps, inst.wins, inst.wkid = {}, {}, {}, {}
     inst.lua_state, inst.wstate, inst.gstate = {}, {}, {}
     inst.tctx = setmetatable({ inst = inst, node = node, job = job, states = {}, slot = -1 },
       TriggerContext)
     inst.wctx = setmetatable({ inst = inst, node = node, job = job }, WindowContext)
     inst.timer = timer_t()
     inst.msets = {}
+    inst.records = 0 -- records that reached this subtask (the stall warning's "arriving")
   end
   job.timer_nodes[#job.timer_nodes + 1] = node
 
@@ -348,11 +349,11 @@ function M.instantiate(job, node)
     return id
   end
 
-  local function window_of(inst, slot, start, stop)
+  local function window_of(inst, slot, start, stop, kid)
     local w = inst.wins[slot]
     if not w then
       w = windows.window(start, stop)
-      inst.wins[slot] = w
+      inst.wins[slot], inst.wkid[slot] = w, kid
     end
     return w
   end
@@ -526,7 +527,8 @@ function M.instantiate(job, node)
     end
     slot = C.weir_store_find(inst.store, kid, w.start, w.stop)
     if slot >= 0 then
-      inst.wins[slot], inst.lua_state[slot], inst.wstate[slot] = nil, nil, nil
+      inst.wins[slot], inst.wkid[slot] = nil, nil
+      inst.lua_state[slot], inst.wstate[slot] = nil, nil
       C.weir_store_drop(inst.store, slot)
     end
   end
@@ -565,7 +567,8 @@ function M.instantiate(job, node)
     local slot = C.weir_store_find(inst.store, kid, start, stop)
     if slot >= 0 then
       purge(inst, slot)
-      inst.wins[slot], inst.lua_state[slot], inst.wstate[slot] = nil, nil, nil
+      inst.wins[slot], inst.wkid[slot] = nil, nil
+      inst.lua_state[slot], inst.wstate[slot] = nil, nil
       C.weir_store_drop(inst.store, slot)
     end
   end
@@ -712,7 +715,7 @@ function M.instantiate(job, node)
     local sslot = C.weir_store_slot(inst.store, kid, entry.sstart, entry.sstop)
     add(inst, sslot, v, ts)
     local aslot = C.weir_store_slot(inst.store, kid, entry.start, entry.stop)
-    local w = window_of(inst, aslot, entry.start, entry.stop)
+    local w = window_of(inst, aslot, entry.start, entry.stop, kid)
     local ctx = inst.tctx
     ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, aslot
     local r = check_result(node, trigger:on_element(v, ts, w, ctx), "on_element")
@@ -733,7 +736,8 @@ function M.instantiate(job, node)
     end
     local key = inst.keys[kid]
     local aslot = C.weir_store_find(inst.store, kid, start, stop)
-    local w = aslot >= 0 and window_of(inst, aslot, start, stop) or windows.window(start, stop)
+    local w = aslot >= 0 and window_of(inst, aslot, start, stop, kid)
+      or windows.window(start, stop)
     local ctx = inst.tctx
     ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, aslot
     local r
@@ -771,6 +775,7 @@ function M.instantiate(job, node)
 
   node.push = function(st, v, ts, key)
     local inst = node.instances[st + 1]
+    inst.records = inst.records + 1
     if is_event_time and (ts == nil or ts == -INF) then
       error("the record has no timestamp: an event-time window needs "
         .. "assign_timestamps_and_watermarks before it", 0)
@@ -791,7 +796,7 @@ function M.instantiate(job, node)
         skipped = false
         local slot = C.weir_store_slot(inst.store, kid, start, stop)
         add(inst, slot, v, ts)
-        local w = window_of(inst, slot, start, stop)
+        local w = window_of(inst, slot, start, stop, kid)
         ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot
         local r = check_result(node, trigger:on_element(v, ts, w, ctx), "on_element")
         if r % 2 == 1 then
@@ -818,7 +823,8 @@ function M.instantiate(job, node)
     end
     local key = inst.keys[kid]
     local slot = C.weir_store_find(inst.store, kid, start, stop)
-    local w = slot >= 0 and window_of(inst, slot, start, stop) or windows.window(start, stop)
+    local w = slot >= 0 and window_of(inst, slot, start, stop, kid)
+      or windows.window(start, stop)
     local ctx = inst.tctx
     ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot
     local r

@@ -1,0 +1,219 @@
+-- weir.status: what a running job looks like from inside: every operator subtask's input
+-- channels and valve, the pending windows, and the counters behind --progress, the stall
+-- warning and `kill -USR1` (DESIGN.md: visibility).
+local C = require("weir.ffi")
+local format = require("weir.format")
+
+local M = {}
+
+local INF = math.huge
+local MAX_WINDOWS = 20
+
+local function wm_text(w)
+  if w == -INF then
+    return "-inf"
+  elseif w == INF then
+    return "+inf"
+  end
+  return format.value(w)
+end
+M.wm_text = wm_text
+
+---The upstream end of input channel ch of a subtask: label, its subtask index, and whether
+---it is a side output.
+local function channel_source(node, inst, ch)
+  for _, p in ipairs(node.inputs) do
+    if ch >= p.offset and ch < p.offset + p.channels then
+      local sub = p.mode == "forward" and inst.index or (ch - p.offset)
+      local label = p.node.label
+      if p.tag then
+        label = label .. (" (side output '%s')"):format(p.tag.id)
+      end
+      return label, sub, p.node.parallelism
+    end
+  end
+  return "?", 0, 1
+end
+M.channel_source = channel_source
+
+local function channels_of(node, inst)
+  local out = {}
+  for ch = 0, node.channels - 1 do
+    local from, sub, p = channel_source(node, inst, ch)
+    local state = C.weir_valve_channel_state(inst.valve, ch)
+    out[#out + 1] = {
+      channel = ch, from = from, subtask = sub, parallelism = p,
+      watermark = C.weir_valve_channel_watermark(inst.valve, ch),
+      active = state % 2 == 1, aligned = state >= 2,
+    }
+  end
+  return out
+end
+
+local function windows_of(inst)
+  local list = {}
+  if not inst.store then
+    return list
+  end
+  for slot, w in pairs(inst.wins) do
+    local n = C.weir_store_count(inst.store, slot)
+    list[#list + 1] = { window = w, key = inst.keys[inst.wkid[slot]], elements = n,
+                        waits_for = w:max_timestamp() }
+  end
+  table.sort(list, function(a, b)
+    if a.window.stop ~= b.window.stop then
+      return a.window.stop < b.window.stop
+    end
+    return tostring(a.key) < tostring(b.key)
+  end)
+  return list
+end
+
+---A table describing the job now (env:status()).
+function M.collect(job)
+  local s = { processing_time = job:now(), records_in = job.records_in,
+              records_out = job.out_count[1], operators = {} }
+  for _, node in ipairs(job.plan.nodes) do
+    local op = { label = node.label, parallelism = node.parallelism, subtasks = {} }
+    for _, inst in ipairs(node.instances or {}) do
+      local sub = { index = inst.index, watermark = inst.watermark }
+      if inst.valve then
+        sub.idle = C.weir_valve_is_idle(inst.valve) == 1
+        sub.valve_output = C.weir_valve_output(inst.valve)
+        sub.channels = channels_of(node, inst)
+      end
+      if inst.store then
+        sub.open_windows = C.weir_store_stat(inst.store, C.WEIR_STORE_OPEN)
+        sub.elements = C.weir_store_stat(inst.store, C.WEIR_STORE_ELEMENTS)
+        sub.windows = windows_of(inst)
+        sub.next_event_timer = C.weir_timers_next(inst.timers, C.WEIR_TIME_EVENT)
+      end
+      op.subtasks[#op.subtasks + 1] = sub
+    end
+    op.late_dropped = node.late_dropped
+    s.operators[#s.operators + 1] = op
+  end
+  return s
+end
+
+---The full picture as text (kill -USR1).
+function M.text(s)
+  local out = { ("weir status at processing time %s: %d records in, %d out"):format(
+    wm_text(s.processing_time), s.records_in, s.records_out) }
+  for _, op in ipairs(s.operators) do
+    out[#out + 1] = ("%s [parallelism %d]%s"):format(op.label, op.parallelism,
+      op.late_dropped and op.late_dropped > 0 and (", %d late dropped"):format(op.late_dropped)
+        or "")
+    for _, sub in ipairs(op.subtasks) do
+      if sub.channels then
+        out[#out + 1] = ("  subtask %d/%d: watermark %s%s"):format(sub.index + 1,
+          op.parallelism, wm_text(sub.valve_output), sub.idle and " (idle)" or "")
+        for _, c in ipairs(sub.channels) do
+          out[#out + 1] = ("    input %d from %s subtask %d/%d: watermark %s, %s%s"):format(
+            c.channel, c.from, c.subtask + 1, c.parallelism, wm_text(c.watermark),
+            c.active and "active" or "idle",
+            c.active and not c.aligned and " (catching up)" or "")
+        end
+      end
+      if sub.windows then
+        out[#out + 1] = ("    %d open window(s), %d element(s)"):format(sub.open_windows,
+          sub.elements)
+        for i, w in ipairs(sub.windows) do
+          if i > MAX_WINDOWS then
+            out[#out + 1] = ("      ... and %d more"):format(#sub.windows - MAX_WINDOWS)
+            break
+          end
+          out[#out + 1] = ("      key %s window %s: %d element(s), waits for %s"):format(
+            format.value(w.key), tostring(w.window), w.elements, wm_text(w.waits_for))
+        end
+      end
+    end
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+---The lowest watermark over the window operators (or every operator) and its lag.
+local function lowest_watermark(job)
+  local low = INF
+  local nodes = #job.timer_nodes > 0 and job.timer_nodes or job.plan.nodes
+  for _, node in ipairs(nodes) do
+    for _, inst in ipairs(node.instances or {}) do
+      if inst.valve and inst.watermark < low then
+        low = inst.watermark
+      end
+    end
+  end
+  return low
+end
+
+---The --progress line.
+function M.progress_line(job, prev)
+  local now = job:now()
+  local rate = 0
+  if prev.time and now > prev.time then
+    rate = (job.records_in - prev.records_in) * 1000 / (now - prev.time)
+  end
+  prev.time, prev.records_in = now, job.records_in
+  local open, late = 0, 0
+  for _, node in ipairs(job.timer_nodes) do
+    late = late + (node.late_dropped or 0)
+    for _, inst in ipairs(node.instances) do
+      open = open + C.weir_store_stat(inst.store, C.WEIR_STORE_OPEN)
+    end
+  end
+  local low = lowest_watermark(job)
+  local wm = "no watermark yet"
+  if low > -INF then
+    wm = ("watermark %s"):format(wm_text(low))
+    if low < INF then
+      wm = wm .. (" (%.1fs behind)"):format((now - low) / 1000)
+    end
+  end
+  return ("weir: %d in, %d out, %d/s, %s, %d open window(s), %d late dropped"):format(
+    job.records_in, job.out_count[1], rate + 0.5 - (rate + 0.5) % 1, wm, open, late)
+end
+
+---The stall warning: a window operator subtask whose watermark has not moved for `after` ms
+---of processing time while records kept arriving. Once per stall.
+function M.check_stalls(job, after)
+  local now = job:now()
+  for _, node in ipairs(job.timer_nodes) do
+    if node.assigner.is_event_time then
+      for _, inst in ipairs(node.instances) do
+        if inst.stall_wm ~= inst.watermark then
+          inst.stall_wm, inst.stall_since, inst.stall_records = inst.watermark, now,
+            inst.records
+          inst.stall_warned = false
+        elseif not inst.stall_warned and now - inst.stall_since >= after
+            and inst.records > inst.stall_records then
+          inst.stall_warned = true
+          io.stdout:flush()
+          io.stderr:write(M.stall_text(node, inst, now - inst.stall_since))
+        end
+      end
+    end
+  end
+end
+
+function M.stall_text(node, inst, ms)
+  -- the channel holding the minimum: the lowest watermark among active, caught-up channels
+  local hold
+  for _, c in ipairs(channels_of(node, inst)) do
+    if c.active and c.aligned and (not hold or c.watermark < hold.watermark) then
+      hold = c
+    end
+  end
+  local who = "no active input"
+  if hold then
+    who = ("input %d from %s subtask %d/%d (watermark %s, %s)"):format(hold.channel, hold.from,
+      hold.subtask + 1, hold.parallelism, wm_text(hold.watermark),
+      hold.active and "active" or "idle")
+  end
+  return ("weir: warning: %s subtask %d/%d: the watermark has not moved for %ds (still %s) "
+    .. "while records keep arriving; it is held back by %s. If that input has gone quiet, "
+    .. "with_idleness(...) lets the other inputs drive the watermark, and "
+    .. "with_idle_advance(...) lets the clock move it.\n"):format(node.label, inst.index + 1,
+    node.parallelism, math.floor(ms / 1000), wm_text(inst.watermark), who)
+end
+
+return M

@@ -1,0 +1,1 @@
+../../../examples/quiet-source/job.lua
