@@ -699,7 +699,7 @@ function M.instantiate(job, node)
   local function push_merging(st, v, ts, key)
     local inst = node.instances[st + 1]
     local kid = intern(inst, key)
-    local s, e = assigner:session(v, ts, job:now())
+    local s, e = assigner:session(v, ts, not is_event_time and job:now() or 0)
     local entry = add_window(inst, key, kid, s, e)
     if is_event_time and cleanup_time(node, entry.stop - 1) <= inst.watermark then
       retire(inst, kid, entry.start, entry.stop)
@@ -784,7 +784,7 @@ function M.instantiate(job, node)
       return push_merging(st, v, ts, key)
     end
     local kid = intern(inst, key)
-    local n = assigner:assign(ts, job:now(), starts)
+    local n = assigner:assign(ts, not is_event_time and job:now() or 0, starts)
     local W = inst.watermark
     local skipped = true
     local ctx = inst.tctx
