@@ -16,6 +16,12 @@ enum {
     WEIR_EV_TIMER = 5, /* the clock passed the wakeup time set with weir_rt_set_wakeup */
     WEIR_EV_STOP = 6,  /* SIGINT/SIGTERM or weir_rt_stop: sources stop, in-flight data drains */
     WEIR_EV_STATUS = 7, /* SIGUSR1: print the full status of the job */
+    WEIR_EV_INPUT = 8,  /* a line typed at the REPL (ptr/len, no newline); flags WEIR_INPUT_* */
+
+    /* weir_event_t.flags for WEIR_EV_INPUT */
+    WEIR_INPUT_LINE = 0,
+    WEIR_INPUT_EOF = 1,       /* Ctrl-D at an empty prompt, or the end of piped input */
+    WEIR_INPUT_INTERRUPT = 2, /* Ctrl-C at the prompt: the line typed so far is dropped */
 
     /* weir_event_t.flags for WEIR_EV_END */
     WEIR_END_EXHAUSTED = 0, /* bounded input ran out (or the peer closed, no retries left) */
@@ -84,6 +90,29 @@ int32_t weir_source_pending(const weir_rt_t *rt, int32_t source);
 /* Names a source in describe and messages: "<kind> <name>" (e.g. "replay input.replay");
  * NULL or "" leaves the kind alone. Any time; returns 0 or WEIR_EINVAL for an unknown id. */
 int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name);
+
+/* The REPL's input (repl.c): lines arrive as WEIR_EV_INPUT events from weir_loop_poll, so
+ * sources, ticks and timers keep running while the user types. Interactive (stdin is a
+ * terminal): libedit's callback interface on the uv loop, with history (read from and appended
+ * to history_path) and tab completion over the words Lua last gave. Otherwise stdin is read as
+ * lines with no prompt and no editing. In REPL mode SIGINT does not stop the job: at the
+ * prompt it yields WEIR_INPUT_INTERRUPT, while Lua runs a command it sets the flag that
+ * weir_repl_interrupted reads. */
+int weir_repl_open(weir_rt_t *rt, int32_t interactive, const char *history_path);
+int weir_repl_prompt(weir_rt_t *rt, const char *prompt); /* shows it; the next line uses it */
+int weir_repl_set_words(weir_rt_t *rt, const char *words, size_t len); /* NUL-separated */
+int32_t weir_repl_interrupted(weir_rt_t *rt); /* 1 once per Ctrl-C during a command, else 0 */
+
+/* A manual source (the REPL's :push and tests): records pushed from Lua, delivered by the next
+ * poll at the clock reading then; ends only when closed. */
+int32_t weir_source_manual(weir_rt_t *rt);
+int weir_manual_push(weir_rt_t *rt, int32_t source, const char *bytes, size_t len);
+int weir_manual_close(weir_rt_t *rt, int32_t source);
+
+/* Virtual clock only: lets the clock move forward to target_ms; the following polls deliver
+ * what falls due on the way (TIMER, then TICK, one per poll, in time order) and then leave the
+ * clock at target_ms. Returns WEIR_ESTATE on the real clock or when target_ms is behind. */
+int weir_rt_advance(weir_rt_t *rt, double target_ms);
 
 /* Output: stdout (fd 1) and stderr (fd 2) through C stdio, the same buffers Lua's print uses,
  * so user prints and print sinks keep one order. */
