@@ -630,7 +630,7 @@ local function check_id(self, id, what)
   return id
 end
 
-function Job:open_sources()
+function Job:open_sources(clock)
   local virtual, start = false, nil
   local replays = {}
   for _, node in ipairs(self.plan.sources) do
@@ -650,6 +650,9 @@ function Job:open_sources()
       start = start and math.min(start, first) or first
     end
   end
+  if clock then
+    virtual = clock == "virtual"
+  end
   self.rt = C.weir_rt_new(virtual and C.WEIR_CLOCK_VIRTUAL or C.WEIR_CLOCK_REAL, start or 0)
   for _, node in ipairs(self.plan.sources) do
     local s, rt, id = node.source, self.rt, nil
@@ -665,6 +668,8 @@ function Job:open_sources()
     elseif s == "socket" then
       id = C.weir_source_socket(rt, node.host, node.port, node.delimiter, node.max_retry,
         node.max_line_bytes or 0)
+    elseif s == "manual" then
+      id = C.weir_source_manual(rt)
     elseif s == "replay" then
       local r = replays[node]
       id = check_id(self, C.weir_source_replay(rt, r.text, #r.text), what)
@@ -891,28 +896,38 @@ function Job:error_handler()
   end
 end
 
-function Job:run_loop()
-  local events = self.events
-  local dispatch = self.dispatch
-  local handler = self:error_handler()
-  while self.live > 0 do
-    local n = C.weir_loop_poll(self.rt, events, self.batch)
-    if n < 0 then
-      job_error(ffi.string(C.weir_rt_error(self.rt)))
-    elseif n == 0 then
+---Dispatches the n events of one poll, one xpcall per batch (resuming past routed errors).
+function Job:handle(n)
+  self.handler = self.handler or self:error_handler()
+  local k, sub = 0, nil
+  while true do
+    local ok, info = xpcall(self.dispatch, self.handler, self, n, k, sub)
+    if ok then
       break
     end
-    local k, sub = 0, nil
-    while true do
-      local ok, info = xpcall(dispatch, handler, self, n, k, sub)
-      if ok then
-        break
-      end
-      k, sub = self:failed(info)
+    k, sub = self:failed(info)
+  end
+  if self.progress_on then
+    self:show_progress(false)
+  end
+end
+
+---One poll: returns the number of events it got (0: nothing will ever come again).
+function Job:poll()
+  local n = C.weir_loop_poll(self.rt, self.events, self.batch)
+  if n < 0 then
+    job_error(ffi.string(C.weir_rt_error(self.rt)))
+  end
+  return n
+end
+
+function Job:run_loop()
+  while self.live > 0 do
+    local n = self:poll()
+    if n == 0 then
+      break
     end
-    if self.progress_on then
-      self:show_progress(false)
-    end
+    self:handle(n)
   end
 end
 
@@ -982,10 +997,10 @@ function Job:report_drops()
   end
 end
 
----Runs the job to completion. Raises a weir job error on failure.
+---A job, built but not started.
 ---@param plan table from weir.plan.build
-function M.execute(plan)
-  local self = setmetatable({
+function M.new(plan)
+  return setmetatable({
     plan = plan, factories = {}, instances = {}, pushes = {}, senders = {}, drivers = {},
     by_source = {}, files = {}, progress = { 0, 0 }, events = event_array_t(BATCH),
     assigners = {}, timer_nodes = {}, check_triggers = plan.env.job.check_triggers,
@@ -993,50 +1008,82 @@ function M.execute(plan)
     batch = math.min(BATCH, plan.env.batch_size or BATCH), out_count = { 0 },
     progress_state = {},
   }, Job)
+end
+
+---Instantiates every operator, opens the sources and user functions, and starts the runtime.
+---opts.clock ("virtual" or "real") overrides the clock chosen from the sources; opts.repl
+---({interactive, history}) opens the REPL's input on the job's runtime.
+function Job:start(opts)
+  opts = opts or {}
+  local plan = self.plan
   M.current = self
-  local ok, err = pcall(function()
-    for i = #plan.nodes, 1, -1 do
-      self:instantiate(plan.nodes[i])
+  for i = #plan.nodes, 1, -1 do
+    self:instantiate(plan.nodes[i])
+  end
+  self:open_sources(opts.clock)
+  self:open_functions()
+  local job = plan.env.job
+  self.progress_on = job.progress and job.mode == "run"
+  self.stall_ms = 30000
+  if job.stall_warning then
+    local ok, ms = pcall(duration.parse, job.stall_warning, "--stall-warning")
+    if not ok or ms < 0 then
+      error({ usage = true, msg = ("--stall-warning: invalid duration %q"):format(
+        job.stall_warning) }, 0)
     end
-    self:open_sources()
-    self:open_functions()
-    local job = plan.env.job
-    self.progress_on = job.progress and job.mode == "run"
-    self.stall_ms = 30000
-    if job.stall_warning then
-      local ok, ms = pcall(duration.parse, job.stall_warning, "--stall-warning")
-      if not ok or ms < 0 then
-        error({ usage = true, msg = ("--stall-warning: invalid duration %q"):format(
-          job.stall_warning) }, 0)
-      end
-      self.stall_ms = ms
-    end
-    if #self.assigners > 0 and plan.env.auto_watermark_interval > 0 then
-      C.weir_rt_set_tick(self.rt, plan.env.auto_watermark_interval)
-    elseif self.progress_on then
-      C.weir_rt_set_tick(self.rt, 1000) -- only to redraw the progress line
-    end
-    if C.weir_rt_start(self.rt) < 0 then
+    self.stall_ms = ms
+  end
+  if #self.assigners > 0 and plan.env.auto_watermark_interval > 0 then
+    C.weir_rt_set_tick(self.rt, plan.env.auto_watermark_interval)
+  elseif self.progress_on then
+    C.weir_rt_set_tick(self.rt, 1000) -- only to redraw the progress line
+  end
+  if opts.repl then
+    if C.weir_repl_open(self.rt, opts.repl.interactive and 1 or 0, opts.repl.history) < 0 then
       job_error(ffi.string(C.weir_rt_error(self.rt)))
     end
-    self:run_loop()
-    self:end_of_input()
-    if self.progress_on then
-      self:show_progress(true)
-    end
-    plan.env.final_metrics = self:metrics()
-    plan.env.final_status = status.collect(self)
-    self:close_functions()
-    self:report_drops()
-  end)
+  end
+  if C.weir_rt_start(self.rt) < 0 then
+    job_error(ffi.string(C.weir_rt_error(self.rt)))
+  end
+end
+
+---After the last source (or a stop): end of input, final metrics, close() of user functions.
+function Job:finish()
+  self:end_of_input()
+  if self.progress_on then
+    self:show_progress(true)
+  end
+  self.plan.env.final_metrics = self:metrics()
+  self.plan.env.final_status = status.collect(self)
+  self:close_functions()
+  self:report_drops()
+end
+
+---Frees the runtime (always, also after a failure).
+function Job:close()
   C.weir_out_flush()
-  M.current = nil
+  if M.current == self then
+    M.current = nil
+  end
   if self.rt ~= nil then
     C.weir_rt_free(self.rt)
     self.rt = nil
   end
+  self:close_files()
+end
+
+---Runs the job to completion. Raises a weir job error on failure.
+---@param plan table from weir.plan.build
+function M.execute(plan)
+  local self = M.new(plan)
+  local ok, err = pcall(function()
+    self:start()
+    self:run_loop()
+    self:finish()
+  end)
+  self:close()
   if not ok then
-    self:close_files()
     error(err, 0)
   end
 end
