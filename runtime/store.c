@@ -4,6 +4,7 @@
  * never move, so a cell pointer outlives other slots' creation. bytes tracks every allocation;
  * an empty store shrinks back to the initial allocation. */
 #include "store.h"
+#include "ms.h"
 
 #include <assert.h>
 #include <math.h>
@@ -593,30 +594,6 @@ struct weir_store {
     wr_store_t s;
 };
 
-/* -inf/+inf are the ends of time; finite values truncate toward zero and saturate. Keys are
- * integer ids and go through the same conversion. */
-static int64_t ms_from_double(double ms)
-{
-    if (ms <= -9223372036854775808.0) {
-        return INT64_MIN;
-    }
-    if (ms >= 9223372036854775808.0) {
-        return INT64_MAX;
-    }
-    return (int64_t)ms;
-}
-
-static double ms_to_double(int64_t ms)
-{
-    if (ms == INT64_MIN) {
-        return -INFINITY;
-    }
-    if (ms == INT64_MAX) {
-        return INFINITY;
-    }
-    return (double)ms;
-}
-
 weir_store_t *weir_store_new(int32_t cells_per_slot)
 {
     if (cells_per_slot < 0 || cells_per_slot > WR_STORE_MAX_CELLS) {
@@ -643,8 +620,8 @@ int32_t weir_store_slot(weir_store_t *fs, double key, double start, double stop)
     if (isnan(key) || isnan(start) || isnan(stop)) {
         return WEIR_EINVAL;
     }
-    return wr_store_slot(&fs->s, ms_from_double(key), ms_from_double(start),
-                         ms_from_double(stop));
+    return wr_store_slot(&fs->s, wr_ms_from_double(key), wr_ms_from_double(start),
+                         wr_ms_from_double(stop));
 }
 
 int32_t weir_store_find(const weir_store_t *fs, double key, double start, double stop)
@@ -652,8 +629,8 @@ int32_t weir_store_find(const weir_store_t *fs, double key, double start, double
     if (isnan(key) || isnan(start) || isnan(stop)) {
         return WEIR_EINVAL;
     }
-    return wr_store_find(&fs->s, ms_from_double(key), ms_from_double(start),
-                         ms_from_double(stop));
+    return wr_store_find(&fs->s, wr_ms_from_double(key), wr_ms_from_double(start),
+                         wr_ms_from_double(stop));
 }
 
 int weir_store_drop(weir_store_t *fs, int32_t slot)
@@ -695,7 +672,7 @@ int32_t weir_store_key_slots(const weir_store_t *fs, double key, int32_t *out, i
     if (isnan(key) || max < 0 || (max > 0 && !out)) {
         return WEIR_EINVAL;
     }
-    return wr_store_key_slots(&fs->s, ms_from_double(key), out, max);
+    return wr_store_key_slots(&fs->s, wr_ms_from_double(key), out, max);
 }
 
 double weir_store_slot_start(const weir_store_t *fs, int32_t slot)
@@ -706,7 +683,7 @@ double weir_store_slot_start(const weir_store_t *fs, int32_t slot)
     if (wr_store_window(&fs->s, slot, &key, &start, &stop) < 0) {
         return NAN;
     }
-    return ms_to_double(start);
+    return wr_ms_to_double(start);
 }
 
 double weir_store_slot_stop(const weir_store_t *fs, int32_t slot)
@@ -717,5 +694,5 @@ double weir_store_slot_stop(const weir_store_t *fs, int32_t slot)
     if (wr_store_window(&fs->s, slot, &key, &start, &stop) < 0) {
         return NAN;
     }
-    return ms_to_double(stop);
+    return wr_ms_to_double(stop);
 }

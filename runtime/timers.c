@@ -4,6 +4,7 @@
  * total, so equal times pop in registration order (weir's rule; Flink's heap leaves ties to
  * its sift order, SEMANTICS.md 5.6) and the sift direction after a removal cannot matter. */
 #include "timers.h"
+#include "ms.h"
 
 #include <assert.h>
 #include <math.h>
@@ -300,29 +301,6 @@ struct weir_timers {
 
 _Static_assert(sizeof(weir_timer_t) == 4 * sizeof(double), "weir_timer_t is four doubles");
 
-/* -inf/+inf are the ends of time; finite values truncate toward zero and saturate. */
-static int64_t ms_from_double(double ms)
-{
-    if (ms <= -9223372036854775808.0) {
-        return INT64_MIN;
-    }
-    if (ms >= 9223372036854775808.0) {
-        return INT64_MAX;
-    }
-    return (int64_t)ms;
-}
-
-static double ms_to_double(int64_t ms)
-{
-    if (ms == INT64_MIN) {
-        return -INFINITY;
-    }
-    if (ms == INT64_MAX) {
-        return INFINITY;
-    }
-    return (double)ms;
-}
-
 /* Converts the FFI's doubles; false for a bad domain or a NaN. */
 static bool timer_from_ffi(int32_t domain, double time_ms, double key, double start,
                            double stop, wr_timer_t *out)
@@ -331,10 +309,10 @@ static bool timer_from_ffi(int32_t domain, double time_ms, double key, double st
         isnan(start) || isnan(stop)) {
         return false;
     }
-    *out = (wr_timer_t){.time_ms = ms_from_double(time_ms),
-                        .key = ms_from_double(key),
-                        .start = ms_from_double(start),
-                        .stop = ms_from_double(stop)};
+    *out = (wr_timer_t){.time_ms = wr_ms_from_double(time_ms),
+                        .key = wr_ms_from_double(key),
+                        .start = wr_ms_from_double(start),
+                        .stop = wr_ms_from_double(stop)};
     return true;
 }
 
@@ -380,13 +358,13 @@ int32_t weir_timers_pop(weir_timers_t *ft, int32_t domain, double upto_ms, weir_
         return WEIR_EINVAL;
     }
     wr_timer_t x;
-    if (!wr_timers_pop(&ft->t, domain, ms_from_double(upto_ms), &x)) {
+    if (!wr_timers_pop(&ft->t, domain, wr_ms_from_double(upto_ms), &x)) {
         return 0;
     }
-    out->time_ms = ms_to_double(x.time_ms);
-    out->key = ms_to_double(x.key);
-    out->start = ms_to_double(x.start);
-    out->stop = ms_to_double(x.stop);
+    out->time_ms = wr_ms_to_double(x.time_ms);
+    out->key = wr_ms_to_double(x.key);
+    out->start = wr_ms_to_double(x.start);
+    out->stop = wr_ms_to_double(x.stop);
     return 1;
 }
 
@@ -395,7 +373,7 @@ double weir_timers_next(const weir_timers_t *ft, int32_t domain)
     if (domain < 0 || domain >= WR_TIMERS_DOMAINS) {
         return NAN;
     }
-    return ms_to_double(wr_timers_next(&ft->t, domain));
+    return wr_ms_to_double(wr_timers_next(&ft->t, domain));
 }
 
 int32_t weir_timers_count(const weir_timers_t *ft, int32_t domain)

@@ -3,6 +3,7 @@
  * lines). Invariants: last_out only grows; an aligned channel is active; idle (the output
  * status) holds exactly when no channel is active. */
 #include "valve.h"
+#include "ms.h"
 
 #include <assert.h>
 #include <math.h>
@@ -161,30 +162,6 @@ struct weir_valve {
     wr_valve_t v;
 };
 
-/* -inf/+inf are the ends of time; finite values truncate toward zero and saturate. NaN is
- * rejected by the caller. */
-static int64_t ms_from_double(double ms)
-{
-    if (ms <= -9223372036854775808.0) {
-        return INT64_MIN;
-    }
-    if (ms >= 9223372036854775808.0) {
-        return INT64_MAX;
-    }
-    return (int64_t)ms;
-}
-
-static double ms_to_double(int64_t ms)
-{
-    if (ms == INT64_MIN) {
-        return -INFINITY;
-    }
-    if (ms == INT64_MAX) {
-        return INFINITY;
-    }
-    return (double)ms;
-}
-
 weir_valve_t *weir_valve_new(int32_t channels)
 {
     if (channels < 1) {
@@ -212,7 +189,7 @@ int32_t weir_valve_watermark(weir_valve_t *fv, int32_t channel, double wm)
         return WEIR_EINVAL;
     }
     int64_t before = fv->v.last_out;
-    int64_t after = wr_valve_advance(&fv->v, channel, ms_from_double(wm));
+    int64_t after = wr_valve_advance(&fv->v, channel, wr_ms_from_double(wm));
     return after > before ? WR_VALVE_ADVANCED : 0;
 }
 
@@ -229,7 +206,7 @@ int32_t weir_valve_status(weir_valve_t *fv, int32_t channel, int32_t idle)
 
 double weir_valve_output(const weir_valve_t *fv)
 {
-    return ms_to_double(fv->v.last_out);
+    return wr_ms_to_double(fv->v.last_out);
 }
 
 int32_t weir_valve_is_idle(const weir_valve_t *fv)
@@ -242,7 +219,7 @@ double weir_valve_channel_watermark(const weir_valve_t *fv, int32_t channel)
     if (channel < 0 || channel >= fv->v.channels) {
         return -INFINITY;
     }
-    return ms_to_double(fv->v.ch[channel].wm);
+    return wr_ms_to_double(fv->v.ch[channel].wm);
 }
 
 int32_t weir_valve_channel_state(const weir_valve_t *fv, int32_t channel)
