@@ -162,92 +162,83 @@ local function min_merge(a, b)
   return a < b and a or b
 end
 
-function M.continuous_event_time(interval)
-  local iv = duration.parse_nonneg(interval, "continuous_event_time", true)
-  return trigger("continuous_event_time", {
-    on_element = function(_, _, ts, w, ctx)
-      local m = w:max_timestamp()
-      if m <= ctx:current_watermark() then
-        return FIRE
-      end
-      ctx:register_event_time_timer(m)
-      local s = ctx:state("fire-time")
-      if s:get() == nil then
-        local nxt = math.min(ts - math.fmod(ts, iv) + iv, m)
-        s:set(nxt)
-        ctx:register_event_time_timer(nxt)
-      end
-      return CONTINUE
-    end,
-    on_event_time = function(_, t, w, ctx)
-      local m = w:max_timestamp()
-      if t == m then
-        return FIRE
-      end
-      local s = ctx:state("fire-time")
-      if s:get() == t then
-        local nxt = math.min(t + iv, m)
-        s:set(nxt)
-        ctx:register_event_time_timer(nxt)
-        return FIRE
-      end
-      return CONTINUE
-    end,
+-- The shared half of Flink's Continuous{Event,Processing}TimeTrigger: the state "fire-time"
+-- keeps the next fire (the minimum, when windows merge); a timer at it fires and schedules the
+-- next one, capped at the window's end (FLINK-20443).
+local function continuous(name, iv, register, delete)
+  local function on_timer(_, t, w, ctx)
+    local s = ctx:state("fire-time")
+    if s:get() == t then
+      local nxt = math.min(t + iv, w:max_timestamp())
+      s:set(nxt)
+      ctx[register](ctx, nxt)
+      return FIRE
+    end
+    return CONTINUE
+  end
+  local function first_fire(base, w, ctx)
+    local s = ctx:state("fire-time")
+    if s:get() == nil then
+      local nxt = math.min(base - math.fmod(base, iv) + iv, w:max_timestamp())
+      s:set(nxt)
+      ctx[register](ctx, nxt)
+    end
+  end
+  return trigger(name, {
+    on_timer = on_timer,
+    first_fire = first_fire,
     clear = function(_, _, ctx)
       local s = ctx:state("fire-time")
       local t = s:get()
       if t ~= nil then
-        ctx:delete_event_time_timer(t)
+        ctx[delete](ctx, t)
         s:clear()
       end
     end,
     on_merge = function(_, _, ctx)
       local t = ctx:merge_state("fire-time", min_merge)
       if t ~= nil then
-        ctx:register_event_time_timer(t)
+        ctx[register](ctx, t)
       end
     end,
   })
 end
 
+---Fires every `interval` of event time (multiples since the epoch, from the first element's
+---timestamp) and at the window's end.
+function M.continuous_event_time(interval)
+  local iv = duration.parse_nonneg(interval, "continuous_event_time", true)
+  local t = continuous("continuous_event_time", iv, "register_event_time_timer",
+    "delete_event_time_timer")
+  t.on_element = function(self, _, ts, w, ctx)
+    local m = w:max_timestamp()
+    if m <= ctx:current_watermark() then
+      return FIRE
+    end
+    ctx:register_event_time_timer(m)
+    self.first_fire(ts, w, ctx)
+    return CONTINUE
+  end
+  t.on_event_time = function(self, time, w, ctx)
+    if time == w:max_timestamp() then
+      return FIRE
+    end
+    return self.on_timer(self, time, w, ctx)
+  end
+  return t
+end
+
+---Fires every `interval` of processing time (multiples since the epoch) until the window's end.
 function M.continuous_processing_time(interval)
   local iv = duration.parse_nonneg(interval, "continuous_processing_time", true)
-  return trigger("continuous_processing_time", {
-    on_element = function(_, _, _, w, ctx)
-      local s = ctx:state("fire-time")
-      if s:get() == nil then
-        local now = ctx:current_processing_time()
-        local nxt = math.min(now - math.fmod(now, iv) + iv, w:max_timestamp())
-        s:set(nxt)
-        ctx:register_processing_time_timer(nxt)
-      end
-      return CONTINUE
-    end,
-    on_processing_time = function(_, t, w, ctx)
-      local s = ctx:state("fire-time")
-      if s:get() == t then
-        local nxt = math.min(t + iv, w:max_timestamp())
-        s:set(nxt)
-        ctx:register_processing_time_timer(nxt)
-        return FIRE
-      end
-      return CONTINUE
-    end,
-    clear = function(_, _, ctx)
-      local s = ctx:state("fire-time")
-      local t = s:get()
-      if t ~= nil then
-        ctx:delete_processing_time_timer(t)
-        s:clear()
-      end
-    end,
-    on_merge = function(_, _, ctx)
-      local t = ctx:merge_state("fire-time", min_merge)
-      if t ~= nil then
-        ctx:register_processing_time_timer(t)
-      end
-    end,
-  })
+  local t = continuous("continuous_processing_time", iv, "register_processing_time_timer",
+    "delete_processing_time_timer")
+  t.on_element = function(self, _, _, w, ctx)
+    self.first_fire(ctx:current_processing_time(), w, ctx)
+    return CONTINUE
+  end
+  t.on_processing_time = t.on_timer
+  return t
 end
 
 ---Flink's ProcessingTimeoutTrigger: fires the window `timeout` of processing time after its
