@@ -319,6 +319,38 @@ function M.instantiate(job, node)
   local late_emit = node.late_tag and node.side[node.late_tag.id]
   node.cell_of, node.cell_count, node.late_dropped = {}, 0, 0
   local starts = {}
+  -- The REPL's :draw and :late read what happened; off (nil) outside the REPL.
+  local trace = job.trace
+
+  local function log_late(v, ts, key, st)
+    if trace then
+      local log = trace.late
+      log[#log + 1] = { value = v, ts = ts, key = key, operator = node.label, subtask = st,
+                        watermark = node.instances[st + 1].watermark }
+      if #log > 50 then
+        table.remove(log, 1)
+      end
+    end
+  end
+
+  local function trace_element(key, ts)
+    if trace then
+      local per = trace.elements[key]
+      if not per then
+        per = {}
+        trace.elements[key] = per
+        trace.keys[#trace.keys + 1] = key
+      end
+      per[#per + 1] = ts
+    end
+  end
+
+  local function trace_fire(key, w, what)
+    if trace then
+      local f = trace.fired
+      f[#f + 1] = { key = key, start = w.start, stop = w.stop, what = what }
+    end
+  end
 
   for _, inst in ipairs(node.instances) do
     inst.store = ffi.gc(C.weir_store_new(CELLS), C.weir_store_free)
@@ -426,6 +458,9 @@ function M.instantiate(job, node)
     if c == nil then
       return
     end
+    if trace then
+      trace_fire(key, w, "fired")
+    end
     if evictor then
       local values, stamps = c, inst.stamps[slot]
       local elements = evictors.elements(values, stamps)
@@ -453,7 +488,10 @@ function M.instantiate(job, node)
     end
   end
 
-  local function purge(inst, slot)
+  local function purge(inst, slot, by_trigger)
+    if by_trigger and trace and inst.contents[slot] ~= nil and inst.wins[slot] then
+      trace_fire(inst.keys[inst.wkid[slot]], inst.wins[slot], "purged")
+    end
     inst.contents[slot] = nil
     inst.stamps[slot] = nil
     C.weir_store_count_add(inst.store, slot, -C.weir_store_count(inst.store, slot))
@@ -511,13 +549,50 @@ function M.instantiate(job, node)
     end
   end
 
-  local function clear_all(inst, key, kid, w)
-    local ctx = inst.tctx
-    local slot = C.weir_store_find(inst.store, kid, w.start, w.stop)
-    ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot
+  -- A window's slot goes when the window does: contents, trigger state, window state.
+  local function drop_slot(inst, kid, start, stop)
+    local slot = C.weir_store_find(inst.store, kid, start, stop)
     if slot >= 0 then
       purge(inst, slot)
+      inst.wins[slot], inst.wkid[slot] = nil, nil
+      inst.lua_state[slot], inst.wstate[slot] = nil, nil
+      C.weir_store_drop(inst.store, slot)
     end
+  end
+
+  -- Applies a trigger result to the contents in `slot`, for window w.
+  local function apply_result(inst, r, slot, key, kid, w)
+    if slot >= 0 then
+      if r % 2 == 1 then
+        fire(inst, slot, key, kid, w)
+      end
+      if r >= 2 then
+        purge(inst, slot, true)
+      end
+    end
+  end
+
+  local function late_element(st, v, ts, key)
+    log_late(v, ts, key, st)
+    if late_emit then
+      late_emit(st, v, ts)
+    else
+      node.late_dropped = node.late_dropped + 1
+    end
+  end
+
+  local retire -- merging windows only (below)
+
+  -- WindowOperator.clearAllState: contents, trigger (clear), window function (clear), and for
+  -- merging windows the in-flight entry. sstart/sstop is the state window (= w unless merged).
+  local function clear_all(inst, key, kid, w, sstart, sstop)
+    local ctx = inst.tctx
+    local sslot = C.weir_store_find(inst.store, kid, sstart, sstop)
+    if sslot >= 0 then
+      purge(inst, sslot)
+    end
+    ctx.key, ctx.kid, ctx.window = key, kid, w
+    ctx.slot = C.weir_store_find(inst.store, kid, w.start, w.stop)
     trigger:clear(w, ctx)
     check_cleared(ctx)
     if rich and objs[inst.index].clear then
@@ -525,14 +600,12 @@ function M.instantiate(job, node)
       wctx.win, wctx.kid, wctx.key = w, kid, key
       objs[inst.index]:clear(wctx)
     end
-    slot = C.weir_store_find(inst.store, kid, w.start, w.stop)
-    if slot >= 0 then
-      inst.wins[slot], inst.wkid[slot] = nil, nil
-      inst.lua_state[slot], inst.wstate[slot] = nil, nil
-      C.weir_store_drop(inst.store, slot)
+    if retire then
+      retire(inst, kid, w.start, w.stop)
     end
+    drop_slot(inst, kid, sstart, sstop)
+    drop_slot(inst, kid, w.start, w.stop)
   end
-
 
   -- Merging (session) windows: per key, Flink's MergingWindowSet (SEMANTICS §5.4, §5.7) as a
   -- list of in-flight windows sorted by start, each with the state window whose slot holds
@@ -561,16 +634,6 @@ function M.instantiate(job, node)
       return i, e
     end
     return nil
-  end
-
-  local function drop_slot(inst, kid, start, stop)
-    local slot = C.weir_store_find(inst.store, kid, start, stop)
-    if slot >= 0 then
-      purge(inst, slot)
-      inst.wins[slot], inst.wkid[slot] = nil, nil
-      inst.lua_state[slot], inst.wstate[slot] = nil, nil
-      C.weir_store_drop(inst.store, slot)
-    end
   end
 
   local function merge_contents(inst, target, source)
@@ -685,7 +748,7 @@ function M.instantiate(job, node)
     return entry
   end
 
-  local function retire(inst, kid, start, stop)
+  function retire(inst, kid, start, stop) -- luacheck: ignore 111
     local m = inst.msets[kid]
     local i = m and find_entry(m, start, stop)
     if i then
@@ -704,73 +767,20 @@ function M.instantiate(job, node)
     if is_event_time and cleanup_time(node, entry.stop - 1) <= inst.watermark then
       retire(inst, kid, entry.start, entry.stop)
       if ts + lateness <= inst.watermark then
-        if late_emit then
-          late_emit(st, v, ts)
-        else
-          node.late_dropped = node.late_dropped + 1
-        end
+        late_element(st, v, ts, key)
       end
       return
     end
     local sslot = C.weir_store_slot(inst.store, kid, entry.sstart, entry.sstop)
     add(inst, sslot, v, ts)
+    trace_element(key, ts)
     local aslot = C.weir_store_slot(inst.store, kid, entry.start, entry.stop)
     local w = window_of(inst, aslot, entry.start, entry.stop, kid)
     local ctx = inst.tctx
     ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, aslot
     local r = check_result(node, trigger:on_element(v, ts, w, ctx), "on_element")
-    if r % 2 == 1 then
-      fire(inst, sslot, key, kid, w)
-    end
-    if r >= 2 then
-      purge(inst, sslot)
-    end
+    apply_result(inst, r, sslot, key, kid, w)
     register_cleanup(inst, kid, w)
-  end
-
-  local function on_timer_merging(inst, domain, t, kid, start, stop)
-    local m = inst.msets[kid]
-    local _, entry = find_entry(m or {}, start, stop)
-    if not entry then
-      return -- a stale timer of a window merged away or retired
-    end
-    local key = inst.keys[kid]
-    local aslot = C.weir_store_find(inst.store, kid, start, stop)
-    local w = aslot >= 0 and window_of(inst, aslot, start, stop, kid)
-      or windows.window(start, stop)
-    local ctx = inst.tctx
-    ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, aslot
-    local r
-    if domain == EVENT then
-      r = check_result(node, trigger:on_event_time(t, w, ctx), "on_event_time")
-    else
-      r = check_result(node, trigger:on_processing_time(t, w, ctx), "on_processing_time")
-    end
-    local sslot = C.weir_store_find(inst.store, kid, entry.sstart, entry.sstop)
-    if sslot >= 0 then
-      if r % 2 == 1 then
-        fire(inst, sslot, key, kid, w)
-      end
-      if r >= 2 then
-        purge(inst, sslot)
-      end
-    end
-    if (domain == EVENT) == is_event_time and t == cleanup_time(node, w:max_timestamp()) then
-      if sslot >= 0 then
-        purge(inst, sslot)
-      end
-      ctx.window, ctx.slot = w, C.weir_store_find(inst.store, kid, start, stop)
-      trigger:clear(w, ctx)
-      check_cleared(ctx)
-      if rich and objs[inst.index].clear then
-        local wctx = inst.wctx
-        wctx.win, wctx.kid, wctx.key = w, kid, key
-        objs[inst.index]:clear(wctx)
-      end
-      retire(inst, kid, start, stop)
-      drop_slot(inst, kid, entry.sstart, entry.sstop)
-      drop_slot(inst, kid, start, stop)
-    end
   end
 
   node.push = function(st, v, ts, key)
@@ -796,30 +806,31 @@ function M.instantiate(job, node)
         skipped = false
         local slot = C.weir_store_slot(inst.store, kid, start, stop)
         add(inst, slot, v, ts)
+        if trace and i == 1 then
+          trace_element(key, ts)
+        end
         local w = window_of(inst, slot, start, stop, kid)
         ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot
         local r = check_result(node, trigger:on_element(v, ts, w, ctx), "on_element")
-        if r % 2 == 1 then
-          fire(inst, slot, key, kid, w)
-        end
-        if r >= 2 then
-          purge(inst, slot)
-        end
+        apply_result(inst, r, slot, key, kid, w)
         register_cleanup(inst, kid, w)
       end
     end
     if skipped and is_event_time and ts + lateness <= W then
-      if late_emit then
-        late_emit(st, v, ts)
-      else
-        node.late_dropped = node.late_dropped + 1
-      end
+      late_element(st, v, ts, key)
     end
   end
 
+  -- WindowOperator.onEventTime/onProcessingTime (SEMANTICS §5.5): the trigger first, then the
+  -- cleanup when the timer is the window's cleanup time.
   local function on_timer(inst, domain, t, kid, start, stop)
+    local sstart, sstop = start, stop
     if merging then
-      return on_timer_merging(inst, domain, t, kid, start, stop)
+      local _, entry = find_entry(inst.msets[kid] or {}, start, stop)
+      if not entry then
+        return -- a stale timer of a window merged away or retired
+      end
+      sstart, sstop = entry.sstart, entry.sstop
     end
     local key = inst.keys[kid]
     local slot = C.weir_store_find(inst.store, kid, start, stop)
@@ -833,17 +844,11 @@ function M.instantiate(job, node)
     else
       r = check_result(node, trigger:on_processing_time(t, w, ctx), "on_processing_time")
     end
-    slot = ctx.slot
-    if slot >= 0 then
-      if r % 2 == 1 then
-        fire(inst, slot, key, kid, w)
-      end
-      if r >= 2 then
-        purge(inst, slot)
-      end
-    end
+    -- contents live in the state window's slot (the trigger may have created the window's)
+    local sslot = merging and C.weir_store_find(inst.store, kid, sstart, sstop) or ctx.slot
+    apply_result(inst, r, sslot, key, kid, w)
     if (domain == EVENT) == is_event_time and t == cleanup_time(node, w:max_timestamp()) then
-      clear_all(inst, key, kid, w)
+      clear_all(inst, key, kid, w, sstart, sstop)
     end
   end
 
