@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "mem.h"
+#include "repl.h"
 #include "rt.h"
 
 /* ---- signals ---------------------------------------------------------------------------- */
@@ -27,22 +28,52 @@ static weir_rt_t *volatile signal_rt;
 static volatile sig_atomic_t signal_count;
 static volatile sig_atomic_t status_requested;
 
-static void on_signal(int signo)
+/* REPL mode (a live REPL on signal_rt): SIGINT never stops the job. Inside weir_loop_poll (the
+ * user is at the prompt, or the job is waiting) it asks for an INPUT event flagged INTERRUPT;
+ * between polls (Lua runs a command) it raises the flag weir_repl_interrupted takes, and a flag
+ * Lua has not taken by the next poll becomes that INTERRUPT event. The third Ctrl-C that Lua
+ * has not taken exits, as a second stop signal does: Lua is stuck where no hook runs (compiled
+ * code, a C call), and the user has no other way out. */
+enum { WR_UNTAKEN_INTERRUPTS_MAX = 2 };
+static volatile sig_atomic_t repl_sigint;       /* REPL mode is on */
+static volatile sig_atomic_t in_poll;           /* weir_loop_poll is running */
+static volatile sig_atomic_t prompt_interrupt;  /* an INTERRUPT event is due */
+static volatile sig_atomic_t command_interrupt; /* Ctrl-Cs between polls Lua has not taken */
+
+static void exit_interrupted_again(void)
 {
-    (void)signo;
-    if (signal_count == 0) {
-        signal_count = 1;
-        weir_rt_t *rt = signal_rt;
-        if (rt != NULL) {
-            uv_async_send(&rt->wake);
-        }
-        return;
-    }
     static const char msg[] = "weir: interrupted again, exiting\n";
     if (write(2, msg, sizeof msg - 1) < 0) {
         /* nothing left to tell anyone */
     }
     _exit(1);
+}
+
+static void on_signal(int signo)
+{
+    weir_rt_t *rt = signal_rt;
+    if (signo == SIGINT && repl_sigint) {
+        if (in_poll) {
+            prompt_interrupt = 1;
+            if (rt != NULL) {
+                uv_async_send(&rt->wake);
+            }
+            return;
+        }
+        if (command_interrupt < WR_UNTAKEN_INTERRUPTS_MAX) {
+            command_interrupt = command_interrupt + 1;
+            return;
+        }
+        exit_interrupted_again();
+    }
+    if (signal_count == 0) {
+        signal_count = 1;
+        if (rt != NULL) {
+            uv_async_send(&rt->wake);
+        }
+        return;
+    }
+    exit_interrupted_again();
 }
 
 /* Signals that arrive before the poll sees the flag coalesce into one STATUS event. */
@@ -54,6 +85,25 @@ static void on_status_signal(int signo)
     if (rt != NULL) {
         uv_async_send(&rt->wake);
     }
+}
+
+/* The REPL reads input until its EOF event or STOP; after that SIGINT stops the job again. */
+static int repl_live(const weir_rt_t *rt)
+{
+    return rt->repl != NULL && !rt->stop_delivered && wr_repl_live(rt);
+}
+
+void wr_loop_sync_signals(weir_rt_t *rt)
+{
+    if (signal_rt != rt || !rt->signals_installed) {
+        return;
+    }
+    int on = repl_live(rt);
+    if (!on) {
+        prompt_interrupt = 0;
+        command_interrupt = 0;
+    }
+    repl_sigint = on;
 }
 
 static void install_signals(weir_rt_t *rt)
@@ -75,11 +125,15 @@ static void install_signals(weir_rt_t *rt)
     su.sa_flags = SA_RESTART;
     signal_count = 0;
     status_requested = 0;
+    repl_sigint = 0;
+    prompt_interrupt = 0;
+    command_interrupt = 0;
     signal_rt = rt;
     sigaction(SIGINT, &sa, &rt->old_sigint);
     sigaction(SIGTERM, &sa, &rt->old_sigterm);
     sigaction(SIGUSR1, &su, &rt->old_sigusr1);
     rt->signals_installed = 1;
+    wr_loop_sync_signals(rt);
 }
 
 static void restore_signals(weir_rt_t *rt)
@@ -93,7 +147,20 @@ static void restore_signals(weir_rt_t *rt)
     signal_rt = NULL;
     signal_count = 0;
     status_requested = 0;
+    repl_sigint = 0;
+    prompt_interrupt = 0;
+    command_interrupt = 0;
     rt->signals_installed = 0;
+}
+
+/* Between polls, so Lua's debug hook can end a long command; outside REPL mode always 0. */
+int32_t weir_repl_interrupted(weir_rt_t *rt)
+{
+    if (rt == NULL || signal_rt != rt || !repl_sigint || command_interrupt == 0) {
+        return 0;
+    }
+    command_interrupt = 0;
+    return 1;
 }
 
 static void on_wake(uv_async_t *h)
@@ -300,6 +367,7 @@ weir_rt_t *weir_rt_new(int32_t clock_kind, double virtual_start_ms)
     wr_err_clear(&rt->fail);
     rt->wakeup_ms = WR_NEVER;
     rt->next_tick_ms = WR_NEVER;
+    rt->advance_ms = INT64_MIN;
     return rt;
 }
 
@@ -315,6 +383,7 @@ void weir_rt_free(weir_rt_t *rt)
             s->ops->close(s);
         }
     }
+    wr_repl_close(rt);
     uv_close((uv_handle_t *)&rt->timer, NULL);
     uv_close((uv_handle_t *)&rt->wake, NULL);
     /* Runs close callbacks and waits out a getaddrinfo that could not be cancelled. */
@@ -325,6 +394,7 @@ void weir_rt_free(weir_rt_t *rt)
     for (int32_t i = 0; i < rt->nsources; i++) {
         destroy_source(rt->sources[i]);
     }
+    wr_repl_free(rt);
     free(rt->sources);
     free(rt);
 }
@@ -370,6 +440,29 @@ int weir_rt_set_wakeup(weir_rt_t *rt, double due_ms)
         return wr_loop_error(rt, WEIR_EINVAL, "weir_rt_set_wakeup: due time is NaN");
     }
     rt->wakeup_ms = due; /* +inf became WR_NEVER */
+    return 0;
+}
+
+/* Only sets the target: the polls move the clock (weir_loop_poll), so what falls due on the
+ * way is delivered in time order, one TIMER or TICK per poll, as a replay would. */
+int weir_rt_advance(weir_rt_t *rt, double target_ms)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (!wr_clock_is_virtual(&rt->clock)) {
+        return wr_loop_error(rt, WEIR_ESTATE, "weir_rt_advance: needs the virtual clock");
+    }
+    int64_t target;
+    if (wr_loop_ms(target_ms, &target) < 0 || isinf(target_ms)) {
+        return wr_loop_error(rt, WEIR_EINVAL, "weir_rt_advance: bad target %g", target_ms);
+    }
+    int64_t now = wr_clock_now(&rt->clock);
+    if (target < now) {
+        return wr_loop_error(rt, WEIR_ESTATE, "weir_rt_advance: %lld is before now (%lld)",
+                             (long long)target, (long long)now);
+    }
+    rt->advance_ms = target;
     return 0;
 }
 
@@ -429,6 +522,18 @@ static int any_live(const weir_rt_t *rt, int io, int clocked)
     return 0;
 }
 
+/* A source only Lua feeds (manual) is open: a poll with nothing to wait for returns 0 events
+ * instead of failing, and Lua pushes before it polls again. */
+static int any_fed(const weir_rt_t *rt)
+{
+    for (int32_t i = 0; i < rt->nsources; i++) {
+        if (!rt->sources[i]->ended && rt->sources[i]->fed) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Every source appends what is ready now. The virtual clock keeps declaration order (replay
  * lines due at one time go in source order); the real clock rotates the first source so that
  * a fast file cannot starve a socket. */
@@ -475,6 +580,9 @@ static int64_t earliest_due(const weir_rt_t *rt)
 static void block(weir_rt_t *rt, int64_t timeout_ms)
 {
     fflush(stdout); /* output of a live job appears before it waits */
+    if (repl_live(rt)) {
+        wr_repl_wait(rt); /* after the flush: the prompt goes below the job's output */
+    }
     if (timeout_ms >= 0) {
         uv_update_time(&rt->loop);
         uv_timer_start(&rt->timer, on_timer, (uint64_t)timeout_ms, 0);
@@ -489,6 +597,7 @@ static void deliver_stop(weir_rt_t *rt)
     rt->now_ms = wr_clock_now(&rt->clock);
     wr_loop_push(rt, NULL, WEIR_EV_STOP);
     rt->stop_delivered = 1;
+    wr_loop_sync_signals(rt); /* the REPL stops reading: SIGINT stops again */
     for (int32_t i = 0; i < rt->nsources; i++) {
         wr_source_t *s = rt->sources[i];
         if (!s->ended) {
@@ -517,31 +626,17 @@ static int deliver_clock_event(weir_rt_t *rt)
     return 0;
 }
 
-/* Virtual clock: sockets and stdin are read whenever data is there and their records carry the
- * current virtual time, but they never hold the virtual clock back and never move it: the
- * clock only jumps while a clocked source (replay, generator with a rate) is live. Once only
- * I/O sources remain, the poll waits for their data in real time and ticks and the wakeup
- * stand still. */
-int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
+/* Fills the batch of one poll (the ordering is weir_loop_poll's). */
+static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
 {
-    if (rt == NULL) {
-        return WEIR_EINVAL;
-    }
-    if (out == NULL || max <= 0) {
-        return wr_loop_error(rt, WEIR_EINVAL, "weir_loop_poll: no room for events");
-    }
-    if (!rt->started) {
-        return wr_loop_error(rt, WEIR_ESTATE, "weir_loop_poll: the runtime has not started");
-    }
-    int is_virtual = wr_clock_is_virtual(&rt->clock);
-    rt->out = out;
-    rt->n = 0;
-    rt->max = max;
     for (int32_t i = 0; i < rt->nsources; i++) {
         wr_source_t *s = rt->sources[i];
         if (s->ops->begin) {
             s->ops->begin(s);
         }
+    }
+    if (rt->repl != NULL) {
+        wr_repl_begin(rt);
     }
     int loop_ran = 0;
     for (;;) {
@@ -552,7 +647,8 @@ int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
             rt->err = rt->fail;
             return rt->fail.code;
         }
-        if (all_ended(rt)) {
+        int repl = repl_live(rt);
+        if (all_ended(rt) && !repl) {
             break;
         }
         if (signal_rt == rt && signal_count > 0) {
@@ -570,11 +666,17 @@ int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
             wr_loop_push(rt, NULL, WEIR_EV_STATUS);
             break; /* alone, like TICK and STOP */
         }
+        if (signal_rt == rt && prompt_interrupt && repl && rt->n == 0) {
+            prompt_interrupt = 0;
+            wr_repl_interrupt(rt);
+            wr_loop_push(rt, NULL, WEIR_EV_INPUT)->flags = WEIR_INPUT_INTERRUPT;
+            break; /* alone, like STATUS */
+        }
         if (!rt->stop_delivered && rt->n == 0 && deliver_clock_event(rt)) {
             break; /* alone, so Lua reacts before anything later happens */
         }
-        if (!loop_ran && any_live(rt, 1, 0)) {
-            uv_run(&rt->loop, UV_RUN_NOWAIT); /* pick up socket and pipe data */
+        if (!loop_ran && (repl || any_live(rt, 1, 0))) {
+            uv_run(&rt->loop, UV_RUN_NOWAIT); /* pick up socket, pipe and terminal input */
             loop_ran = 1;
             if (rt->fail.code != 0) {
                 continue;
@@ -591,20 +693,75 @@ int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
                 wr_clock_advance_to(&rt->clock, due);
                 continue;
             }
-            if (any_live(rt, 1, 0)) {
+            if (rt->advance_ms > rt->now_ms) {
+                int64_t to = due > rt->now_ms && due < rt->advance_ms ? due : rt->advance_ms;
+                wr_clock_advance_to(&rt->clock, to);
+                continue;
+            }
+        }
+        if (repl && wr_repl_emit(rt)) {
+            wr_loop_sync_signals(rt); /* after EOF SIGINT stops again */
+            break; /* alone: Lua runs the line before the next one is read */
+        }
+        if (is_virtual) {
+            if (repl || any_live(rt, 1, 0)) {
                 block(rt, -1);
                 loop_ran = 1;
                 continue;
             }
-        } else if (any_live(rt, 1, 0) || due != WR_NEVER) {
+        } else if (repl || any_live(rt, 1, 0) || due != WR_NEVER) {
             block(rt, due == WR_NEVER ? -1 : (due > rt->now_ms ? due - rt->now_ms : 0));
             loop_ran = 1;
             continue;
+        }
+        if (any_fed(rt)) {
+            break; /* nothing can happen until Lua pushes */
         }
         /* No source can make progress: a bug in a source, not a state a job can reach. */
         wr_loop_fail(rt, WEIR_ESOURCE, "internal: no source can make progress");
     }
     return rt->n;
+}
+
+/* Order within a poll: STOP, STATUS, a REPL interrupt, then one due TIMER or TICK, each alone;
+ * then whatever the sources have ready at the clock reading. Only when nothing is ready does
+ * time move or input get read: the virtual clock jumps to the next due time while a clocked
+ * source (replay, generator with a rate) is live, or steps towards weir_rt_advance's target;
+ * then a complete REPL line is delivered, alone, so a piped session runs the same way every
+ * time; then the poll waits in uv_run. Sockets and stdin are read whenever data is there and
+ * their records carry the current virtual time, but they never hold the virtual clock back and
+ * never move it: once only I/O sources (or the REPL) remain, the poll waits for their data in
+ * real time and ticks and the wakeup stand still until weir_rt_advance. */
+int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (out == NULL || max <= 0) {
+        return wr_loop_error(rt, WEIR_EINVAL, "weir_loop_poll: no room for events");
+    }
+    if (!rt->started) {
+        return wr_loop_error(rt, WEIR_ESTATE, "weir_loop_poll: the runtime has not started");
+    }
+    rt->out = out;
+    rt->n = 0;
+    rt->max = max;
+    int owner = signal_rt == rt;
+    if (owner) {
+        in_poll = 1; /* first: a Ctrl-C from now on asks for an INTERRUPT itself */
+        if (command_interrupt > 0) {
+            command_interrupt = 0; /* the command is over; Lua did not take it */
+            prompt_interrupt = 1;
+        }
+    }
+    int32_t n = fill_batch(rt, wr_clock_is_virtual(&rt->clock));
+    if (n != 0 && rt->repl != NULL) {
+        wr_repl_returning(rt); /* events or an error: Lua is about to print */
+    }
+    if (owner) {
+        in_poll = 0;
+    }
+    return n;
 }
 
 /* ---- introspection and output -------------------------------------------------------------- */

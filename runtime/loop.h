@@ -26,6 +26,10 @@ int wr_loop_error(weir_rt_t *rt, int code, const char *fmt, ...)
 int wr_loop_fail(weir_rt_t *rt, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The REPL opened or stopped reading (repl.c, loop.c): re-decides whether SIGINT is the
+ * REPL's (an interrupt, never a stop) for the runtime that owns the signals. */
+void wr_loop_sync_signals(weir_rt_t *rt);
+
 /* 1 if another source may still be added, else sets the error and returns 0. */
 int wr_loop_may_add(weir_rt_t *rt);
 /* Registers s (allocated by the caller, which gives it to the runtime) and returns its id, or a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* rt.h: the runtime and the source base, private to loop.c and the source_*.c files (it
- * includes uv.h). The runtime owns the uv loop, the clock and every source; a source is owned
+/* rt.h: the runtime and the source base, private to loop.c, the source_*.c files and repl.c
+ * (it includes uv.h). The runtime owns the uv loop, the clock and every source; a source is owned
  * by the runtime from wr_loop_add_source until weir_rt_free. */
 #ifndef WR_RT_H
 #define WR_RT_H
@@ -46,6 +46,7 @@ struct wr_source {
     const char *kind;  /* static; the first word of describe */
     int clocked;       /* due times drive the virtual clock (replay, generator with a rate) */
     int io;            /* reads through libuv streams, so a poll runs the loop for it */
+    int fed;           /* only Lua feeds it (manual): a poll never waits for it */
     int stopping;      /* STOP was delivered: drain, then END(STOPPED) */
     int ended;         /* its END is in a delivered batch */
     int drop_reported; /* the first overlong record has been reported on stderr */
@@ -76,6 +77,9 @@ struct weir_rt {
     int64_t tick_ms;   /* 0 = no ticks */
     int64_t next_tick_ms;
     int64_t wakeup_ms; /* WR_NEVER = none */
+    int64_t advance_ms; /* virtual clock: weir_rt_advance's target; at or below now = none */
+
+    struct wr_repl *repl; /* owned; NULL until a weir_repl_* call (repl.c) */
 
     /* the batch being filled by the current poll */
     weir_event_t *out;

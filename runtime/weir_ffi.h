@@ -51,10 +51,11 @@ typedef struct weir_rt weir_rt_t; /* opaque: loop, clock, sources */
 
 typedef struct weir_event {
     int32_t kind;
-    int32_t source;  /* source id, or -1 for TICK/TIMER/STOP */
-    const char *ptr; /* LINE: record bytes (no delimiter), valid until the next poll */
-    int32_t len;     /* LINE: byte length; RANGE: number of indices */
-    int32_t flags;   /* END: WEIR_END_*; LINE: WEIR_LINE_* */
+    int32_t source;  /* source id, or -1 for TICK/TIMER/STOP/STATUS/INPUT */
+    const char *ptr; /* LINE, INPUT line: the bytes (no delimiter), valid until the next poll;
+                      * NULL for INPUT EOF/INTERRUPT */
+    int32_t len;     /* LINE, INPUT: byte length; RANGE: number of indices */
+    int32_t flags;   /* END: WEIR_END_*; LINE: WEIR_LINE_*; INPUT: WEIR_INPUT_* */
     double index;    /* LINE: 1-based line number in its source; RANGE: first index (0-based) */
     double time_ms;  /* processing time of the event (virtual under replay) */
 } weir_event_t;
@@ -97,21 +98,36 @@ int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name);
  * to history_path) and tab completion over the words Lua last gave. Otherwise stdin is read as
  * lines with no prompt and no editing. In REPL mode SIGINT does not stop the job: at the
  * prompt it yields WEIR_INPUT_INTERRUPT, while Lua runs a command it sets the flag that
- * weir_repl_interrupted reads. */
+ * weir_repl_interrupted reads.
+ * Order: an INPUT event comes alone, at most one per poll, and only when nothing else is ready
+ * (records, a due TICK/TIMER, an advance in progress), so what a line causes is delivered
+ * before the next line and a piped session runs the same way every time. While the REPL is
+ * open a poll with nothing to do waits for input (it returns 0 only after the EOF event, or
+ * after STOP, when the REPL reads no more). The prompt is shown whenever a poll waits and
+ * cleared from the screen when a poll returns events. A Ctrl-C between polls that Lua has not
+ * taken by the next poll becomes that poll's INTERRUPT event; the third one untaken exits the
+ * process (status 1), as a second stop signal does. After the EOF event SIGINT stops the job
+ * again; SIGTERM always does. open fails with WEIR_ESTATE if a REPL is open on this runtime
+ * (or, interactive, on another one); prompt and set_words may come before open. */
 int weir_repl_open(weir_rt_t *rt, int32_t interactive, const char *history_path);
 int weir_repl_prompt(weir_rt_t *rt, const char *prompt); /* shows it; the next line uses it */
 int weir_repl_set_words(weir_rt_t *rt, const char *words, size_t len); /* NUL-separated */
 int32_t weir_repl_interrupted(weir_rt_t *rt); /* 1 once per Ctrl-C during a command, else 0 */
 
 /* A manual source (the REPL's :push and tests): records pushed from Lua, delivered by the next
- * poll at the clock reading then; ends only when closed. */
+ * poll at the clock reading then (index: 1-based push count); ends only when closed, after its
+ * queued records (END EXHAUSTED). It never moves or holds back the virtual clock and never
+ * makes a poll wait: with nothing else to wait for, a poll returns 0 while it is open. push
+ * copies the bytes (any time before close or STOP; then WEIR_ESTATE); close twice is fine. */
 int32_t weir_source_manual(weir_rt_t *rt);
 int weir_manual_push(weir_rt_t *rt, int32_t source, const char *bytes, size_t len);
 int weir_manual_close(weir_rt_t *rt, int32_t source);
 
 /* Virtual clock only: lets the clock move forward to target_ms; the following polls deliver
  * what falls due on the way (TIMER, then TICK, one per poll, in time order) and then leave the
- * clock at target_ms. Returns WEIR_ESTATE on the real clock or when target_ms is behind. */
+ * clock at target_ms. Returns WEIR_ESTATE on the real clock or when target_ms is behind. Without
+ * a target the clock moves only while a replay or rate generator drives it, as before; a later
+ * call replaces the target. */
 int weir_rt_advance(weir_rt_t *rt, double target_ms);
 
 /* Output: stdout (fd 1) and stderr (fd 2) through C stdio, the same buffers Lua's print uses,

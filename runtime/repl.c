@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: MIT */
+/* repl.c: the REPL's I/O door. Besides loop.c and source_*.c the one file that includes uv.h,
+ * and the only one that includes libedit. Input becomes WEIR_EV_INPUT events, at most one per
+ * poll (wr_repl_emit), so Lua runs each line before the next one is read.
+ * - A terminal with line editing: libedit's readline-compatible callback interface, driven by
+ *   a uv_poll_t on descriptor 0, with history and completion over the words Lua gave. After
+ *   a line libedit leaves the terminal in cooked mode and reads nothing until its handler is
+ *   installed again, which the next poll that waits does: keys typed meanwhile wait in the
+ *   kernel. The prompt is on screen only while a poll waits or a key is being read; a poll
+ *   that returns events clears that line first, so what Lua prints never lands on it.
+ * - Anything else: lines split by lines.c, no prompt, no editing, no history. A pipe, tty or
+ *   socket is read through libuv (paused while much is queued), a regular file on demand.
+ * libedit keeps global state, so one REPL at a time edits (`editing`). Lua may close one
+ * runtime's REPL and open another's on the same input (a bare runtime between jobs, then the
+ * job's): plain input read ahead but not yet handed out is carried over (`carry`), so a piped
+ * session loses no line at the switch. */
+#include "repl.h"
+
+#include <assert.h>
+#include <editline/readline.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lines.h"
+#include "mem.h"
+#include "rt.h"
+
+enum {
+    READ_CHUNK = 64 * 1024, /* bytes per read */
+    HIGH_WATER = 1 << 20,   /* queued bytes above which a stream pauses */
+    HISTORY_MAX = 1000      /* lines kept in memory and in the history file */
+};
+
+typedef enum repl_mode {
+    REPL_NONE,   /* not opened (prompt and words may be set already) */
+    REPL_FILE,   /* plain lines from a regular file or device, read(2) on demand */
+    REPL_STREAM, /* plain lines from a pipe, tty or socket, through libuv */
+    REPL_EDIT    /* a terminal with libedit */
+} repl_mode_t;
+
+struct wr_repl {
+    weir_rt_t *rt;
+    repl_mode_t mode;
+    int closed;          /* wr_repl_close has run */
+    char *prompt;        /* owned */
+    char *words;         /* owned: NUL-separated, with a NUL after the last word */
+    size_t words_len;
+    size_t complete_pos; /* where the completion generator goes on in words */
+    int eof;             /* the input has ended: EOF read, Ctrl-D, hang-up */
+    int eof_delivered;
+
+    /* REPL_FILE, REPL_STREAM */
+    int fd; /* REPL_FILE: our duplicate, closed by wr_repl_close; else -1 */
+    wr_lines_t lines;
+    int lines_open;
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_pipe_t pipe;
+        uv_tty_t tty;
+        uv_tcp_t tcp;
+    } h;
+    int handle_open;
+    int reading;
+    int paused;
+    size_t high_water;
+    int drop_reported;
+    dev_t dev; /* what the input is, for `carry` */
+    ino_t ino;
+
+    /* REPL_EDIT */
+    char *history; /* owned path, or NULL: history in memory only */
+    uv_poll_t poll;
+    int poll_open;
+    int polling;
+    uv_signal_t winch;
+    int winch_open;
+    int installed; /* libedit's handler is installed: raw terminal, a line being edited */
+    int visible;   /* the prompt and that line are on screen */
+    char *line;    /* complete and not yet handed out; malloc'd by libedit */
+    char *given;   /* handed out by the last poll, freed when the next begins */
+};
+
+/* The REPL that libedit's callbacks (on_line, completion) belong to. */
+static wr_repl_t *editing;
+
+/* Plain input a closed REPL had read but not handed out, for the next REPL that opens the same
+ * file (device and inode): descriptor 0 is one input for the whole process. An EOF need not be
+ * carried: a pipe or file reports it again. */
+static struct {
+    char *bytes; /* owned; NULL: nothing carried (len > 0 otherwise) */
+    size_t len;
+    dev_t dev;
+    ino_t ino;
+} carry;
+
+/* Characters that end a word for completion: not '.' or ':' (weir.windows.tu, env:fr). libedit
+ * reads rl_basic_word_break_characters, GNU readline the completer one; both get this. */
+static char word_breaks[] = " \t\n\"\\'`@$><=;|&{}()[],+-*/%^~#";
+
+static wr_repl_t *get_repl(weir_rt_t *rt)
+{
+    if (rt->repl == NULL) {
+        wr_repl_t *r = wr_xcalloc(1, sizeof *r);
+        r->rt = rt;
+        r->fd = -1;
+        r->prompt = wr_xstrdup("");
+        rt->repl = r;
+    }
+    return rt->repl;
+}
+
+static void push_input(wr_repl_t *r, const char *ptr, size_t len, int32_t flags)
+{
+    weir_event_t *e = wr_loop_push(r->rt, NULL, WEIR_EV_INPUT);
+    assert(e != NULL); /* the loop only asks with an empty batch */
+    e->ptr = ptr;
+    e->len = len > INT32_MAX ? INT32_MAX : (int32_t)len;
+    e->flags = flags;
+}
+
+/* ---- plain lines ------------------------------------------------------------------------- */
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    wr_repl_t *r = h->data;
+    size_t got = 0;
+    char *p = wr_lines_space(&r->lines, READ_CHUNK, &got);
+    if (got > READ_CHUNK) {
+        got = READ_CHUNK;
+    }
+    *buf = uv_buf_init(p, (unsigned)got); /* 0 bytes: libuv reports UV_ENOBUFS */
+}
+
+static void pause_reading(wr_repl_t *r)
+{
+    if (r->reading) {
+        uv_read_stop(&r->h.stream);
+        r->reading = 0;
+        r->paused = 1;
+    }
+}
+
+/* A read error ends the input like EOF: the session ends, the job need not fail. */
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    (void)buf;
+    wr_repl_t *r = st->data;
+    if (nread > 0) {
+        wr_lines_commit(&r->lines, (size_t)nread);
+        if (wr_lines_pending(&r->lines) > r->high_water) {
+            pause_reading(r);
+        }
+        return;
+    }
+    if (nread == 0) {
+        return;
+    }
+    if (nread == UV_ENOBUFS) {
+        pause_reading(r);
+        return;
+    }
+    uv_read_stop(st);
+    r->reading = 0;
+    r->paused = 0;
+    if (nread != UV_EOF) {
+        fprintf(stderr, "weir: repl: reading input: %s\n", weir_strerror((int)nread));
+    }
+    r->eof = 1;
+}
+
+static int start_reading(wr_repl_t *r)
+{
+    int rc = uv_read_start(&r->h.stream, on_alloc, on_read);
+    if (rc == 0) {
+        r->reading = 1;
+        r->paused = 0;
+    }
+    return rc;
+}
+
+/* fd (our duplicate) is a pipe, tty or socket: the handle takes it. */
+static int open_stream(wr_repl_t *r, int fd, uv_handle_type type)
+{
+    uv_loop_t *loop = &r->rt->loop;
+    int rc;
+    if (type == UV_TTY) {
+        rc = uv_tty_init(loop, &r->h.tty, fd, 1);
+        r->handle_open = rc == 0;
+    } else if (type == UV_TCP) {
+        rc = uv_tcp_init(loop, &r->h.tcp);
+        r->handle_open = rc == 0;
+        if (rc == 0) {
+            rc = uv_tcp_open(&r->h.tcp, fd);
+        }
+    } else {
+        rc = uv_pipe_init(loop, &r->h.pipe, 0);
+        r->handle_open = rc == 0;
+        if (rc == 0) {
+            rc = uv_pipe_open(&r->h.pipe, fd);
+        }
+    }
+    if (rc == 0) {
+        r->h.handle.data = r;
+        rc = start_reading(r);
+    } else {
+        close(fd);
+    }
+    if (rc < 0) {
+        return wr_loop_error(r->rt, rc, "repl: input: %s", weir_strerror(rc));
+    }
+    r->mode = REPL_STREAM;
+    return 0;
+}
+
+static int open_plain(wr_repl_t *r, int fd_in)
+{
+    int fd = fcntl(fd_in, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+        int code = uv_translate_sys_error(errno);
+        return wr_loop_error(r->rt, code, "repl: input: %s", weir_strerror(code));
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+        int code = S_ISDIR(st.st_mode) ? UV_EISDIR : uv_translate_sys_error(errno);
+        close(fd);
+        return wr_loop_error(r->rt, code, "repl: input: %s", weir_strerror(code));
+    }
+    wr_lines_init(&r->lines, NULL, 0);
+    r->lines_open = 1;
+    size_t partial = wr_lines_partial_max(&r->lines) + READ_CHUNK;
+    r->high_water = partial > HIGH_WATER ? partial : HIGH_WATER;
+    r->dev = st.st_dev;
+    r->ino = st.st_ino;
+    if (carry.bytes != NULL && carry.dev == st.st_dev && carry.ino == st.st_ino) {
+        size_t got = 0;
+        char *p = wr_lines_space(&r->lines, carry.len, &got);
+        memcpy(p, carry.bytes, carry.len);
+        wr_lines_commit(&r->lines, carry.len);
+        free(carry.bytes);
+        carry.bytes = NULL;
+    }
+    uv_handle_type type = S_ISREG(st.st_mode) ? UV_FILE : uv_guess_handle(fd);
+    if (type == UV_TTY || type == UV_NAMED_PIPE || type == UV_TCP) {
+        return open_stream(r, fd, type);
+    }
+    r->fd = fd; /* a regular file or a device such as /dev/null */
+    r->mode = REPL_FILE;
+    return 0;
+}
+
+/* REPL_FILE: one read(2) into the buffer; 0 bytes or an error end the input. */
+static void read_chunk(wr_repl_t *r)
+{
+    size_t got = 0;
+    char *p = wr_lines_space(&r->lines, READ_CHUNK, &got);
+    if (got > 4 * (size_t)READ_CHUNK) {
+        got = 4 * (size_t)READ_CHUNK;
+    }
+    ssize_t n;
+    do {
+        n = read(r->fd, p, got);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        int code = uv_translate_sys_error(errno);
+        fprintf(stderr, "weir: repl: reading input: %s\n", weir_strerror(code));
+    }
+    if (n <= 0) {
+        r->eof = 1;
+        return;
+    }
+    wr_lines_commit(&r->lines, (size_t)n);
+}
+
+/* Hands out the next plain line, if one is complete (or is the last, unterminated one). Only
+ * one line per poll is pinned, and nothing is pinned when read_chunk needs room. */
+static int take_plain(wr_repl_t *r)
+{
+    for (;;) {
+        wr_line_t rec;
+        int got = wr_lines_next(&r->lines, &rec);
+        if (got == WR_LINES_NONE && r->eof) {
+            got = wr_lines_finish(&r->lines, &rec);
+        }
+        if (got == WR_LINES_RECORD) {
+            push_input(r, rec.ptr, rec.len, WEIR_INPUT_LINE);
+            return 1;
+        }
+        if (got == WR_LINES_DROPPED) {
+            if (!r->drop_reported) {
+                r->drop_reported = 1;
+                fprintf(stderr, "weir: repl: line %lld: longer than %zu bytes, dropped\n",
+                        (long long)rec.index, r->lines.max_bytes);
+            }
+            continue;
+        }
+        if (r->eof || r->mode != REPL_FILE) {
+            return 0;
+        }
+        read_chunk(r);
+    }
+}
+
+/* ---- line editing ------------------------------------------------------------------------ */
+
+/* The completion generator: the next word of r->words that starts with text, malloc'd (libedit
+ * frees it), or NULL when there are no more. */
+static char *next_match(const char *text, int state)
+{
+    wr_repl_t *r = editing;
+    if (r == NULL || r->words == NULL) {
+        return NULL;
+    }
+    if (state == 0) {
+        r->complete_pos = 0;
+    }
+    size_t tlen = strlen(text);
+    while (r->complete_pos < r->words_len) {
+        const char *w = r->words + r->complete_pos;
+        size_t wlen = strlen(w); /* the copy ends with a NUL */
+        r->complete_pos += wlen + 1;
+        if (wlen > 0 && wlen >= tlen && memcmp(w, text, tlen) == 0) {
+            return wr_xstrdup(w);
+        }
+    }
+    return NULL;
+}
+
+static char **complete(const char *text, int start, int end)
+{
+    (void)start;
+    (void)end;
+    rl_attempted_completion_over = 1; /* no file names when no word matches */
+    return rl_completion_matches(text, next_match);
+}
+
+static void flush_terminal(void)
+{
+    fflush(rl_outstream != NULL ? rl_outstream : stdout);
+}
+
+static void stop_polling(wr_repl_t *r)
+{
+    if (r->polling) {
+        uv_poll_stop(&r->poll);
+        r->polling = 0;
+    }
+}
+
+/* libedit calls this with a complete line (malloc'd, no newline; the caller frees it) or NULL
+ * for Ctrl-D on an empty line. It has left raw mode already and reads nothing more until the
+ * handler is installed again: the terminal rests until the next poll waits. */
+static void on_line(char *line)
+{
+    wr_repl_t *r = editing;
+    if (r == NULL) {
+        free(line);
+        return;
+    }
+    r->installed = 0;
+    r->visible = 0;
+    stop_polling(r);
+    if (line == NULL) {
+        r->eof = 1;
+        fputs("\n", rl_outstream); /* the shell's prompt goes on a line of its own */
+        flush_terminal();
+        return;
+    }
+    if (line[0] != '\0') {
+        add_history(line);
+        if (r->history != NULL) {
+            /* The whole list, not append_history(1, ...): libedit 3.1-20221030 appends the
+             * last two entries for n = 1. Best effort: a session never fails for it. */
+            write_history(r->history);
+        }
+    }
+    free(r->line);
+    r->line = line;
+}
+
+static void on_readable(uv_poll_t *p, int status, int events);
+
+/* Puts the prompt and the line being edited on screen and reads keys. */
+static void show(wr_repl_t *r)
+{
+    if (!r->installed) {
+        /* a fresh line: libedit goes raw, clears its buffer and prints the prompt */
+        rl_callback_handler_install(r->prompt, on_line);
+        r->installed = 1;
+    } else if (!r->visible) {
+        /* redraws prompt and line from column 0, where wr_repl_returning left the cursor */
+        rl_forced_update_display();
+    }
+    r->visible = 1;
+    if (!r->polling) {
+        uv_poll_start(&r->poll, UV_READABLE | UV_DISCONNECT, on_readable);
+        r->polling = 1;
+    }
+}
+
+/* Leaves line editing for good (hang-up, close): cooked terminal, no more reads. */
+static void stop_editing(wr_repl_t *r)
+{
+    if (r->installed && r->visible) {
+        fputs("\n", rl_outstream);
+    }
+    rl_callback_handler_remove(); /* cooked mode again if it was raw; forgets on_line */
+    flush_terminal();
+    r->installed = 0;
+    r->visible = 0;
+    stop_polling(r);
+}
+
+static int bytes_waiting(int fd)
+{
+    int n = 0;
+    return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/* Readable with nothing to read is a hang-up: the input has ended. */
+static void on_readable(uv_poll_t *p, int status, int events)
+{
+    wr_repl_t *r = p->data;
+    if (status < 0 || (events & UV_DISCONNECT) || !bytes_waiting(0)) {
+        stop_editing(r);
+        r->eof = 1;
+        return;
+    }
+    if (!r->visible) {
+        show(r); /* a key while a returned batch had cleared the line */
+    }
+    rl_callback_read_char(); /* one key; a complete line calls on_line */
+}
+
+static void on_winch(uv_signal_t *s, int signo)
+{
+    (void)s;
+    (void)signo;
+    rl_resize_terminal();
+}
+
+static int open_edit(wr_repl_t *r, const char *history_path)
+{
+    weir_rt_t *rt = r->rt;
+    if (editing != NULL) {
+        return wr_loop_error(rt, WEIR_ESTATE, "repl: the terminal is in use by another REPL");
+    }
+    /* uv_poll_init makes fd 0 non-blocking. On a terminal that flag belongs to the open file
+     * description shared with stdout, where it would make printing fail with EAGAIN; epoll
+     * needs no such flag and libedit reads only once poll says so, so it is put back. */
+    int flags = fcntl(0, F_GETFL);
+    int rc = uv_poll_init(&rt->loop, &r->poll, 0);
+    if (flags >= 0) {
+        fcntl(0, F_SETFL, flags);
+    }
+    if (rc < 0) {
+        return wr_loop_error(rt, rc, "repl: terminal: %s", weir_strerror(rc));
+    }
+    r->poll.data = r;
+    r->poll_open = 1;
+    /* libedit's own signal handlers would re-raise SIGINT to the whole process group: weir's
+     * handler decides (loop.c), and a window size change reaches libedit from here. */
+    uv_signal_init(&rt->loop, &r->winch);
+    r->winch.data = r;
+    r->winch_open = 1;
+    uv_signal_start(&r->winch, on_winch, SIGWINCH);
+    uv_unref((uv_handle_t *)&r->winch);
+    rl_catch_signals = 0;
+    rl_catch_sigwinch = 0;
+    rl_readline_name = "weir"; /* for ~/.editrc */
+    rl_instream = stdin;
+    rl_outstream = stdout;
+    rl_attempted_completion_function = complete;
+    rl_basic_word_break_characters = word_breaks;
+    rl_completer_word_break_characters = word_breaks;
+    using_history(); /* initializes libedit, once per process */
+    stifle_history(HISTORY_MAX);
+    if (history_path != NULL && history_path[0] != '\0') {
+        r->history = wr_xstrdup(history_path);
+        clear_history(); /* an earlier REPL of this process wrote its lines to the file */
+        read_history(r->history); /* a missing file is a first session */
+    }
+    r->mode = REPL_EDIT;
+    editing = r;
+    return 0;
+}
+
+/* ---- loop.c's side (repl.h) -------------------------------------------------------------- */
+
+int wr_repl_open_fd(weir_rt_t *rt, int fd, int interactive, const char *history_path)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (fd < 0) {
+        return wr_loop_error(rt, WEIR_EINVAL, "weir_repl_open: bad descriptor %d", fd);
+    }
+    wr_repl_t *r = get_repl(rt);
+    if (r->mode != REPL_NONE || r->closed) {
+        return wr_loop_error(rt, WEIR_ESTATE, "weir_repl_open: the REPL is open already");
+    }
+    int rc = interactive && fd == 0 && isatty(0) ? open_edit(r, history_path)
+                                                 : open_plain(r, fd);
+    if (rc < 0) {
+        return rc;
+    }
+    wr_loop_sync_signals(rt);
+    return 0;
+}
+
+int wr_repl_live(const weir_rt_t *rt)
+{
+    const wr_repl_t *r = rt->repl;
+    return r != NULL && r->mode != REPL_NONE && !r->closed && !r->eof_delivered;
+}
+
+void wr_repl_begin(weir_rt_t *rt)
+{
+    wr_repl_t *r = rt->repl;
+    if (r == NULL) {
+        return;
+    }
+    free(r->given);
+    r->given = NULL;
+    if (r->lines_open) {
+        wr_lines_release(&r->lines);
+    }
+    if (r->paused && !r->eof && wr_lines_pending(&r->lines) <= r->high_water / 2) {
+        if (start_reading(r) < 0) {
+            r->paused = 0;
+            r->eof = 1;
+        }
+    }
+}
+
+int wr_repl_emit(weir_rt_t *rt)
+{
+    wr_repl_t *r = rt->repl;
+    if (!wr_repl_live(rt)) {
+        return 0;
+    }
+    if (r->mode == REPL_EDIT) {
+        if (r->line != NULL) {
+            r->given = r->line;
+            r->line = NULL;
+            push_input(r, r->given, strlen(r->given), WEIR_INPUT_LINE);
+            return 1;
+        }
+    } else if (take_plain(r)) {
+        return 1;
+    }
+    if (r->eof) {
+        push_input(r, NULL, 0, WEIR_INPUT_EOF);
+        r->eof_delivered = 1;
+        return 1;
+    }
+    return 0;
+}
+
+void wr_repl_interrupt(weir_rt_t *rt)
+{
+    wr_repl_t *r = rt->repl;
+    if (r == NULL || r->mode != REPL_EDIT || r->eof) {
+        return;
+    }
+    if (r->installed) {
+        if (r->visible) {
+            fputs("^C\n", rl_outstream); /* raw mode: the terminal did not echo it */
+        }
+        rl_callback_handler_remove(); /* the line is dropped; the next wait starts afresh */
+        r->installed = 0;
+        r->visible = 0;
+        stop_polling(r);
+    } else {
+        fputs("\n", rl_outstream); /* cooked mode echoed ^C; the prompt goes below it */
+    }
+    flush_terminal();
+}
+
+void wr_repl_wait(weir_rt_t *rt)
+{
+    wr_repl_t *r = rt->repl;
+    if (wr_repl_live(rt) && r->mode == REPL_EDIT && !r->eof && r->line == NULL) {
+        show(r);
+        flush_terminal();
+    }
+}
+
+void wr_repl_returning(weir_rt_t *rt)
+{
+    wr_repl_t *r = rt->repl;
+    if (r != NULL && r->mode == REPL_EDIT && r->visible) {
+        fputs("\r\033[K", rl_outstream); /* column 0 of an empty line */
+        flush_terminal();
+        r->visible = 0;
+    }
+}
+
+void wr_repl_close(weir_rt_t *rt)
+{
+    wr_repl_t *r = rt->repl;
+    if (r == NULL || r->closed) {
+        return;
+    }
+    r->closed = 1;
+    if (r->mode == REPL_EDIT) {
+        stop_editing(r);
+        editing = NULL;
+    }
+    size_t left = r->lines_open ? wr_lines_pending(&r->lines) : 0;
+    if (left > 0 && !r->lines.skipping) {
+        free(carry.bytes); /* one input is carried: the process's standard input */
+        carry.bytes = wr_xmemdup(r->lines.buf + r->lines.head, left);
+        carry.len = left;
+        carry.dev = r->dev;
+        carry.ino = r->ino;
+    }
+    if (r->poll_open) {
+        r->poll_open = 0;
+        uv_close((uv_handle_t *)&r->poll, NULL); /* wr_repl_free frees r after the loop ran */
+    }
+    if (r->winch_open) {
+        r->winch_open = 0;
+        uv_close((uv_handle_t *)&r->winch, NULL);
+    }
+    if (r->handle_open) {
+        r->handle_open = 0;
+        uv_close(&r->h.handle, NULL);
+    }
+    if (r->fd >= 0) {
+        close(r->fd);
+        r->fd = -1;
+    }
+}
+
+void wr_repl_free(weir_rt_t *rt)
+{
+    wr_repl_t *r = rt->repl;
+    if (r == NULL) {
+        return;
+    }
+    if (r->lines_open) {
+        wr_lines_close(&r->lines);
+    }
+    free(r->prompt);
+    free(r->words);
+    free(r->history);
+    free(r->line);
+    free(r->given);
+    free(r);
+    rt->repl = NULL;
+}
+
+/* ---- Lua's side (weir_ffi.h) ------------------------------------------------------------- */
+
+int weir_repl_open(weir_rt_t *rt, int32_t interactive, const char *history_path)
+{
+    return wr_repl_open_fd(rt, 0, interactive, history_path);
+}
+
+/* The prompt appears when a poll next waits for input; until then it is only kept. */
+int weir_repl_prompt(weir_rt_t *rt, const char *prompt)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    wr_repl_t *r = get_repl(rt);
+    free(r->prompt);
+    r->prompt = wr_xstrdup(prompt != NULL ? prompt : "");
+    if (r->mode == REPL_EDIT && r->installed && !r->closed) {
+        rl_set_prompt(r->prompt);
+        if (r->visible) {
+            fputs("\r\033[K", rl_outstream);
+            rl_forced_update_display();
+            flush_terminal();
+        }
+    }
+    return 0;
+}
+
+int weir_repl_set_words(weir_rt_t *rt, const char *words, size_t len)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (words == NULL && len > 0) {
+        return wr_loop_error(rt, WEIR_EINVAL, "weir_repl_set_words: no words");
+    }
+    wr_repl_t *r = get_repl(rt);
+    free(r->words);
+    r->words = wr_xmemdup(len > 0 ? words : "", len); /* adds the NUL after the last word */
+    r->words_len = len;
+    return 0;
+}
