@@ -62,6 +62,10 @@ static void push_job(lua_State *L, const wr_bridge_job_t *job)
     lua_setfield(L, -2, "progress");
     lua_pushboolean(L, job->stderr_tty);
     lua_setfield(L, -2, "stderr_tty");
+    lua_pushboolean(L, job->interactive);
+    lua_setfield(L, -2, "interactive");
+    lua_pushboolean(L, job->manual);
+    lua_setfield(L, -2, "manual");
     if (job->stall_warning) {
         lua_pushstring(L, job->stall_warning);
         lua_setfield(L, -2, "stall_warning");

@@ -26,6 +26,8 @@ typedef struct wr_bridge_job {
     int progress;              /* --progress */
     const char *stall_warning; /* --stall-warning DURATION, or NULL for the default */
     int stderr_tty;            /* stderr is a terminal: redraw the progress line in place */
+    int interactive;           /* repl: stdin is a terminal (line editing, prompt, history) */
+    int manual;                /* repl --manual: the text source becomes the manual source */
     int argc; /* ARGS after "--", reaching the job as weir.args */
     char **argv;
 } wr_bridge_job_t;

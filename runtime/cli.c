@@ -17,7 +17,7 @@ static const char USAGE[] =
     "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [--check-triggers]\n"
     "                [--progress] [--stall-warning DURATION] [-- ARGS...]\n"
     "       weir explain JOB.lua [--parallelism N] [--replay FILE]\n"
-    "       weir repl [JOB.lua]        (not available yet)\n"
+    "       weir repl [JOB.lua] [--manual] [--parallelism N] [-- ARGS...]\n"
     "       weir --version | --help\n";
 
 static const char HELP[] =
@@ -29,7 +29,10 @@ static const char HELP[] =
     "                   (sources stop, what is in flight drains, sinks flush, exit 0;\n"
     "                   a second signal exits at once with status 1)\n"
     "  explain JOB.lua  print the job graph: operators, parallelism, partitioning, chaining\n"
-    "  repl [JOB.lua]   the interactive REPL (not available yet)\n"
+    "  repl [JOB.lua]   the REPL: Lua with weir loaded, the job running while you type;\n"
+    "                   :help lists its commands. --manual replaces the job's text source\n"
+    "                   with the manual one (:push, :feed). `weir` alone on a terminal\n"
+    "                   starts it too; `weir repl < commands.txt` runs a session from a file\n"
     "\n"
     "Options for run and explain:\n"
     "  --parallelism N  override the parallelism the script sets with weir.env{...}\n"
@@ -95,7 +98,8 @@ static int check_readable(const char *what, const char *path)
 
 static int run_command(const char *mode, int argc, char **argv)
 {
-    wr_bridge_job_t job = {.mode = mode, .stderr_tty = isatty(2)};
+    wr_bridge_job_t job = {.mode = mode, .stderr_tty = isatty(2), .interactive = isatty(0)};
+    int repl = strcmp(mode, "repl") == 0;
     int i = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -120,6 +124,8 @@ static int run_command(const char *mode, int argc, char **argv)
             job.replay = a + 9;
         } else if (strcmp(a, "--check-triggers") == 0) {
             job.check_triggers = 1;
+        } else if (repl && strcmp(a, "--manual") == 0) {
+            job.manual = 1;
         } else if (strcmp(a, "--progress") == 0) {
             job.progress = 1;
         } else if (strcmp(a, "--stall-warning") == 0) {
@@ -137,16 +143,16 @@ static int run_command(const char *mode, int argc, char **argv)
             return usage_error("unexpected argument %s (job arguments go after --)", a);
         }
     }
-    if (!job.script) {
+    if (!job.script && !repl) {
         return usage_error("%s: missing JOB.lua", mode);
     }
-    if (check_readable("job", job.script) != 0) {
+    if (job.script && check_readable("job", job.script) != 0) {
         return 2;
     }
     if (job.replay && check_readable("replay file", job.replay) != 0) {
         return 2;
     }
-    if (strcmp(mode, "run") == 0) {
+    if (strcmp(mode, "run") == 0 || repl) {
         job.argc = argc - i;
         job.argv = argv + i;
     } else if (i < argc) {
@@ -158,6 +164,9 @@ static int run_command(const char *mode, int argc, char **argv)
 int wr_cli_main(int argc, char **argv)
 {
     if (argc < 2) {
+        if (isatty(0) && isatty(1)) {
+            return run_command("repl", 0, argv + 1); /* plain `weir` on a terminal */
+        }
         fputs(USAGE, stderr);
         return 2;
     }
@@ -176,8 +185,7 @@ int wr_cli_main(int argc, char **argv)
         return run_command(cmd, argc - 2, argv + 2);
     }
     if (strcmp(cmd, "repl") == 0) {
-        fputs("weir: repl: the REPL is not available in this version yet\n", stderr);
-        return 2;
+        return run_command("repl", argc - 2, argv + 2);
     }
     return usage_error("unknown command %s", cmd);
 }

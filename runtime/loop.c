@@ -699,6 +699,9 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
                 continue;
             }
         }
+        if (rt->nowait) {
+            break; /* weir_loop_poll_nowait: nothing is ready, and it does not wait */
+        }
         if (repl && wr_repl_emit(rt)) {
             wr_loop_sync_signals(rt); /* after EOF SIGINT stops again */
             break; /* alone: Lua runs the line before the next one is read */
@@ -761,6 +764,20 @@ int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
     if (owner) {
         in_poll = 0;
     }
+    return n;
+}
+
+/* Like weir_loop_poll, but it never reads a REPL line and never waits: it returns 0 when
+ * nothing is ready now (which here does not mean the end). The REPL uses it to run what a
+ * command caused (a pushed record, the ticks of an :advance) before it prints its result. */
+int32_t weir_loop_poll_nowait(weir_rt_t *rt, weir_event_t *out, int32_t max)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    rt->nowait = 1;
+    int32_t n = weir_loop_poll(rt, out, max);
+    rt->nowait = 0;
     return n;
 }
 

@@ -78,6 +78,7 @@ struct weir_rt {
     int64_t next_tick_ms;
     int64_t wakeup_ms; /* WR_NEVER = none */
     int64_t advance_ms; /* virtual clock: weir_rt_advance's target; at or below now = none */
+    int nowait;         /* weir_loop_poll_nowait: stop where a poll would read input or wait */
 
     struct wr_repl *repl; /* owned; NULL until a weir_repl_* call (repl.c) */
 

@@ -70,6 +70,8 @@ int weir_rt_set_wakeup(weir_rt_t *rt, double due_ms);    /* +inf = none */
 int weir_rt_start(weir_rt_t *rt);                        /* opens every source */
 void weir_rt_stop(weir_rt_t *rt);                        /* as SIGINT: stop, then drain */
 int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max);
+/* The same without waiting and without reading REPL input: 0 = nothing ready right now. */
+int32_t weir_loop_poll_nowait(weir_rt_t *rt, weir_event_t *out, int32_t max);
 
 /* Sources: each returns its id (>= 0, in declaration order) or a negative error code. */
 int32_t weir_source_file(weir_rt_t *rt, const char *path, const char *delimiter,

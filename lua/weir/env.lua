@@ -8,6 +8,10 @@ local M = {}
 
 local Env = {}
 Env.__index = Env
+Env.__tostring = function(self)
+  return ("StreamExecutionEnvironment(parallelism %d, %d operators)"):format(self.parallelism,
+    #self.nodes)
+end
 M.Env = Env
 
 local OPTIONS = {
@@ -176,6 +180,12 @@ function Env:generate(fn, opts)
   return source(self, "generate", f)
 end
 
+---A source fed from Lua: the REPL's :push and :feed (and weir repl --manual), one string
+---record at a time, at the clock reading when it is pushed.
+function Env:manual()
+  return source(self, "manual", {})
+end
+
 function Env:replay(path)
   if type(path) ~= "string" or path == "" then
     util.build_error("replay: expected a path")
@@ -213,6 +223,10 @@ function Env:execute(name)
   self.executed = true
   self.job_name = name or self.default_name or "weir job"
   local plan = require("weir.plan").build(self)
+  if self.job.mode == "repl" then
+    -- the REPL runs it: :start, :stop, :advance, ...
+    return require("weir.repl").submit(plan)
+  end
   if self.job.mode == "explain" then
     io.stdout:write(require("weir.explain").text(plan))
     return

@@ -22,7 +22,8 @@ local function key_before(a, b)
   return tostring(a) < tostring(b)
 end
 
-local value_text
+local value_text, table_body
+local seen = {} -- tables being printed: a table that contains itself prints as "..."
 
 local function is_sequence(t)
   local n = #t
@@ -41,6 +42,16 @@ local function table_text(t)
   if mt and mt.__tostring then
     return tostring(t)
   end
+  if seen[t] then
+    return "..."
+  end
+  seen[t] = true
+  local text = table_body(t)
+  seen[t] = nil
+  return text
+end
+
+function table_body(t)
   if is_sequence(t) then
     local parts = {}
     for i = 1, #t do
@@ -80,7 +91,13 @@ function value_text(v)
   return tostring(v)
 end
 
-M.value = value_text
+---The text of v; also the entry point that forgets tables left marked by a failed call.
+function M.value(v)
+  if next(seen) ~= nil then
+    seen = {}
+  end
+  return value_text(v)
+end
 
 ---Flink's PrintSinkOutputWriter prefix: "id:N> ", "N> ", "id> " or "".
 ---@param id string|nil

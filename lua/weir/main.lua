@@ -26,6 +26,14 @@ end
 ---@return integer exit status: 0 ok, 1 the job failed, 2 usage error
 function M.run(job)
   package.loaded["weir._job"] = job
+  if job.mode == "repl" then
+    local ok, code = xpcall(require("weir.repl").run, debug.traceback, job)
+    if not ok then
+      say(tostring(code))
+      return 1
+    end
+    return code
+  end
   local created = {}
   local new = env.new
   env.new = function(...)

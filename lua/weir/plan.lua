@@ -4,7 +4,7 @@ local C = require("weir.ffi")
 
 local M = {}
 
-local TEXT_SOURCES = { file = true, stdin = true, socket = true, replay = true }
+local TEXT_SOURCES = { file = true, stdin = true, socket = true, replay = true, manual = true }
 
 local function describe_source(node)
   local k = node.source
@@ -14,6 +14,8 @@ local function describe_source(node)
     return ("socket_text_stream %s:%d"):format(node.host, node.port)
   elseif k == "replay" then
     return "replay " .. node.path
+  elseif k == "manual" then
+    return "manual"
   elseif k == "elements" then
     return ("from_elements (%d)"):format(node.count)
   elseif k == "generate" then
@@ -53,6 +55,24 @@ local function plan_error(fmt, ...)
   error({ usage = true, msg = fmt:format(...) }, 0)
 end
 
+---weir repl --manual: the job's single text source becomes the manual source.
+local function substitute_manual(env)
+  local text = {}
+  for _, s in ipairs(env.sources) do
+    if TEXT_SOURCES[s.source] then
+      text[#text + 1] = s
+    end
+  end
+  if #text ~= 1 then
+    plan_error("--manual replaces the job's single text source, but the job has %d", #text)
+  end
+  local s = text[1]
+  if s.source ~= "manual" then
+    s.replaced = describe_source(s)
+    s.source = "manual"
+  end
+end
+
 local function substitute_replay(env, path)
   local text = {}
   for _, s in ipairs(env.sources) do
@@ -83,6 +103,9 @@ function M.build(env)
   end
   if env.job.replay then
     substitute_replay(env, env.job.replay)
+  end
+  if env.job.manual then
+    substitute_manual(env)
   end
   for _, n in ipairs(nodes) do
     n.parallelism = n.parallelism or env.parallelism

@@ -21,6 +21,19 @@ local Sink = {}
 Sink.__index = Sink
 M.Sink = Sink
 
+-- How streams show at the REPL prompt.
+local function ports_text(self, what)
+  local parts = {}
+  for i, p in ipairs(self.ports) do
+    parts[i] = (p.node.label or p.node.kind) .. (p.tag and (" side output '" .. p.tag.id .. "'")
+      or "")
+  end
+  return ("%s(%s)"):format(what, table.concat(parts, ", "))
+end
+Stream.__tostring = function(self) return ports_text(self, "DataStream") end
+Keyed.__tostring = function(self) return ports_text(self, "KeyedStream") end
+Sink.__tostring = function(self) return "Sink(" .. (self.node.name or self.node.sink) .. ")" end
+
 ---A stream is a list of ports: {node, tag (side output) or nil, partition, key_fn}.
 function M.new(env, ports)
   return setmetatable({ env = env, ports = ports }, Stream)
@@ -211,6 +224,9 @@ end
 
 local Windowed = {}
 Windowed.__index = Windowed
+Windowed.__tostring = function(self)
+  return ("WindowedStream(%s)"):format(self.assigner.name)
+end
 M.Windowed = Windowed
 
 local function windowed(self, assigner, keyed, call)

@@ -10,7 +10,7 @@ function M.callsite()
       break
     end
     local src = info.source
-    if src:sub(1, 6) ~= "@weir/" and src:sub(1, 1) == "@" then
+    if (src:sub(1, 6) ~= "@weir/" and src:sub(1, 1) == "@") or src == "=stdin" then
       return info.short_src .. ":" .. tostring(info.currentline)
     end
   end

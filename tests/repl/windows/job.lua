@@ -1,0 +1,15 @@
+-- A REPL session's job: records come from the manual source (:push), on the virtual clock.
+local weir = require("weir")
+local env = weir.env()
+env:manual()
+  :map(function(line)
+    local k, ts = line:match("^(%w+),(%d+)$")
+    return { k, tonumber(ts) }
+  end)
+  :assign_timestamps_and_watermarks(weir.watermarks.bounded_out_of_orderness(0)
+    :with_timestamp_assigner(function(e) return e[2] end))
+  :key_by(function(e) return e[1] end)
+  :window(weir.windows.tumbling_event_time("10s"))
+  :process(function(key, ctx, elements, out) out({ key, tostring(ctx:window()), #elements }) end)
+  :print()
+env:execute("repl windows")
