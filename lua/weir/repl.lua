@@ -26,6 +26,7 @@ env:execute(), then :start. Commands:
   :now              the processing time
   :push RECORD      one record into the manual source (env:manual(), or --manual)
   :feed             every line is a record until an empty line
+  :end              end the manual source's input: the final watermark fires what is left
   :status           each operator subtask's input watermarks, idleness and valve output
   :windows [key]    open windows: elements, and the time each waits for
   :timers           pending timers per window operator subtask
@@ -44,6 +45,7 @@ end
 
 local function words_for_completion()
   local words = { ":start", ":stop", ":reset", ":clock", ":advance", ":now", ":push", ":feed",
+                  ":end",
                   ":status", ":windows", ":timers", ":why", ":late", ":draw", ":help" }
   local function add_fields(prefix, t, sep, depth)
     if depth > 2 or type(t) ~= "table" then
@@ -295,6 +297,18 @@ local function push(text)
 end
 
 commands.push = push
+
+commands["end"] = function()
+  local job = need_job()
+  if not job then
+    return
+  end
+  if not S.manual then
+    return say("the job has no manual source")
+  end
+  C.weir_manual_close(job.rt, S.manual.src_id)
+  pump()
+end
 
 function commands.feed()
   if not need_job() then

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The REPL as a newcomer uses it: the seed-001 experiment typed at the prompt prints exactly
+# the golden scenario's lines; in the seed-000 situation :why names the input channel that
+# holds the watermark back; and the same REPL on a real pseudo-terminal (line editing, tab
+# completion, Ctrl-D) runs a job.
+. "$(dirname "$0")/lib.bash"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export HOME=$TMP
+
+# seed 001 through a pipe: the job's lines equal the golden scenario's output
+run_weir repl < "$ROOT/tests/repl/seed001/session.txt"
+expect_rc 0 "the seed-001 session"
+grep -v -E "^(now |started |job |the job's input has ended)" out > job_lines
+if diff -u "$ROOT/tests/scenarios/seed001-lateness-event-time/expected.out" job_lines >/dev/null
+then ok; else bad "seed 001 typed at the prompt differs from the golden scenario:
+$(diff -u "$ROOT/tests/scenarios/seed001-lateness-event-time/expected.out" job_lines)"; fi
+
+# seed 000: why is the watermark stuck at 14999?
+run_weir repl < "$ROOT/tests/repl/seed000/session.txt"
+expect_rc 0 "the seed-000 session"
+expect_out_has "key a window [10000, 20000) waits for the watermark to reach 19999; it is 14999, held back by input 1 from assign_timestamps_and_watermarks (stdin:7) subtask 2/2 at 14999" ":why names the channel holding the watermark"
+expect_out_has "2> (a,10)" "once that input goes idle the windows fire"
+
+# a real terminal: prompt, tab completion, a job, Ctrl-D
+cp "$ROOT/tests/repl/windows/job.lua" job.lua
+printf '%s\n' ':start' ':push a,1000' ':push a,12000' ':advance 1s' \
+  "$(printf 'x = weir.windows.tumbling_ev\t')" 'x ~= nil' '^D' > typed.txt
+timeout 60 "$BUILD/pty_run" typed.txt -- "$WEIR" repl job.lua > out 2> err
+rc=$?
+expect_rc 0 "the REPL on a pseudo-terminal"
+expect_out_has "(a,[0, 10000),1)" "the job ran at the terminal"
+expect_out_has "true" "tab completion completed weir.windows.tumbling_event_time"
+grep -qF 'x\040~=\040nil' "$HOME/.weir_history" && ok || bad "the history file keeps typed lines"
+
+finish

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* pty_run: runs a command on a pseudo-terminal, as a person at a terminal would, for the REPL
+ * tests. `pty_run INPUT -- CMD ARGS...` starts CMD on a new pty (80x24), then for each line of
+ * INPUT waits (up to 10 s) until the output ends with the prompt "> " or ">> " or "feed> ",
+ * types the line and Enter; a line "^D" sends Ctrl-D and "^C" Ctrl-C. It copies everything
+ * the terminal shows to stdout and exits with CMD's status (1 on a timeout). */
+#include <errno.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+static char seen[1 << 20];
+static size_t nseen;
+
+/* Reads what the terminal shows for up to ms milliseconds; returns -1 at EOF. */
+static int pump(int fd, int ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int r = poll(&p, 1, ms);
+    if (r <= 0) {
+        return 0;
+    }
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) {
+        return -1;
+    }
+    fwrite(buf, 1, (size_t)n, stdout);
+    size_t keep = (size_t)n < sizeof seen - nseen ? (size_t)n : sizeof seen - nseen;
+    memcpy(seen + nseen, buf, keep);
+    nseen += keep;
+    return 1;
+}
+
+static int at_prompt(void)
+{
+    /* the prompt may be followed by terminal control sequences; look at the last bytes */
+    size_t from = nseen > 64 ? nseen - 64 : 0;
+    for (size_t i = nseen; i > from; i--) {
+        if (i >= 2 && seen[i - 1] == ' ' && seen[i - 2] == '>') {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4 || strcmp(argv[2], "--") != 0) {
+        fputs("usage: pty_run INPUT -- CMD ARGS...\n", stderr);
+        return 2;
+    }
+    FILE *in = fopen(argv[1], "r");
+    if (!in) {
+        perror(argv[1]);
+        return 2;
+    }
+    struct winsize ws = {.ws_row = 24, .ws_col = 80};
+    int fd;
+    pid_t pid = forkpty(&fd, NULL, NULL, &ws);
+    if (pid < 0) {
+        perror("forkpty");
+        return 2;
+    }
+    if (pid == 0) {
+        execvp(argv[3], argv + 3);
+        perror(argv[3]);
+        _exit(127);
+    }
+    char line[4096];
+    int rc = 0;
+    while (fgets(line, sizeof line, in)) {
+        line[strcspn(line, "\n")] = '\0';
+        int waited = 0;
+        while (!at_prompt() && waited < 10000) {
+            if (pump(fd, 50) < 0) {
+                break;
+            }
+            waited += 50;
+        }
+        if (!at_prompt()) {
+            fputs("\npty_run: no prompt within 10 s\n", stderr);
+            rc = 1;
+            break;
+        }
+        nseen = 0; /* the next prompt must be a new one */
+        if (strcmp(line, "^D") == 0) {
+            write(fd, "\x04", 1);
+        } else if (strcmp(line, "^C") == 0) {
+            write(fd, "\x03", 1);
+        } else {
+            write(fd, line, strlen(line));
+            write(fd, "\r", 1);
+        }
+        for (int i = 0; i < 4; i++) {
+            pump(fd, 25); /* let the echo and the command's output show */
+        }
+    }
+    for (int t = 0; t < 400 && pump(fd, 25) >= 0; t++) {
+    }
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == 0) {
+        kill(pid, SIGTERM);
+        waitpid(pid, &status, 0);
+        rc = 1;
+    }
+    fclose(in);
+    close(fd);
+    if (rc) {
+        return rc;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
