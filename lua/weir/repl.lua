@@ -563,7 +563,10 @@ local function show_results(n, ...)
 end
 
 local function run_chunk(f)
-  -- Ctrl-C while a command runs: the C side sets a flag; a count hook checks it.
+  -- Ctrl-C while a command runs: the C side sets a flag; a count hook checks it. LuaJIT runs no
+  -- hooks in compiled code, so the chunk itself stays interpreted (functions it defines still
+  -- compile); a compiled loop elsewhere is left by a third Ctrl-C, which exits.
+  jit.off(f)
   debug.sethook(function()
     if C.weir_repl_interrupted(rt()) == 1 then
       error("interrupted", 2)

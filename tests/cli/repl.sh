@@ -24,12 +24,23 @@ expect_out_has "2> (a,10)" "once that input goes idle the windows fire"
 # a real terminal: prompt, tab completion, a job, Ctrl-D
 cp "$ROOT/tests/repl/windows/job.lua" job.lua
 printf '%s\n' ':start' ':push a,1000' ':push a,12000' ':advance 1s' \
-  "$(printf 'x = weir.windows.tumbling_ev\t')" 'x ~= nil' '^D' > typed.txt
+  "$(printf 'x = weir.windows.tumbling_ev\t')" 'x ~= nil' 'for i = 1, 1e15 do end' '^C!' \
+  '6 * 7' '^D' > typed.txt
 timeout 60 "$BUILD/pty_run" typed.txt -- "$WEIR" repl job.lua > out 2> err
 rc=$?
 expect_rc 0 "the REPL on a pseudo-terminal"
 expect_out_has "(a,[0, 10000),1)" "the job ran at the terminal"
 expect_out_has "true" "tab completion completed weir.windows.tumbling_event_time"
 grep -qF 'x\040~=\040nil' "$HOME/.weir_history" && ok || bad "the history file keeps typed lines"
+grep -q "interrupted" out && ok || bad "Ctrl-C interrupts a running command"
+expect_out_has "42" "the REPL goes on after the interrupt"
+
+# --manual: the socket job's text source becomes :push, and no socket is opened
+printf '%s\n' ':start' ':push a,5' ':push oops' ':push a,10' > manual.txt
+run_weir repl "$ROOT/examples/socket-keyed/job.lua" --manual < manual.txt
+expect_rc 0 "weir repl --manual"
+expect_out_has "2> (a,5)" "a pushed record runs through the socket job"
+expect_out_has "2> (a,15)" "state carries over between pushes"
+expect_err_has 'skipped "oops"' "the job's error side output still works"
 
 finish

@@ -2,7 +2,8 @@
 /* pty_run: runs a command on a pseudo-terminal, as a person at a terminal would, for the REPL
  * tests. `pty_run INPUT -- CMD ARGS...` starts CMD on a new pty (80x24), then for each line of
  * INPUT waits (up to 10 s) until the output ends with the prompt "> " or ">> " or "feed> ",
- * types the line and Enter; a line "^D" sends Ctrl-D and "^C" Ctrl-C. It copies everything
+ * types the line and Enter; a line "^D" sends Ctrl-D and "^C" Ctrl-C, and "^C!" sends Ctrl-C
+ * half a second later without waiting for a prompt (to interrupt a running command). It copies everything
  * the terminal shows to stdout and exits with CMD's status (1 on a timeout). */
 #include <errno.h>
 #include <poll.h>
@@ -77,6 +78,13 @@ int main(int argc, char **argv)
     int rc = 0;
     while (fgets(line, sizeof line, in)) {
         line[strcspn(line, "\n")] = '\0';
+        if (strcmp(line, "^C!") == 0) { /* Ctrl-C while a command runs: no prompt to wait for */
+            for (int i = 0; i < 20; i++) {
+                pump(fd, 25);
+            }
+            write(fd, "\x03", 1);
+            continue;
+        }
         int waited = 0;
         while (!at_prompt() && waited < 10000) {
             if (pump(fd, 50) < 0) {
