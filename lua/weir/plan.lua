@@ -138,7 +138,7 @@ function M.build(env)
     -- Flink chains an operator to its input when the edge is forward, the parallelism is equal
     -- and it has exactly one input; weir runs every edge as a direct call, so chaining is
     -- reported (explain) but changes nothing at run time.
-    d.chained = #d.inputs == 1 and d.inputs[1].mode == "forward" and d.inputs[1].tag == nil
+    d.chained = #d.inputs == 1 and d.inputs[1].mode == "forward" -- side outputs too (§9)
   end
   return { env = env, nodes = nodes, sources = env.sources, job_name = env.job_name }
 end
