@@ -18,7 +18,7 @@ local HELP = [[
 Lua at the prompt: `weir` and `env` (the job's environment) are there; an expression prints
 its value; an unfinished chunk continues on the next line. Build a pipeline, call
 env:execute(), then :start. Commands:
-  :start            run the job that env:execute() prepared
+  :start            run the job that env:execute() prepared (again, after :stop)
   :stop             stop it (sources stop, what is in flight drains, no end-of-input fire)
   :reset            stop, forget all state, and load the job script again
   :clock virtual|real   the clock for the next :start (virtual: only :advance moves time)
@@ -158,7 +158,6 @@ local function start_job()
   local job = run.new(S.plan)
   job.trace = { late = {}, elements = {}, keys = {}, fired = {} }
   S.trace = job.trace
-  S.plan = nil
   local has_real = false
   for _, node in ipairs(job.plan.sources) do
     if node.source ~= "manual" and node.source ~= "elements" and node.source ~= "replay"
@@ -230,15 +229,16 @@ function commands.reset()
   if S.job then
     finish_job(true)
   end
-  S.plan, S.manual, S.trace = nil, nil, nil
+  S.manual, S.trace = nil, nil
   if S.script then
+    S.plan = nil
     local ok, err = pcall(M.load_script)
     if not ok then
       return report_error(err)
     end
     say(("reloaded %s"):format(S.script))
   else
-    say("reset")
+    say("reset: :start runs the job again from a clean state")
   end
 end
 
