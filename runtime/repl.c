@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* repl.c: the REPL's I/O door. Besides loop.c and source_*.c the one file that includes uv.h,
- * and the only one that includes libedit. Input becomes WEIR_EV_INPUT events, at most one per
- * poll (wr_repl_emit), so Lua runs each line before the next one is read.
+/* repl.c: the REPL's I/O door. Besides loop.c, source_*.c and linestream.c the one file that
+ * includes uv.h, and the only one that includes libedit. Input becomes WEIR_EV_INPUT events, at
+ * most one per poll (wr_repl_emit), so Lua runs each line before the next one is read.
  * - A terminal with line editing: libedit's readline-compatible callback interface, driven by
  *   a uv_poll_t on descriptor 0, with history and completion over the words Lua gave. After
  *   a line libedit leaves the terminal in cooked mode and reads nothing until its handler is
@@ -9,7 +9,7 @@
  *   kernel. The prompt is on screen only while a poll waits or a key is being read; a poll
  *   that returns events clears that line first, so what Lua prints never lands on it.
  * - Anything else: lines split by lines.c, no prompt, no editing, no history. A pipe, tty or
- *   socket is read through libuv (paused while much is queued), a regular file on demand.
+ *   socket is read by linestream.c (paused while much is queued), a regular file on demand.
  * libedit keeps global state, so one REPL at a time edits (`editing`). Lua may close one
  * runtime's REPL and open another's on the same input (a bare runtime between jobs, then the
  * job's): plain input read ahead but not yet handed out is carried over (`carry`), so a piped
@@ -29,12 +29,12 @@
 #include <unistd.h>
 
 #include "lines.h"
+#include "linestream.h"
 #include "mem.h"
 #include "rt.h"
 
 enum {
-    READ_CHUNK = 64 * 1024, /* bytes per read */
-    HIGH_WATER = 1 << 20,   /* queued bytes above which a stream pauses */
+    READ_CHUNK = 64 * 1024, /* bytes per read(2) of a regular file */
     HISTORY_MAX = 1000      /* lines kept in memory and in the history file */
 };
 
@@ -60,17 +60,7 @@ struct wr_repl {
     int fd; /* REPL_FILE: our duplicate, closed by wr_repl_close; else -1 */
     wr_lines_t lines;
     int lines_open;
-    union {
-        uv_handle_t handle;
-        uv_stream_t stream;
-        uv_pipe_t pipe;
-        uv_tty_t tty;
-        uv_tcp_t tcp;
-    } h;
-    int handle_open;
-    int reading;
-    int paused;
-    size_t high_water;
+    wr_linestream_t ls; /* REPL_STREAM */
     int drop_reported;
     dev_t dev; /* what the input is, for `carry` */
     ino_t ino;
@@ -128,91 +118,25 @@ static void push_input(wr_repl_t *r, const char *ptr, size_t len, int32_t flags)
 
 /* ---- plain lines ------------------------------------------------------------------------- */
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
-{
-    (void)suggested;
-    wr_repl_t *r = h->data;
-    size_t got = 0;
-    char *p = wr_lines_space(&r->lines, READ_CHUNK, &got);
-    if (got > READ_CHUNK) {
-        got = READ_CHUNK;
-    }
-    *buf = uv_buf_init(p, (unsigned)got); /* 0 bytes: libuv reports UV_ENOBUFS */
-}
-
-static void pause_reading(wr_repl_t *r)
-{
-    if (r->reading) {
-        uv_read_stop(&r->h.stream);
-        r->reading = 0;
-        r->paused = 1;
-    }
-}
-
 /* A read error ends the input like EOF: the session ends, the job need not fail. */
-static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+static void on_stream(wr_linestream_t *ls, ssize_t n)
 {
-    (void)buf;
-    wr_repl_t *r = st->data;
-    if (nread > 0) {
-        wr_lines_commit(&r->lines, (size_t)nread);
-        if (wr_lines_pending(&r->lines) > r->high_water) {
-            pause_reading(r);
-        }
+    wr_repl_t *r = ls->data;
+    if (n > 0) {
         return;
     }
-    if (nread == 0) {
-        return;
-    }
-    if (nread == UV_ENOBUFS) {
-        pause_reading(r);
-        return;
-    }
-    uv_read_stop(st);
-    r->reading = 0;
-    r->paused = 0;
-    if (nread != UV_EOF) {
-        fprintf(stderr, "weir: repl: reading input: %s\n", weir_strerror((int)nread));
+    if (n != UV_EOF) {
+        fprintf(stderr, "weir: repl: reading input: %s\n", weir_strerror((int)n));
     }
     r->eof = 1;
-}
-
-static int start_reading(wr_repl_t *r)
-{
-    int rc = uv_read_start(&r->h.stream, on_alloc, on_read);
-    if (rc == 0) {
-        r->reading = 1;
-        r->paused = 0;
-    }
-    return rc;
 }
 
 /* fd (our duplicate) is a pipe, tty or socket: the handle takes it. */
 static int open_stream(wr_repl_t *r, int fd, uv_handle_type type)
 {
-    uv_loop_t *loop = &r->rt->loop;
-    int rc;
-    if (type == UV_TTY) {
-        rc = uv_tty_init(loop, &r->h.tty, fd, 1);
-        r->handle_open = rc == 0;
-    } else if (type == UV_TCP) {
-        rc = uv_tcp_init(loop, &r->h.tcp);
-        r->handle_open = rc == 0;
-        if (rc == 0) {
-            rc = uv_tcp_open(&r->h.tcp, fd);
-        }
-    } else {
-        rc = uv_pipe_init(loop, &r->h.pipe, 0);
-        r->handle_open = rc == 0;
-        if (rc == 0) {
-            rc = uv_pipe_open(&r->h.pipe, fd);
-        }
-    }
+    int rc = wr_linestream_init(&r->ls, &r->rt->loop, fd, type, &r->lines, on_stream, r);
     if (rc == 0) {
-        r->h.handle.data = r;
-        rc = start_reading(r);
-    } else {
-        close(fd);
+        rc = wr_linestream_start(&r->ls);
     }
     if (rc < 0) {
         return wr_loop_error(r->rt, rc, "repl: input: %s", weir_strerror(rc));
@@ -236,8 +160,6 @@ static int open_plain(wr_repl_t *r, int fd_in)
     }
     wr_lines_init(&r->lines, NULL, 0);
     r->lines_open = 1;
-    size_t partial = wr_lines_partial_max(&r->lines) + READ_CHUNK;
-    r->high_water = partial > HIGH_WATER ? partial : HIGH_WATER;
     r->dev = st.st_dev;
     r->ino = st.st_ino;
     if (carry.bytes != NULL && carry.dev == st.st_dev && carry.ino == st.st_ino) {
@@ -533,11 +455,8 @@ void wr_repl_begin(weir_rt_t *rt)
     if (r->lines_open) {
         wr_lines_release(&r->lines);
     }
-    if (r->paused && !r->eof && wr_lines_pending(&r->lines) <= r->high_water / 2) {
-        if (start_reading(r) < 0) {
-            r->paused = 0;
-            r->eof = 1;
-        }
+    if (!r->eof && wr_linestream_resume(&r->ls) < 0) {
+        r->eof = 1;
     }
 }
 
@@ -631,10 +550,7 @@ void wr_repl_close(weir_rt_t *rt)
         r->winch_open = 0;
         uv_close((uv_handle_t *)&r->winch, NULL);
     }
-    if (r->handle_open) {
-        r->handle_open = 0;
-        uv_close(&r->h.handle, NULL);
-    }
+    wr_linestream_close(&r->ls);
     if (r->fd >= 0) {
         close(r->fd);
         r->fd = -1;

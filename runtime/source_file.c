@@ -14,14 +14,13 @@
 #include <unistd.h>
 
 #include "lines.h"
+#include "linestream.h"
 #include "mem.h"
 #include "rt.h"
 
 enum {
     FILE_CHUNK = 256 * 1024,   /* bytes per read(2) of a regular file */
-    FILE_MIN_READ = 16 * 1024, /* less room than this while records are pinned: wait a poll */
-    STREAM_CHUNK = 64 * 1024,  /* bytes offered to one libuv read */
-    STREAM_HIGH_WATER = 1 << 20
+    FILE_MIN_READ = 16 * 1024  /* less room than this while records are pinned: wait a poll */
 };
 
 typedef struct file_source {
@@ -29,19 +28,9 @@ typedef struct file_source {
     char *path; /* NULL: standard input */
     int fd;     /* -1 until opened; closed by us only if own_fd */
     int own_fd;
-    int streaming; /* read through the libuv handle h */
-    union {
-        uv_handle_t handle;
-        uv_stream_t stream;
-        uv_pipe_t pipe;
-        uv_tty_t tty;
-        uv_tcp_t tcp;
-    } h;
-    int handle_open;
-    int reading;
-    int paused; /* read stopped for backpressure */
+    int streaming; /* read through ls */
+    wr_linestream_t ls;
     int eof;
-    size_t high_water; /* pause above this many buffered bytes, resume at half */
     wr_lines_t lines;
 } file_source_t;
 
@@ -50,65 +39,17 @@ static file_source_t *file_of(wr_source_t *s)
     return (file_source_t *)s;
 }
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+static void on_stream(wr_linestream_t *ls, ssize_t n)
 {
-    (void)suggested;
-    file_source_t *f = h->data;
-    size_t got = 0;
-    char *p = wr_lines_space(&f->lines, STREAM_CHUNK, &got);
-    if (got > STREAM_CHUNK) {
-        got = STREAM_CHUNK;
-    }
-    *buf = uv_buf_init(p, (unsigned)got); /* 0 bytes: libuv reports UV_ENOBUFS */
-}
-
-static void pause_reading(file_source_t *f)
-{
-    if (f->reading) {
-        uv_read_stop(&f->h.stream);
-        f->reading = 0;
-        f->paused = 1;
-    }
-}
-
-static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
-{
-    (void)buf;
-    file_source_t *f = st->data;
+    file_source_t *f = ls->data;
     wr_source_t *s = &f->base;
-    if (nread > 0) {
-        wr_lines_commit(&f->lines, (size_t)nread);
-        s->stat[WEIR_STAT_BYTES] += (double)nread;
-        if (wr_lines_pending(&f->lines) > f->high_water) {
-            pause_reading(f);
-        }
-        return;
+    if (n > 0) {
+        s->stat[WEIR_STAT_BYTES] += (double)n;
+    } else if (n != UV_EOF) {
+        wr_loop_fail(s->rt, (int)n, "%s: %s", s->describe, weir_strerror((int)n));
+    } else {
+        f->eof = 1;
     }
-    if (nread == 0) {
-        return;
-    }
-    if (nread == UV_ENOBUFS) {
-        pause_reading(f);
-        return;
-    }
-    uv_read_stop(st);
-    f->reading = 0;
-    f->paused = 0;
-    if (nread != UV_EOF) {
-        wr_loop_fail(s->rt, (int)nread, "%s: %s", s->describe, weir_strerror((int)nread));
-        return;
-    }
-    f->eof = 1;
-}
-
-static int start_reading(file_source_t *f)
-{
-    int rc = uv_read_start(&f->h.stream, on_alloc, on_read);
-    if (rc == 0) {
-        f->reading = 1;
-        f->paused = 0;
-    }
-    return rc;
 }
 
 /* fd is a pipe, tty or socket: hand it to a libuv stream. For stdin the handle gets a
@@ -127,30 +68,11 @@ static int open_stream(file_source_t *f, int fd, uv_handle_type type)
     } else {
         f->own_fd = 0; /* the handle closes it */
     }
-    int rc;
-    if (type == UV_TTY) {
-        rc = uv_tty_init(loop, &f->h.tty, sfd, 1);
-        f->handle_open = rc == 0;
-    } else if (type == UV_TCP) {
-        rc = uv_tcp_init(loop, &f->h.tcp);
-        f->handle_open = rc == 0;
-        if (rc == 0) {
-            rc = uv_tcp_open(&f->h.tcp, sfd);
-        }
-    } else {
-        rc = uv_pipe_init(loop, &f->h.pipe, 0);
-        f->handle_open = rc == 0;
-        if (rc == 0) {
-            rc = uv_pipe_open(&f->h.pipe, sfd);
-        }
-    }
+    int rc = wr_linestream_init(&f->ls, loop, sfd, type, &f->lines, on_stream, f);
     if (rc == 0) {
-        f->h.handle.data = f;
         f->streaming = 1;
         s->io = 1;
-        rc = start_reading(f);
-    } else {
-        close(sfd);
+        rc = wr_linestream_start(&f->ls);
     }
     if (rc < 0) {
         return wr_loop_error(s->rt, rc, "%s: %s", s->describe, weir_strerror(rc));
@@ -201,11 +123,8 @@ static void file_begin(wr_source_t *s)
         size_t room = 0;
         wr_lines_space(&f->lines, FILE_CHUNK, &room);
     }
-    if (f->paused && !s->stopping && !f->eof &&
-        wr_lines_pending(&f->lines) <= f->high_water / 2) {
-        if (start_reading(f) < 0) {
-            f->paused = 0;
-        }
+    if (!s->stopping && !f->eof) {
+        wr_linestream_resume(&f->ls); /* a failure leaves it stopped */
     }
 }
 
@@ -280,26 +199,18 @@ static int file_pending(const wr_source_t *s, int64_t now_ms)
     if (!f->streaming) {
         return !f->eof && f->fd >= 0;
     }
-    return !f->eof && f->handle_open && wr_loop_unread(&f->h.handle);
+    return !f->eof && f->ls.handle_open && wr_loop_unread(&f->ls.h.handle);
 }
 
 static void file_stop(wr_source_t *s)
 {
-    file_source_t *f = file_of(s);
-    if (f->reading) {
-        uv_read_stop(&f->h.stream);
-        f->reading = 0;
-    }
-    f->paused = 0;
+    wr_linestream_stop(&file_of(s)->ls);
 }
 
 static void file_close(wr_source_t *s)
 {
     file_source_t *f = file_of(s);
-    if (f->handle_open) {
-        f->handle_open = 0;
-        uv_close(&f->h.handle, NULL); /* the runtime frees f after the loop has run */
-    }
+    wr_linestream_close(&f->ls); /* the runtime frees f after the loop has run */
     if (f->own_fd && f->fd >= 0) {
         close(f->fd);
     }
@@ -344,8 +255,6 @@ int32_t wr_source_file_add(weir_rt_t *rt, const char *kind, const char *path,
     f->fd = -1;
     f->path = path ? wr_xstrdup(path) : NULL;
     wr_lines_init(&f->lines, delimiter, max_line_bytes);
-    size_t partial = wr_lines_partial_max(&f->lines) + STREAM_CHUNK;
-    f->high_water = partial > STREAM_HIGH_WATER ? partial : STREAM_HIGH_WATER;
 
     size_t n = strlen(kind) + (path ? strlen(path) : 0) + 2;
     char *describe = wr_xmalloc(n);
