@@ -1,0 +1,74 @@
+-- Benchmark job: read_text_file -> parse "key,ts" in Lua into a table -> timestamps
+-- (monotonous) -> key_by -> tumbling 5 s event-time windows -> aggregate (count) -> checksum
+-- sink, parallelism 1 (one core). The windows_table job of bench/windows.lua with its generator
+-- replaced by a text file parsed in Lua, so the difference between the two is what reading and
+-- parsing a line costs. bench/baseline/text.c parses the same file in plain C and aggregates;
+-- bench/run checks that both print the same line before it compares their times.
+--
+--   weir run bench/text.lua -- FILE [match|find]
+--
+-- FILE holds line i (0-based) = "<i % 10000>,<floor(i / 10)>" (bench/run writes it with awk).
+-- "match" (the default) parses with line:match("^(%d+),(%d+)$"); "find" with
+-- string.find(line, ",", 1, true) and two string.sub + tonumber.
+local weir = require("weir")
+
+local WINDOW_MS = 5000
+local DIGEST_MOD = 4294967296 -- 2^32
+
+local path = weir.args[1]
+local variant = weir.args[2] or "match"
+if not path then
+  error("bench/text.lua: expected the path of the input file")
+end
+if variant ~= "match" and variant ~= "find" then
+  error(("bench/text.lua: expected match or find, got %q"):format(variant))
+end
+
+local tonumber, find, sub = tonumber, string.find, string.sub
+local parse
+if variant == "match" then
+  parse = function(line)
+    local k, ts = line:match("^(%d+),(%d+)$")
+    return { tonumber(k), tonumber(ts) }
+  end
+else
+  parse = function(line)
+    local c = find(line, ",", 1, true)
+    return { tonumber(sub(line, 1, c - 1)), tonumber(sub(line, c + 1)) }
+  end
+end
+
+local env = weir.env{ parallelism = 1 }
+
+env:read_text_file(path)
+  :map(parse)
+  :assign_timestamps_and_watermarks(
+    weir.watermarks.monotonous():with_timestamp_assigner(function(e) return e[2] end))
+  :key_by(function(e) return e[1] end)
+  :window(weir.windows.tumbling_event_time("5s"))
+  :aggregate({
+    create = function() return 0 end,
+    add = function(_, c) return c + 1 end,
+    result = function(c) return c end,
+  }, function(key, ctx, counts, out)
+    out({ key = key, start = ctx:window().start, count = counts[1] })
+  end)
+  :sink({
+    open = function(self)
+      self.windows = 0
+      self.events = 0
+      self.digest = 0
+    end,
+    -- The digest of bench/windows.lua: the same input gives the same line.
+    sink = function(self, r)
+      self.windows = self.windows + 1
+      self.events = self.events + r.count
+      local term = (r.key + 1) * (r.start / WINDOW_MS + 1) * r.count
+      self.digest = (self.digest + term) % DIGEST_MOD
+    end,
+    close = function(self)
+      print(("windows %d events %d digest %d"):format(self.windows, self.events, self.digest))
+    end,
+  })
+
+env:execute("bench text " .. variant)
