@@ -8,20 +8,6 @@ local function say(text)
   io.stderr:write("weir: ", text, "\n")
 end
 
----Traceback of a failure at the script's top level, limited to the user's own frames.
-local function script_traceback(msg)
-  local tb = debug.traceback(tostring(msg), 2)
-  local out = {}
-  for line in tb:gmatch("[^\n]+") do
-    local t = line:match("^%s*(.-)%s*$")
-    if not (t:find("^%[C%]") or t:find("^weir/") or t:find("^%[weir") or t:find("^weir op ")
-        or t:find("^%(tail call%)") or t:find("^stack traceback")) then
-      out[#out + 1] = "  " .. t
-    end
-  end
-  return table.concat(out, "\n", 2)
-end
-
 ---@param job table {mode, script, parallelism, replay, args}
 ---@return integer exit status: 0 ok, 1 the job failed, 2 usage error
 function M.run(job)
@@ -51,8 +37,8 @@ function M.run(job)
     if type(msg) == "table" then
       return msg
     end
-    local tb = script_traceback(msg)
-    return { text = tostring(msg), traceback = tb }
+    -- the message names the script line; WEIR_DEBUG=1 adds the whole traceback
+    return { text = tostring(msg), traceback = debug.traceback(tostring(msg), 2) }
   end, unpack(args))
   env.new = new
   if not ok then
