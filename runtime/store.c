@@ -36,10 +36,10 @@ static void release(wr_store_t *s, void *p, size_t n, size_t size)
     s->bytes -= n * size;
 }
 
-static int32_t *new_index(wr_store_t *s, size_t cap)
+static wr_store_entry_t *new_index(wr_store_t *s, size_t cap)
 {
-    int32_t *index = resize(s, NULL, 0, cap, sizeof *index);
-    memset(index, 0xff, cap * sizeof *index); /* every entry -1 */
+    wr_store_entry_t *index = resize(s, NULL, 0, cap, sizeof *index);
+    memset(index, 0xff, cap * sizeof *index); /* every id -1 */
     return index;
 }
 
@@ -151,48 +151,57 @@ static uint64_t hash_window(int64_t key, int64_t start, int64_t stop)
     return finish(mix(h, (uint64_t)stop));
 }
 
-/* The two tables differ only in how an entry hashes: slot ids by their window, key record ids
- * by their key. */
-static uint64_t hash_entry(const wr_store_t *s, bool keys, int32_t id)
+static uint32_t fingerprint(uint64_t h)
 {
-    if (keys) {
-        return hash_key(s->keys[id].key);
-    }
-    const wr_store_slot_t *sl = &s->slots[id];
-    return hash_window(s->keys[sl->key].key, sl->start, sl->stop);
+    return (uint32_t)(h >> 32);
 }
 
+/* Where the entry for fp lives in the table of entries ..mask: home and fingerprint come from
+ * the same (best-mixed) upper hash bits, so an entry alone says where it belongs. */
+static size_t home_of(uint32_t fp, size_t mask)
+{
+    return (size_t)fp & mask;
+}
+
+/* The position of window (key, start, stop) in slot_index, or of the empty entry ending its
+ * probe run; *fp gets its fingerprint for an insert there. */
 static size_t probe_window(const wr_store_t *s, int64_t key, int64_t start, int64_t stop,
-                           bool *found)
+                           uint32_t *fp, bool *found)
 {
     size_t mask = s->slot_index_cap - 1;
-    size_t i = (size_t)hash_window(key, start, stop) & mask;
+    uint32_t f = fingerprint(hash_window(key, start, stop));
+    *fp = f;
+    size_t i = home_of(f, mask);
     for (;;) {
-        int32_t id = s->slot_index[i];
-        if (id < 0) {
+        wr_store_entry_t e = s->slot_index[i];
+        if (e.id < 0) {
             *found = false;
             return i;
         }
-        const wr_store_slot_t *sl = &s->slots[id];
-        if (sl->start == start && sl->stop == stop && s->keys[sl->key].key == key) {
-            *found = true;
-            return i;
+        if (e.fp == f) {
+            const wr_store_slot_t *sl = &s->slots[e.id];
+            if (sl->key == key && sl->start == start && sl->stop == stop) {
+                *found = true;
+                return i;
+            }
         }
         i = (i + 1) & mask;
     }
 }
 
-static size_t probe_key(const wr_store_t *s, int64_t key, bool *found)
+static size_t probe_key(const wr_store_t *s, int64_t key, uint32_t *fp, bool *found)
 {
     size_t mask = s->key_index_cap - 1;
-    size_t i = (size_t)hash_key(key) & mask;
+    uint32_t f = fingerprint(hash_key(key));
+    *fp = f;
+    size_t i = home_of(f, mask);
     for (;;) {
-        int32_t id = s->key_index[i];
-        if (id < 0) {
+        wr_store_entry_t e = s->key_index[i];
+        if (e.id < 0) {
             *found = false;
             return i;
         }
-        if (s->keys[id].key == key) {
+        if (e.fp == f && s->keys[e.id].key == key) {
             *found = true;
             return i;
         }
@@ -200,27 +209,41 @@ static size_t probe_key(const wr_store_t *s, int64_t key, bool *found)
     }
 }
 
-/* Rebuilds one table at new_cap from the live slots or key records. */
+/* The position of id, known to be in the table with fingerprint fp: compares ids only. */
+static size_t locate(const wr_store_entry_t *index, size_t cap, uint32_t fp, int32_t id)
+{
+    size_t mask = cap - 1;
+    size_t i = home_of(fp, mask);
+    while (index[i].id != id) {
+        assert(index[i].id >= 0);
+        i = (i + 1) & mask;
+    }
+    return i;
+}
+
+/* Rebuilds one table at new_cap from the old table's entries, which carry their homes. */
 static void rehash(wr_store_t *s, bool keys, size_t new_cap)
 {
-    int32_t **index = keys ? &s->key_index : &s->slot_index;
+    wr_store_entry_t **index = keys ? &s->key_index : &s->slot_index;
     size_t *cap = keys ? &s->key_index_cap : &s->slot_index_cap;
-    release(s, *index, *cap, sizeof **index);
-    *index = new_index(s, new_cap);
-    *cap = new_cap;
+    assert(new_cap <= (size_t)UINT32_MAX + 1);
+    wr_store_entry_t *old = *index;
+    size_t old_cap = *cap;
+    wr_store_entry_t *fresh = new_index(s, new_cap);
     size_t mask = new_cap - 1;
-    int32_t len = keys ? s->keys_len : s->slots_len;
-    for (int32_t id = 0; id < len; id++) {
-        bool live = keys ? s->keys[id].len >= 0 : s->slots[id].key >= 0;
-        if (!live) {
+    for (size_t j = 0; j < old_cap; j++) {
+        if (old[j].id < 0) {
             continue;
         }
-        size_t i = (size_t)hash_entry(s, keys, id) & mask;
-        while ((*index)[i] >= 0) {
+        size_t i = home_of(old[j].fp, mask);
+        while (fresh[i].id >= 0) {
             i = (i + 1) & mask;
         }
-        (*index)[i] = id;
+        fresh[i] = old[j];
     }
+    release(s, old, old_cap, sizeof *old);
+    *index = fresh;
+    *cap = new_cap;
 }
 
 /* Grows a table about to take one more entry past 3/4 full. */
@@ -247,22 +270,22 @@ static void trim(wr_store_t *s, bool keys)
  * between their home and where they sit, so no tombstones build up. */
 static void index_remove_at(wr_store_t *s, bool keys, size_t hole)
 {
-    int32_t *index = keys ? s->key_index : s->slot_index;
+    wr_store_entry_t *index = keys ? s->key_index : s->slot_index;
     size_t mask = (keys ? s->key_index_cap : s->slot_index_cap) - 1;
     size_t j = hole;
     for (;;) {
         j = (j + 1) & mask;
-        int32_t id = index[j];
-        if (id < 0) {
+        wr_store_entry_t e = index[j];
+        if (e.id < 0) {
             break;
         }
-        size_t home = (size_t)hash_entry(s, keys, id) & mask;
+        size_t home = home_of(e.fp, mask);
         if (((j - home) & mask) >= ((j - hole) & mask)) {
-            index[hole] = id;
+            index[hole] = e;
             hole = j;
         }
     }
-    index[hole] = -1;
+    index[hole].id = -1;
 }
 
 /* --- per-key sorted slot lists ----------------------------------------------------------- */
@@ -313,9 +336,10 @@ static int32_t key_get(wr_store_t *s, int64_t key)
 {
     reserve(s, true);
     bool found;
-    size_t i = probe_key(s, key, &found);
+    uint32_t fp;
+    size_t i = probe_key(s, key, &fp, &found);
     if (found) {
-        return s->key_index[i];
+        return s->key_index[i].id;
     }
     int32_t id;
     if (s->free_key >= 0) {
@@ -330,7 +354,7 @@ static int32_t key_get(wr_store_t *s, int64_t key)
         id = s->keys_len++;
     }
     s->keys[id] = (wr_store_key_t){.key = key, .len = 0, .cap = WR_STORE_KEY_INLINE};
-    s->key_index[i] = id;
+    s->key_index[i] = (wr_store_entry_t){.id = id, .fp = fp};
     s->nkeys++;
     return id;
 }
@@ -360,7 +384,7 @@ static void key_insert(wr_store_t *s, wr_store_key_t *k, int32_t slot)
 static void key_remove(wr_store_t *s, int32_t slot)
 {
     const wr_store_slot_t *sl = &s->slots[slot];
-    int32_t kid = sl->key;
+    int32_t kid = sl->kid;
     wr_store_key_t *k = &s->keys[kid];
     int32_t pos = lower_bound(s, k, sl->start, sl->stop);
     int32_t *ids = key_ids(k);
@@ -380,9 +404,7 @@ static void key_remove(wr_store_t *s, int32_t slot)
     if (k->len > 0) {
         return;
     }
-    bool found;
-    size_t i = probe_key(s, k->key, &found);
-    assert(found);
+    size_t i = locate(s->key_index, s->key_index_cap, fingerprint(hash_key(k->key)), kid);
     index_remove_at(s, true, i);
     k->len = -1;
     k->ids.next_free = s->free_key;
@@ -395,7 +417,7 @@ static void key_remove(wr_store_t *s, int32_t slot)
 
 static bool is_open(const wr_store_t *s, int32_t slot)
 {
-    return slot >= 0 && slot < s->slots_len && s->slots[slot].key >= 0;
+    return slot >= 0 && slot < s->slots_len && s->slots[slot].kid >= 0;
 }
 
 /* Segment c holds ids [SEGMENT_BASE * (2^c - 1), SEGMENT_BASE * (2^(c+1) - 1)). */
@@ -450,17 +472,19 @@ int32_t wr_store_slot(wr_store_t *s, int64_t key, int64_t start, int64_t stop)
         reserve(s, false);
     }
     bool found;
-    size_t i = probe_window(s, key, start, stop, &found);
+    uint32_t fp;
+    size_t i = probe_window(s, key, start, stop, &fp, &found);
     if (found) {
-        return s->slot_index[i];
+        return s->slot_index[i].id;
     }
     if (s->open >= WR_STORE_MAX_SLOTS) {
         return WEIR_ESTATE;
     }
     int32_t kid = key_get(s, key);
     int32_t id = take_slot(s);
-    s->slots[id] = (wr_store_slot_t){.start = start, .stop = stop, .key = kid, .count = 0};
-    s->slot_index[i] = id;
+    s->slots[id] =
+        (wr_store_slot_t){.key = key, .start = start, .stop = stop, .kid = kid, .count = 0};
+    s->slot_index[i] = (wr_store_entry_t){.id = id, .fp = fp};
     key_insert(s, &s->keys[kid], id);
     double *cells = s->cells_per_slot > 0 ? cells_of(s, id) : NULL;
     for (int32_t c = 0; c < s->cells_per_slot; c++) {
@@ -473,8 +497,9 @@ int32_t wr_store_slot(wr_store_t *s, int64_t key, int64_t start, int64_t stop)
 int32_t wr_store_find(const wr_store_t *s, int64_t key, int64_t start, int64_t stop)
 {
     bool found;
-    size_t i = probe_window(s, key, start, stop, &found);
-    return found ? s->slot_index[i] : -1;
+    uint32_t fp;
+    size_t i = probe_window(s, key, start, stop, &fp, &found);
+    return found ? s->slot_index[i].id : -1;
 }
 
 /* Back to the initial allocation: nothing is open, so nothing needs to survive. */
@@ -499,13 +524,11 @@ int wr_store_drop(wr_store_t *s, int32_t slot)
         return WEIR_EINVAL;
     }
     wr_store_slot_t *sl = &s->slots[slot];
-    bool found;
-    size_t i = probe_window(s, s->keys[sl->key].key, sl->start, sl->stop, &found);
-    assert(found && s->slot_index[i] == slot);
-    index_remove_at(s, false, i);
+    uint32_t fp = fingerprint(hash_window(sl->key, sl->start, sl->stop));
+    index_remove_at(s, false, locate(s->slot_index, s->slot_index_cap, fp, slot));
     key_remove(s, slot);
     s->elements -= sl->count;
-    sl->key = -1;
+    sl->kid = -1;
     sl->count = s->free_slot;
     s->free_slot = slot;
     s->open--;
@@ -552,7 +575,7 @@ int wr_store_window(const wr_store_t *s, int32_t slot, int64_t *key, int64_t *st
         return WEIR_EINVAL;
     }
     const wr_store_slot_t *sl = &s->slots[slot];
-    *key = s->keys[sl->key].key;
+    *key = sl->key;
     *start = sl->start;
     *stop = sl->stop;
     return 0;
@@ -561,11 +584,12 @@ int wr_store_window(const wr_store_t *s, int32_t slot, int64_t *key, int64_t *st
 int32_t wr_store_key_slots(const wr_store_t *s, int64_t key, int32_t *out, int32_t max)
 {
     bool found;
-    size_t i = probe_key(s, key, &found);
+    uint32_t fp;
+    size_t i = probe_key(s, key, &fp, &found);
     if (!found) {
         return 0;
     }
-    const wr_store_key_t *k = &s->keys[s->key_index[i]];
+    const wr_store_key_t *k = &s->keys[s->key_index[i].id];
     int32_t n = k->len < max ? k->len : max;
     if (n > 0) {
         memcpy(out, key_ids_const(k), (size_t)n * sizeof *out);

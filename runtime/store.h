@@ -16,13 +16,23 @@ enum {
     WR_STORE_KEY_INLINE = 2        /* a key with at most this many slots needs no id array */
 };
 
-/* One slot, 24 bytes. Times are ms, INT64_MIN/INT64_MAX being -inf/+inf. */
+/* One slot, 32 bytes. Times are ms, INT64_MIN/INT64_MAX being -inf/+inf. The key is kept here
+ * as well as in the key record so that comparing a window during a lookup loads one record. */
 typedef struct wr_store_slot {
+    int64_t key;   /* open: the key */
     int64_t start;
     int64_t stop;
-    int32_t key;   /* open: its key record; free: -1 */
+    int32_t kid;   /* open: its key record; free: -1 */
     int32_t count; /* open: the element count; free: the next free slot id, or -1 */
 } wr_store_slot_t;
+
+/* One hash table entry, 8 bytes: an id (-1 = empty) and the upper 32 bits of its hash. Probing
+ * compares fp before it touches the slot or key record, and the entry's home is fp & mask, so
+ * growing and backward-shift deletion never load a record (tables have at most 2^32 entries). */
+typedef struct wr_store_entry {
+    int32_t id;
+    uint32_t fp;
+} wr_store_entry_t;
 
 /* One key with open slots, 24 bytes: its slot ids sorted by (start, stop), stored inline while
  * there are at most WR_STORE_KEY_INLINE of them. */
@@ -39,15 +49,15 @@ typedef struct wr_store_key {
 
 /* Caller's storage; the store owns every array below, and bytes counts them all. Invariants:
  * slot_index holds exactly the open slots and key_index exactly the used key records (both
- * linear-probing tables of ids, -1 = empty, power-of-two size, at most 3/4 full); every open
- * slot is in its key's id list exactly once. Cells of slot id i live in segment c, which holds
- * 16 << c slots from id 16 * (2^c - 1) on, and segments never move, so a slot's cells keep their
- * address until the store is empty again or closed. */
+ * linear-probing tables of entries, power-of-two size, at most 3/4 full, deleted by backward
+ * shift: no tombstones); every open slot is in its key's id list exactly once. Cells of slot id
+ * i live in segment c, which holds 16 << c slots from id 16 * (2^c - 1) on, and segments never
+ * move, so a slot's cells keep their address until the store is empty again or closed. */
 typedef struct wr_store {
     wr_store_slot_t *slots;
     wr_store_key_t *keys;
-    int32_t *slot_index;
-    int32_t *key_index;
+    wr_store_entry_t *slot_index;
+    wr_store_entry_t *key_index;
     double *cells[WR_STORE_SEGMENTS];
     size_t slot_index_cap;
     size_t key_index_cap;

@@ -533,8 +533,9 @@ START_TEST(test_store_holds_a_million_slots)
     }
     ck_assert(ok);
     ck_assert_int_eq(wr_store_open(&s), N);
-    /* per slot: 24 B record, 8 B cell, 4 B key list entry, table and array slack */
-    ck_assert_uint_lt(wr_store_bytes(&s) / N, 64 + 8);
+    /* per slot: 32 B record, 8 B cell, 4 B key list entry, 8 B index entries at 1/2 load
+     * here, array slack (73 B measured; 56 B with 4 B index entries and 24 B records) */
+    ck_assert_uint_lt(wr_store_bytes(&s) / N, 80);
     for (int32_t i = N - 1; i >= 0; i--) {
         int64_t w = i % PER_KEY;
         ok = ok && wr_store_find(&s, i / PER_KEY, w * 1000, w * 1000 + 1000) == i;
