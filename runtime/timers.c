@@ -33,6 +33,7 @@ static void domain_close(wr_timers_domain_t *d)
 {
     free(d->heap);
     free(d->nodes);
+    free(d->pos);
     free(d->index);
     domain_init(d, d->next_seq);
 }
@@ -55,21 +56,24 @@ void wr_timers_close(wr_timers_t *t)
 
 /* Multiply-xorshift over the four fields. Each step is a bijection of h for a fixed field, so
  * timers that differ in one field (consecutive times, consecutive keys) never collide on the
- * full 64 bits, and the shifts carry high product bits down into the masked low bits. */
+ * full 64 bits, and the shifts carry high product bits down into the kept low 32 bits. The
+ * fields of one window's timers are correlated (stop = start + size, time = stop - 1), which
+ * the chain does not mind: probe lengths and fingerprint clashes for tumbling, sliding and
+ * global windows match a random hash's. */
 static uint64_t mix(uint64_t h, uint64_t v)
 {
     h = (h ^ v) * UINT64_C(0x9e3779b97f4a7c15);
     return h ^ (h >> 31);
 }
 
-static uint64_t hash_timer(const wr_timer_t *x)
+static uint32_t hash_timer(const wr_timer_t *x)
 {
     uint64_t h = mix(UINT64_C(0x6a09e667f3bcc908), (uint64_t)x->time_ms);
     h = mix(h, (uint64_t)x->key);
     h = mix(h, (uint64_t)x->start);
     h = mix(h, (uint64_t)x->stop);
     h *= UINT64_C(0xbf58476d1ce4e5b9);
-    return h ^ (h >> 29);
+    return (uint32_t)(h ^ (h >> 29));
 }
 
 static bool same_timer(const wr_timer_t *a, const wr_timer_t *b)
@@ -78,19 +82,21 @@ static bool same_timer(const wr_timer_t *a, const wr_timer_t *b)
            a->stop == b->stop;
 }
 
-/* Linear probe for x: the index position holding its node (*found) or the empty position where
- * it would go. index_cap > 0, and the index always has an empty entry (load <= 3/4). */
-static size_t probe(const wr_timers_domain_t *d, const wr_timer_t *x, bool *found)
+/* Linear probe for x, whose hash is `hash`: the index position holding its node (*found) or
+ * the empty position where it would go. Only an entry with the same hash costs a read of its
+ * node. index_cap > 0, and the index always has an empty entry (load <= 3/4). */
+static size_t probe(const wr_timers_domain_t *d, const wr_timer_t *x, uint32_t hash,
+                    bool *found)
 {
     size_t mask = d->index_cap - 1;
-    size_t i = (size_t)hash_timer(x) & mask;
+    size_t i = (size_t)hash & mask;
     for (;;) {
-        uint32_t n = d->index[i];
-        if (n == NO_NODE) {
+        wr_timers_slot_t e = d->index[i];
+        if (e.node == NO_NODE) {
             *found = false;
             return i;
         }
-        if (same_timer(&d->nodes[n].timer, x)) {
+        if (e.hash == hash && same_timer(&d->nodes[e.node], x)) {
             *found = true;
             return i;
         }
@@ -98,21 +104,40 @@ static size_t probe(const wr_timers_domain_t *d, const wr_timer_t *x, bool *foun
     }
 }
 
+/* The index position of live node n, whose timer hashes to `hash`: compares node ids only. */
+static size_t probe_node(const wr_timers_domain_t *d, uint32_t n, uint32_t hash)
+{
+    size_t mask = d->index_cap - 1;
+    size_t i = (size_t)hash & mask;
+    while (d->index[i].node != n) {
+        assert(d->index[i].node != NO_NODE);
+        i = (i + 1) & mask;
+    }
+    return i;
+}
+
+/* Moves the entries into a new index of new_cap entries: the stored hashes say where, so no
+ * node is read. new_cap <= 2^32, so a 32-bit hash still covers every position. */
 static void rehash(wr_timers_domain_t *d, size_t new_cap)
 {
-    free(d->index);
+    assert(new_cap - 1 <= UINT32_MAX);
+    wr_timers_slot_t *old = d->index;
+    size_t old_cap = d->index_cap;
     d->index = wr_xreallocarray(NULL, new_cap, sizeof *d->index);
     memset(d->index, 0xff, new_cap * sizeof *d->index); /* every entry NO_NODE */
     d->index_cap = new_cap;
     size_t mask = new_cap - 1;
-    for (size_t p = 0; p < d->len; p++) {
-        uint32_t n = d->heap[p].node;
-        size_t i = (size_t)hash_timer(&d->nodes[n].timer) & mask;
-        while (d->index[i] != NO_NODE) {
+    for (size_t j = 0; j < old_cap; j++) {
+        if (old[j].node == NO_NODE) {
+            continue;
+        }
+        size_t i = (size_t)old[j].hash & mask;
+        while (d->index[i].node != NO_NODE) {
             i = (i + 1) & mask;
         }
-        d->index[i] = n;
+        d->index[i] = old[j];
     }
+    free(old);
 }
 
 /* Backward-shift deletion: later entries of the probe run move into the hole when the hole lies
@@ -123,17 +148,17 @@ static void index_remove_at(wr_timers_domain_t *d, size_t hole)
     size_t j = hole;
     for (;;) {
         j = (j + 1) & mask;
-        uint32_t n = d->index[j];
-        if (n == NO_NODE) {
+        wr_timers_slot_t e = d->index[j];
+        if (e.node == NO_NODE) {
             break;
         }
-        size_t home = (size_t)hash_timer(&d->nodes[n].timer) & mask;
+        size_t home = (size_t)e.hash & mask;
         if (((j - home) & mask) >= ((j - hole) & mask)) {
-            d->index[hole] = n;
+            d->index[hole] = e;
             hole = j;
         }
     }
-    d->index[hole] = NO_NODE;
+    d->index[hole].node = NO_NODE;
 }
 
 /* --- heap -------------------------------------------------------------------------------- */
@@ -146,7 +171,7 @@ static bool before(const wr_timers_entry_t *a, const wr_timers_entry_t *b)
 static void place(wr_timers_domain_t *d, size_t i, wr_timers_entry_t e)
 {
     d->heap[i] = e;
-    d->nodes[e.node].pos = (uint32_t)i;
+    d->pos[e.node] = (uint32_t)i;
 }
 
 static void sift_up(wr_timers_domain_t *d, size_t i)
@@ -187,13 +212,14 @@ static uint32_t take_node(wr_timers_domain_t *d)
 {
     if (d->free_node != NO_NODE) {
         uint32_t n = d->free_node;
-        d->free_node = d->nodes[n].pos;
+        d->free_node = d->pos[n];
         return n;
     }
     if (d->nodes_len == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : MIN_CAP;
         d->heap = wr_xreallocarray(d->heap, cap, sizeof *d->heap);
         d->nodes = wr_xreallocarray(d->nodes, cap, sizeof *d->nodes);
+        d->pos = wr_xreallocarray(d->pos, cap, sizeof *d->pos);
         d->cap = cap;
     }
     return (uint32_t)d->nodes_len++;
@@ -213,7 +239,7 @@ static void remove_timer(wr_timers_domain_t *d, size_t slot, size_t pos)
             sift_down(d, pos);
         }
     }
-    d->nodes[n].pos = d->free_node;
+    d->pos[n] = d->free_node;
     d->free_node = n;
     if (d->len == 0 && d->cap > KEEP_WHEN_EMPTY) {
         domain_close(d); /* after a burst, give the memory back; seq keeps counting */
@@ -234,8 +260,9 @@ int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer)
     if (d->len < WR_TIMERS_MAX && (d->len + 1) * 4 > d->index_cap * 3) {
         rehash(d, d->index_cap ? d->index_cap * 2 : MIN_INDEX_CAP);
     }
+    uint32_t hash = hash_timer(timer);
     bool found;
-    size_t slot = probe(d, timer, &found);
+    size_t slot = probe(d, timer, hash, &found);
     if (found) {
         return 0; /* set semantics: the first registration keeps its seq */
     }
@@ -243,8 +270,8 @@ int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer)
         return WEIR_ESTATE;
     }
     uint32_t n = take_node(d);
-    d->nodes[n].timer = *timer;
-    d->index[slot] = n;
+    d->nodes[n] = *timer;
+    d->index[slot] = (wr_timers_slot_t){.node = n, .hash = hash};
     size_t pos = d->len++;
     d->heap[pos] = (wr_timers_entry_t){.time_ms = timer->time_ms, .seq = d->next_seq++, .node = n};
     sift_up(d, pos);
@@ -258,11 +285,11 @@ int wr_timers_delete(wr_timers_t *t, int domain, const wr_timer_t *timer)
         return 0;
     }
     bool found;
-    size_t slot = probe(d, timer, &found);
+    size_t slot = probe(d, timer, hash_timer(timer), &found);
     if (!found) {
         return 0;
     }
-    remove_timer(d, slot, d->nodes[d->index[slot]].pos);
+    remove_timer(d, slot, d->pos[d->index[slot].node]);
     return 1;
 }
 
@@ -272,11 +299,9 @@ int wr_timers_pop(wr_timers_t *t, int domain, int64_t upto_ms, wr_timer_t *out)
     if (d->len == 0 || d->heap[0].time_ms > upto_ms) {
         return 0;
     }
-    *out = d->nodes[d->heap[0].node].timer;
-    bool found;
-    size_t slot = probe(d, out, &found);
-    assert(found);
-    remove_timer(d, slot, 0);
+    uint32_t n = d->heap[0].node;
+    *out = d->nodes[n];
+    remove_timer(d, probe_node(d, n, hash_timer(out)), 0);
     return 1;
 }
 

@@ -31,21 +31,27 @@ typedef struct wr_timers_entry {
     uint32_t node;
 } wr_timers_entry_t;
 
-/* Node pool entry: the timer and where its heap entry is, so the index (keyed by node id) never
- * changes when the heap moves entries. */
-typedef struct wr_timers_node {
-    wr_timer_t timer;
-    uint32_t pos; /* live: heap position; free: next free node, or UINT32_MAX */
-} wr_timers_node_t;
+/* One index entry: a live node and the 32-bit hash of its timer. The hash is both where the
+ * entry's probe run starts (hash & (index_cap - 1); index_cap <= 2^32) and a fingerprint that
+ * a lookup compares before it reads the node, so probing past other timers stays in the index
+ * and deletion and growth never rehash a timer. */
+typedef struct wr_timers_slot {
+    uint32_t node; /* UINT32_MAX = empty */
+    uint32_t hash;
+} wr_timers_slot_t;
 
 /* One domain: a binary min-heap over (time, seq), a node pool with a free list, and an
  * open-addressing index (linear probing, power-of-two size, at most 3/4 full) from a timer's
- * four fields to its node. Invariant: heap[0..len) and the live nodes correspond one to one,
- * nodes[heap[i].node].pos == i, and the index holds exactly the live nodes. */
+ * four fields to its node. A node is a timer in `nodes` plus its heap position in `pos`, apart:
+ * sifting rewrites positions in a dense array of 4-byte entries rather than in the 32-byte
+ * timers, and the index (keyed by node id) never changes when the heap moves entries.
+ * Invariant: heap[0..len) and the live nodes correspond one to one, pos[heap[i].node] == i, and
+ * the index holds exactly the live nodes, each with the hash of its timer. */
 typedef struct wr_timers_domain {
     wr_timers_entry_t *heap;  /* len used, cap allocated */
-    wr_timers_node_t *nodes;  /* nodes_len ever used (live or free), cap allocated */
-    uint32_t *index;          /* index_cap entries, UINT32_MAX = empty; NULL while cap is 0 */
+    wr_timer_t *nodes;        /* nodes_len ever used (live or free), cap allocated */
+    uint32_t *pos;            /* per node: live, heap position; free, next free node */
+    wr_timers_slot_t *index;  /* index_cap entries; NULL while index_cap is 0 */
     size_t len;               /* live timers */
     size_t nodes_len;
     size_t cap;               /* of heap and nodes */
