@@ -24,7 +24,7 @@ expect_out_has "2> (a,10)" "once that input goes idle the windows fire"
 # a real terminal: prompt, tab completion, a job, Ctrl-D
 cp "$ROOT/tests/repl/windows/job.lua" job.lua
 printf '%s\n' ':start' ':push a,1000' ':push a,12000' ':advance 1s' \
-  "$(printf 'x = weir.windows.tumbling_ev\t')" 'x ~= nil' 'for i = 1, 1e15 do end' '^C!' \
+  "$(printf 'x = weir.windows.tumbling_ev\t')" 'x ~= nil' 'print("loop" .. "ing") for i = 1, 1e15 do end' '^C!looping' \
   '6 * 7' '^D' > typed.txt
 timeout 60 "$BUILD/pty_run" typed.txt -- "$WEIR" repl job.lua > out 2> err
 rc=$?

@@ -2,9 +2,10 @@
 /* pty_run: runs a command on a pseudo-terminal, as a person at a terminal would, for the REPL
  * tests. `pty_run INPUT -- CMD ARGS...` starts CMD on a new pty (80x24), then for each line of
  * INPUT waits (up to 10 s) until the output ends with the prompt "> " or ">> " or "feed> ",
- * types the line and Enter; a line "^D" sends Ctrl-D and "^C" Ctrl-C, and "^C!" sends Ctrl-C
- * half a second later without waiting for a prompt (to interrupt a running command). It copies everything
+ * types the line and Enter; a line "^D" sends Ctrl-D and "^C" Ctrl-C, and "^C!TEXT" sends
+ * Ctrl-C without waiting for a prompt, once TEXT has appeared (to interrupt a running command). It copies everything
  * the terminal shows to stdout and exits with CMD's status (1 on a timeout). */
+#define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <poll.h>
 #include <pty.h>
@@ -78,8 +79,17 @@ int main(int argc, char **argv)
     int rc = 0;
     while (fgets(line, sizeof line, in)) {
         line[strcspn(line, "\n")] = '\0';
-        if (strcmp(line, "^C!") == 0) { /* Ctrl-C while a command runs: no prompt to wait for */
-            for (int i = 0; i < 20; i++) {
+        if (strncmp(line, "^C!", 3) == 0) {
+            /* Ctrl-C while a command runs: no prompt to wait for; wait until the command has
+             * shown TEXT (so it is surely running), then a little more */
+            const char *text = line + 3;
+            for (int waited = 0; waited < 10000 && !memmem(seen, nseen, text, strlen(text));
+                 waited += 25) {
+                if (pump(fd, 25) < 0) {
+                    break;
+                }
+            }
+            for (int i = 0; i < 8; i++) {
                 pump(fd, 25);
             }
             write(fd, "\x03", 1);
@@ -112,8 +122,16 @@ int main(int argc, char **argv)
     }
     for (int t = 0; t < 400 && pump(fd, 25) >= 0; t++) {
     }
+    /* the terminal closes before the process has finished exiting: give it 10 s */
     int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == 0) {
+    int reaped = 0;
+    for (int t = 0; t < 400 && !reaped; t++) {
+        reaped = waitpid(pid, &status, WNOHANG) == pid;
+        if (!reaped) {
+            poll(NULL, 0, 25);
+        }
+    }
+    if (!reaped) {
         kill(pid, SIGTERM);
         waitpid(pid, &status, 0);
         rc = 1;
