@@ -10,8 +10,10 @@
 --
 -- Event i (0-based) is a Lua table { i % KEYS, floor(i * 5000 / N) }.
 local weir = require("weir")
-
-local DIGEST_MOD = 4294967296 -- 2^32
+-- bench/common.lua, found by this file's directory (see there)
+local here = debug.getinfo(1, "S").source:match("^@(.*)/") or "."
+package.path = here .. "/?.lua;" .. package.path
+local common = require("common")
 
 local n = tonumber(weir.args[1] or "1000000")
 local keys = tonumber(weir.args[2] or tostring(n))
@@ -21,6 +23,11 @@ end
 
 local floor = math.floor
 
+-- The checksum sink's digest term of a fired window.
+local function digest_term(r)
+  return (r.key + 1) * r.count
+end
+
 local env = weir.env{ parallelism = 1 }
 
 env:generate(function(i) return { i % keys, floor(i * 5000 / n) } end, { count = n })
@@ -28,28 +35,9 @@ env:generate(function(i) return { i % keys, floor(i * 5000 / n) } end, { count =
     weir.watermarks.monotonous():with_timestamp_assigner(function(e) return e[2] end))
   :key_by(function(e) return e[1] end)
   :window(weir.windows.tumbling_event_time("5s"))
-  :aggregate({
-    create = function() return 0 end,
-    add = function(_, c) return c + 1 end,
-    result = function(c) return c end,
-  }, function(key, _, counts, out)
+  :aggregate(common.count(), function(key, _, counts, out)
     out({ key = key, count = counts[1] })
   end)
-  :sink({
-    open = function(self)
-      self.windows = 0
-      self.events = 0
-      self.digest = 0
-    end,
-    -- digest = sum of (key + 1) * count mod 2^32, independent of the firing order.
-    sink = function(self, r)
-      self.windows = self.windows + 1
-      self.events = self.events + r.count
-      self.digest = (self.digest + (r.key + 1) * r.count) % DIGEST_MOD
-    end,
-    close = function(self)
-      print(("windows %d events %d digest %d"):format(self.windows, self.events, self.digest))
-    end,
-  })
+  :sink(common.checksum_sink(digest_term))
 
 env:execute("bench memory")

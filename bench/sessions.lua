@@ -14,16 +14,16 @@
 -- merge of two sessions per burst, besides every event extending its session. Arrival is out of
 -- order by at most 4,999 ms, so with a 5 s bound nothing is late.
 local weir = require("weir")
+-- bench/common.lua, found by this file's directory (see there)
+local here = debug.getinfo(1, "S").source:match("^@(.*)/") or "."
+package.path = here .. "/?.lua;" .. package.path
+local common = require("common")
 
 local KEYS = 10000
 local BURST_MS = 20000
 local OFFSETS = { [0] = 0, 1000, 2000, 8000, 4000, 9000, 10000, 11000 }
-local DIGEST_MOD = 4294967296 -- 2^32
 
-local n = tonumber(weir.args[1] or "10000000")
-if not n or n < 0 or n % 1 ~= 0 then
-  error(("bench/sessions.lua: expected a record count, got %q"):format(tostring(weir.args[1])))
-end
+local n = common.record_count("bench/sessions.lua", "10000000")
 
 local floor = math.floor
 
@@ -31,6 +31,11 @@ local function event(i)
   local k = i % KEYS
   local j = floor(i / KEYS)
   return { k, floor(j / 8) * BURST_MS + OFFSETS[j % 8] + floor(k / 10) }
+end
+
+-- The checksum sink's digest term of a fired session: below 2^53.
+local function digest_term(r)
+  return (r.key + 1) * ((r.start + 3 * r.stop) % 65536 + 1) * r.count
 end
 
 local env = weir.env{ parallelism = 1 }
@@ -42,32 +47,10 @@ env:generate(event, { count = n })
     end))
   :key_by(function(e) return e[1] end)
   :window(weir.windows.event_time_session("5s"))
-  :aggregate({
-    create = function() return 0 end,
-    add = function(_, c) return c + 1 end,
-    result = function(c) return c end,
-    merge = function(a, b) return a + b end,
-  }, function(key, ctx, counts, out)
+  :aggregate(common.count(), function(key, ctx, counts, out)
     local w = ctx:window()
     out({ key = key, start = w.start, stop = w.stop, count = counts[1] })
   end)
-  :sink({
-    open = function(self)
-      self.sessions = 0
-      self.events = 0
-      self.digest = 0
-    end,
-    -- digest = sum of (key + 1) * ((start + 3 * stop) % 65536 + 1) * count mod 2^32: every term
-    -- is below 2^53, so the sum does not depend on the order sessions fire in.
-    sink = function(self, r)
-      self.sessions = self.sessions + 1
-      self.events = self.events + r.count
-      local term = (r.key + 1) * ((r.start + 3 * r.stop) % 65536 + 1) * r.count
-      self.digest = (self.digest + term) % DIGEST_MOD
-    end,
-    close = function(self)
-      print(("sessions %d events %d digest %d"):format(self.sessions, self.events, self.digest))
-    end,
-  })
+  :sink(common.checksum_sink(digest_term, "sessions"))
 
 env:execute("bench sessions")

@@ -11,9 +11,12 @@
 -- "match" (the default) parses with line:match("^(%d+),(%d+)$"); "find" with
 -- string.find(line, ",", 1, true) and two string.sub + tonumber.
 local weir = require("weir")
+-- bench/common.lua, found by this file's directory (see there)
+local here = debug.getinfo(1, "S").source:match("^@(.*)/") or "."
+package.path = here .. "/?.lua;" .. package.path
+local common = require("common")
 
 local WINDOW_MS = 5000
-local DIGEST_MOD = 4294967296 -- 2^32
 
 local path = weir.args[1]
 local variant = weir.args[2] or "match"
@@ -38,6 +41,11 @@ else
   end
 end
 
+-- The checksum sink's digest term of bench/windows.lua: the same input gives the same line.
+local function digest_term(r)
+  return (r.key + 1) * (r.start / WINDOW_MS + 1) * r.count
+end
+
 local env = weir.env{ parallelism = 1 }
 
 env:read_text_file(path)
@@ -46,29 +54,9 @@ env:read_text_file(path)
     weir.watermarks.monotonous():with_timestamp_assigner(function(e) return e[2] end))
   :key_by(function(e) return e[1] end)
   :window(weir.windows.tumbling_event_time("5s"))
-  :aggregate({
-    create = function() return 0 end,
-    add = function(_, c) return c + 1 end,
-    result = function(c) return c end,
-  }, function(key, ctx, counts, out)
+  :aggregate(common.count(), function(key, ctx, counts, out)
     out({ key = key, start = ctx:window().start, count = counts[1] })
   end)
-  :sink({
-    open = function(self)
-      self.windows = 0
-      self.events = 0
-      self.digest = 0
-    end,
-    -- The digest of bench/windows.lua: the same input gives the same line.
-    sink = function(self, r)
-      self.windows = self.windows + 1
-      self.events = self.events + r.count
-      local term = (r.key + 1) * (r.start / WINDOW_MS + 1) * r.count
-      self.digest = (self.digest + term) % DIGEST_MOD
-    end,
-    close = function(self)
-      print(("windows %d events %d digest %d"):format(self.windows, self.events, self.digest))
-    end,
-  })
+  :sink(common.checksum_sink(digest_term))
 
 env:execute("bench text " .. variant)

@@ -15,16 +15,16 @@
 -- trigger written in Lua with weir.trigger{} (what a custom trigger costs per element).
 -- Events arrive in timestamp order, so no record is late.
 local weir = require("weir")
+-- bench/common.lua, found by this file's directory (see there)
+local here = debug.getinfo(1, "S").source:match("^@(.*)/") or "."
+package.path = here .. "/?.lua;" .. package.path
+local common = require("common")
 
 local KEYS = 10000
 local WINDOW_MS = 5000
-local DIGEST_MOD = 4294967296 -- 2^32
 
-local n = tonumber(weir.args[1] or "10000000")
+local n = common.record_count("bench/windows.lua", "10000000")
 local variant = weir.args[2] or "typed"
-if not n or n < 0 or n % 1 ~= 0 then
-  error(("bench/windows.lua: expected a record count, got %q"):format(tostring(weir.args[1])))
-end
 if variant ~= "typed" and variant ~= "table" and variant ~= "custom" then
   error(("bench/windows.lua: expected typed, table or custom, got %q"):format(variant))
 end
@@ -64,6 +64,12 @@ local custom_event_time = weir.trigger{
   end,
 }
 
+-- The checksum sink's digest term of a fired window, (key + 1) * (window index + 1) * count:
+-- about N at most (key < 10^4, index < N / 50,000, count ~5).
+local function digest_term(r)
+  return (r.key + 1) * (r.start / WINDOW_MS + 1) * r.count
+end
+
 local env = weir.env{ parallelism = 1 }
 
 env:generate(make_event, { count = n })
@@ -72,31 +78,9 @@ env:generate(make_event, { count = n })
   :key_by(event_key)
   :window(weir.windows.tumbling_event_time("5s"))
   :trigger(variant == "custom" and custom_event_time or weir.triggers.event_time())
-  :aggregate({
-    create = function() return 0 end,
-    add = function(_, c) return c + 1 end,
-    result = function(c) return c end,
-  }, function(key, ctx, counts, out)
+  :aggregate(common.count(), function(key, ctx, counts, out)
     out(make_result(key, ctx:window().start, counts[1]))
   end)
-  :sink({
-    open = function(self)
-      self.windows = 0
-      self.events = 0
-      self.digest = 0
-    end,
-    -- digest = sum of (key + 1) * (window index + 1) * count mod 2^32; each term is exact in a
-    -- double (about N at most: key < 10^4, index < N / 50,000, count ~5), so the sum does not
-    -- depend on the order windows fire in.
-    sink = function(self, r)
-      self.windows = self.windows + 1
-      self.events = self.events + r.count
-      local term = (r.key + 1) * (r.start / WINDOW_MS + 1) * r.count
-      self.digest = (self.digest + term) % DIGEST_MOD
-    end,
-    close = function(self)
-      print(("windows %d events %d digest %d"):format(self.windows, self.events, self.digest))
-    end,
-  })
+  :sink(common.checksum_sink(digest_term))
 
 env:execute("bench windows " .. variant)
