@@ -7,7 +7,7 @@
 -- so a plain per-subtask table is enough to count it. The N> prefix names that subtask.
 local weir = require("weir")
 
-local here = debug.getinfo(1, "S").short_src:match("^(.*)/") or "."
+local here = debug.getinfo(1, "S").source:match("^@(.*)/") or "."
 local path = weir.args[1] or (here .. "/words.txt")
 
 local env = weir.env{ parallelism = 2 }
