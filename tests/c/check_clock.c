@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "check_support.h"
 #include "clock.h"
 
 START_TEST(test_virtual_clock_starts_at_the_given_time)
@@ -84,10 +85,7 @@ END_TEST
 static Suite *clock_suite(void)
 {
     Suite *s = suite_create("clock");
-    struct {
-        const char *name;
-        const TTest *test;
-    } cases[] = {
+    const check_case_t cases[] = {
         {"virtual_clock_starts_at_given_time", test_virtual_clock_starts_at_the_given_time},
         {"virtual_clock_only_moves_forward", test_virtual_clock_only_moves_forward},
         {"real_clock_reads_epoch_ms", test_real_clock_reads_epoch_milliseconds},
@@ -96,19 +94,11 @@ static Suite *clock_suite(void)
          test_real_clock_is_monotonic_time_plus_a_fixed_offset},
         {"advancing_real_clock_has_no_effect", test_advancing_the_real_clock_has_no_effect},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_add_test(tc, cases[i].test);
-        suite_add_tcase(s, tc);
-    }
+    add_cases(s, cases, sizeof cases / sizeof cases[0]);
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(clock_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(clock_suite());
 }

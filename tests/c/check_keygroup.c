@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_support.h"
 #include "keygroup.h"
 #include "weir.h"
 
@@ -289,7 +290,7 @@ END_TEST
 static Suite *keygroup_suite(void)
 {
     Suite *s = suite_create("keygroup");
-    struct {
+    const struct {
         const char *name;
         const TTest *test;
         int loop_end;
@@ -322,18 +323,12 @@ static Suite *keygroup_suite(void)
         {"murmur_is_non_negative", test_keygroup_murmur_is_non_negative, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_add_loop_test(tc, cases[i].test, 0, cases[i].loop_end);
-        suite_add_tcase(s, tc);
+        add_loop_case(s, cases[i].name, cases[i].test, cases[i].loop_end);
     }
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(keygroup_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(keygroup_suite());
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_support.h"
 #include "lines.h"
 
 enum { MAX_RECS = 64, REC_TEXT = 256 };
@@ -338,10 +339,7 @@ END_TEST
 static Suite *lines_suite(void)
 {
     Suite *s = suite_create("lines");
-    struct {
-        const char *name;
-        const TTest *test;
-    } cases[] = {
+    const check_case_t cases[] = {
         {"records_are_cut_at_every_newline", test_records_are_cut_at_every_newline_in_any_chunking},
         {"trailing_cr_stripped_only_for_newline",
          test_one_trailing_cr_is_stripped_only_with_the_newline_delimiter},
@@ -363,19 +361,11 @@ static Suite *lines_suite(void)
         {"has_record_counts_complete_records_only",
          test_has_record_counts_complete_records_not_half_or_dropped_ones},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_add_test(tc, cases[i].test);
-        suite_add_tcase(s, tc);
-    }
+    add_cases(s, cases, sizeof cases / sizeof cases[0]);
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(lines_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(lines_suite());
 }

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_support.h"
 #include "loop.h"
 #include "weir.h"
 
@@ -1558,10 +1559,10 @@ END_TEST
 static Suite *loop_suite(void)
 {
     Suite *s = suite_create("loop");
-    struct {
+    const struct {
         const char *name;
         const TTest *test;
-        int timeout;
+        int timeout_s;
     } cases[] = {
         {"file_lines_in_order_then_end", test_file_lines_arrive_in_order_then_end_exhausted, 0},
         {"big_file_comes_in_batches_of_max", test_big_file_comes_in_batches_of_max, 0},
@@ -1647,21 +1648,12 @@ static Suite *loop_suite(void)
          0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_add_test(tc, cases[i].test);
-        if (cases[i].timeout > 0) {
-            tcase_set_timeout(tc, cases[i].timeout);
-        }
-        suite_add_tcase(s, tc);
+        add_timed_case(s, cases[i].name, cases[i].test, cases[i].timeout_s);
     }
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(loop_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(loop_suite());
 }

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_support.h"
 #include "repl.h"
 #include "weir.h"
 
@@ -659,10 +660,7 @@ END_TEST
 static Suite *repl_suite(void)
 {
     Suite *s = suite_create("repl");
-    struct {
-        const char *name;
-        const TTest *test;
-    } cases[] = {
+    const check_case_t cases[] = {
         {"manual_pushes_in_order_at_reading_close_ends",
          test_manual_pushes_arrive_in_order_at_the_clock_reading_then_close_ends},
         {"manual_pending_while_queued", test_manual_is_pending_while_records_are_queued},
@@ -698,19 +696,11 @@ static Suite *repl_suite(void)
         {"third_untaken_sigint_exits_with_message",
          test_third_untaken_sigint_exits_with_a_message},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_add_test(tc, cases[i].test);
-        suite_add_tcase(s, tc);
-    }
+    add_cases(s, cases, sizeof cases / sizeof cases[0]);
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(repl_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(repl_suite());
 }

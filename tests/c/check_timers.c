@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_support.h"
 #include "timers.h"
 #include "weir.h"
 
@@ -561,13 +562,6 @@ START_TEST(test_timers_grow_to_a_million_and_release_memory_when_drained)
 }
 END_TEST
 
-static void add_case(Suite *s, const char *name, const TTest *test)
-{
-    TCase *tc = tcase_create(name);
-    tcase_add_test(tc, test);
-    suite_add_tcase(s, tc);
-}
-
 static Suite *timers_suite(void)
 {
     Suite *s = suite_create("timers");
@@ -597,9 +591,5 @@ static Suite *timers_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(timers_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(timers_suite());
 }

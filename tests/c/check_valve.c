@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "check_support.h"
 #include "valve.h"
 #include "weir.h"
 
@@ -415,13 +416,6 @@ START_TEST(test_valve_channels_report_watermark_and_state)
 }
 END_TEST
 
-static void add_case(Suite *s, const char *name, const TTest *test)
-{
-    TCase *tc = tcase_create(name);
-    tcase_add_test(tc, test);
-    suite_add_tcase(s, tc);
-}
-
 static Suite *valve_suite(void)
 {
     Suite *s = suite_create("valve");
@@ -453,10 +447,9 @@ static Suite *valve_suite(void)
     add_case(s, "many_channels", test_valve_many_channels);
     add_case(s, "channels_report_watermark_and_state",
              test_valve_channels_report_watermark_and_state);
-    TCase *random = tcase_create("invariants_hold_under_random_operations");
-    tcase_add_loop_test(random, test_valve_invariants_hold_under_random_operations, 0,
-                        (int)(sizeof random_channel_counts / sizeof random_channel_counts[0]));
-    suite_add_tcase(s, random);
+    add_loop_case(s, "invariants_hold_under_random_operations",
+                  test_valve_invariants_hold_under_random_operations,
+                  (int)(sizeof random_channel_counts / sizeof random_channel_counts[0]));
     add_case(s, "init_rejects_no_channels", test_valve_init_rejects_no_channels);
     add_case(s, "ffi_maps_infinities_and_returns_flags",
              test_valve_ffi_maps_infinities_and_returns_flags);
@@ -468,9 +461,5 @@ static Suite *valve_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(valve_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return run_suite(valve_suite());
 }
