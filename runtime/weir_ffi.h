@@ -230,6 +230,19 @@ double weir_store_stat(const weir_store_t *s, int32_t what);
 /* The slots of one key, in window start order (then stop): writes up to max ids, returns how
  * many exist (0 for an unknown key). */
 int32_t weir_store_key_slots(const weir_store_t *s, double key, int32_t *out, int32_t max);
+/* slot_add: the slot (created when absent) with delta added to its count, in one call; errors
+ * as slot and count_add. key_range: the slots of key whose window starts in [lo, hi), in start
+ * order (writes up to max, returns how many; WEIR_EINVAL as key_slots). neighbors: out[0] the
+ * start of key's window just before [start, stop) in window order (-inf: none), out[1] the one
+ * just after (+inf: none), that window itself left out; 0 or WEIR_EINVAL. slot_key: the slot's
+ * key, NaN when not open. */
+int32_t weir_store_slot_add(weir_store_t *s, double key, double start, double stop,
+                            int32_t delta);
+int32_t weir_store_key_range(const weir_store_t *s, double key, double lo, double hi,
+                             int32_t *out, int32_t max);
+int weir_store_neighbors(const weir_store_t *s, double key, double start, double stop,
+                         double *out);
+double weir_store_slot_key(const weir_store_t *s, int32_t slot);
 double weir_store_slot_start(const weir_store_t *s, int32_t slot);
 double weir_store_slot_stop(const weir_store_t *s, int32_t slot);
 

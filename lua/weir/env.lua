@@ -16,7 +16,7 @@ M.Env = Env
 
 local OPTIONS = {
   parallelism = true, max_parallelism = true, auto_watermark_interval = true,
-  on_error = true, end_of_input = true, name = true, batch_size = true,
+  on_error = true, end_of_input = true, name = true, batch_size = true, slicing = true,
 }
 
 ---The job settings from the command line (weir run --parallelism/--replay, weir explain).
@@ -58,6 +58,10 @@ function M.new(opts)
       tostring(opts.end_of_input))
   end
   self.end_of_input = opts.end_of_input or "weir"
+  if opts.slicing ~= nil and type(opts.slicing) ~= "boolean" then
+    util.build_error("weir.env: slicing must be true or false, got %s", tostring(opts.slicing))
+  end
+  self.slicing = opts.slicing ~= false
   self.default_name = opts.name
   if opts.batch_size ~= nil then
     util.check_int("weir.env", "batch_size", opts.batch_size)

@@ -12,6 +12,7 @@ local replay = require("weir.replay")
 local util = require("weir.util")
 local watermarks = require("weir.watermarks")
 local windowop = require("weir.windowop")
+local aggwindow = require("weir.aggwindow")
 local status = require("weir.status")
 local duration = require("weir.duration")
 
@@ -384,7 +385,11 @@ function Job:instantiate(node)
   elseif kind == "timestamps" then
     self:instantiate_timestamps(node)
   elseif kind == "window" then
-    windowop.instantiate(self, node)
+    if aggwindow.applies(self, node) then
+      aggwindow.instantiate(self, node)
+    else
+      windowop.instantiate(self, node)
+    end
   elseif kind == "sink" then
     self:instantiate_sink(node, f, rich)
   elseif kind == "source" then
@@ -939,7 +944,8 @@ function Job:metrics()
     local t = { open_windows = 0, elements = 0, store_bytes = 0, event_timers = 0,
                 processing_timers = 0, late_dropped = node.late_dropped or 0 }
     for _, inst in ipairs(node.instances) do
-      t.open_windows = t.open_windows + C.weir_store_stat(inst.store, C.WEIR_STORE_OPEN)
+      t.open_windows = t.open_windows + (inst.list_windows and #inst.list_windows(inst)
+        or C.weir_store_stat(inst.store, C.WEIR_STORE_OPEN))
       t.elements = t.elements + C.weir_store_stat(inst.store, C.WEIR_STORE_ELEMENTS)
       t.store_bytes = t.store_bytes + C.weir_store_stat(inst.store, C.WEIR_STORE_BYTES)
       t.event_timers = t.event_timers + C.weir_timers_count(inst.timers, C.WEIR_TIME_EVENT)

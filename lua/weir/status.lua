@@ -55,6 +55,9 @@ local function windows_of(inst)
   if not inst.store then
     return list
   end
+  if inst.list_windows then
+    list = inst.list_windows(inst)
+  end
   for slot, w in pairs(inst.wins) do
     local n = C.weir_store_count(inst.store, slot)
     list[#list + 1] = { window = w, key = inst.keys[inst.wkid[slot]], elements = n,
@@ -83,9 +86,10 @@ function M.collect(job)
         sub.channels = channels_of(node, inst)
       end
       if inst.store then
-        sub.open_windows = C.weir_store_stat(inst.store, C.WEIR_STORE_OPEN)
         sub.elements = C.weir_store_stat(inst.store, C.WEIR_STORE_ELEMENTS)
         sub.windows = windows_of(inst)
+        sub.open_windows = inst.list_windows and #sub.windows
+          or C.weir_store_stat(inst.store, C.WEIR_STORE_OPEN)
         sub.next_event_timer = C.weir_timers_next(inst.timers, C.WEIR_TIME_EVENT)
       end
       op.subtasks[#op.subtasks + 1] = sub

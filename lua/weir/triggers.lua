@@ -62,6 +62,7 @@ end
 
 function M.event_time()
   return trigger("event_time", {
+    builtin = "event_time", -- weir.aggwindow knows this trigger and does its work itself
     on_element = function(_, _, _, w, ctx)
       local m = w:max_timestamp()
       if m <= ctx:current_watermark() then

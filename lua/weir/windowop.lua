@@ -245,7 +245,7 @@ function WindowContext:window_state()
     error("ctx:window_state() is not available for merging (session) windows, as in Flink", 2)
   end
   local inst, w = self.inst, self.win
-  local slot = C.weir_store_slot(inst.store, self.kid, w.start, w.stop)
+  local slot = C.weir_store_slot(inst.wstore or inst.store, self.kid, w.start, w.stop)
   local s = inst.wstate[slot]
   if not s then
     s = {}
@@ -306,16 +306,91 @@ local function check_cleared(ctx)
   end
 end
 
+---The key interning of a window node: intern(inst, key) -> key id (1, 2, ...; 1 when the
+---stream is not keyed), inst.keys[id] being the key. Table keys intern by their contents.
+function M.interner(keyed)
+  return function(inst, key)
+    if not keyed then
+      return 1
+    end
+    local k = type(key) == "table" and canonical(key) or key
+    local id = inst.key_ids[k]
+    if not id then
+      id = #inst.keys + 1
+      inst.keys[id] = key
+      inst.key_ids[k] = id
+    end
+    return id
+  end
+end
+
+---The call of a node's window function on a fired window: call(inst, key, w, elements, kid),
+---elements being the contents (or {result} of reduce/aggregate); outputs carry w's max
+---timestamp.
+function M.caller(node)
+  local fn_kind, fn, pfn = node.fn_kind, node.user_fn, node.process_fn
+  local rich, objs, emit = node.rich, node.objs, node.emit
+  local cur_st, cur_ts = 0, nil
+  local function out(x)
+    if x == nil then
+      error("out(nil): records cannot be nil", 2)
+    end
+    return emit(cur_st, x, cur_ts)
+  end
+  return function(inst, key, w, elements, kid)
+    local st = inst.index
+    cur_st, cur_ts = st, w:max_timestamp()
+    local target, method = pfn, node.method
+    if fn_kind == "process" or fn_kind == "apply" then
+      target = fn
+    end
+    if target == nil then
+      -- plain reduce/aggregate: the value itself
+      local v = elements[1]
+      if v ~= nil then
+        out(v)
+      end
+      return
+    end
+    local f, obj = target, nil
+    if rich then
+      obj = objs[st]
+      f = obj[method]
+    end
+    if method == "apply" then
+      if obj then
+        f(obj, key, w, elements, out)
+      else
+        f(key, w, elements, out)
+      end
+    else
+      local ctx = inst.wctx
+      ctx.win, ctx.kid, ctx.key = w, kid, key
+      if obj then
+        f(obj, key, ctx, elements, out)
+      else
+        f(key, ctx, elements, out)
+      end
+    end
+  end
+end
+
+---The per-subtask context objects of a window node's instance.
+function M.contexts(job, node, inst)
+  inst.tctx = setmetatable({ inst = inst, node = node, job = job, states = {}, slot = -1 },
+    TriggerContext)
+  inst.wctx = setmetatable({ inst = inst, node = node, job = job }, WindowContext)
+end
+
 ---Wires the window node: node.push(st, v, ts, key) and node.on_watermark(inst, w).
 function M.instantiate(job, node)
   local assigner, trigger, evictor = node.assigner, node.trigger, node.evictor
   local is_event_time = assigner.is_event_time
   local lateness = node.lateness
   local keyed = node.keyed
-  local fn_kind, fn, pfn = node.fn_kind, node.user_fn, node.process_fn
+  local fn_kind, fn = node.fn_kind, node.user_fn
   local rich = node.rich
   local objs = node.objs
-  local emit = node.emit
   local late_emit = node.late_tag and node.side[node.late_tag.id]
   node.cell_of, node.cell_count, node.late_dropped = {}, 0, 0
   local starts = {}
@@ -358,28 +433,14 @@ function M.instantiate(job, node)
     inst.key_ids, inst.keys = {}, {}
     inst.contents, inst.stamps, inst.wins, inst.wkid = {}, {}, {}, {}
     inst.lua_state, inst.wstate, inst.gstate = {}, {}, {}
-    inst.tctx = setmetatable({ inst = inst, node = node, job = job, states = {}, slot = -1 },
-      TriggerContext)
-    inst.wctx = setmetatable({ inst = inst, node = node, job = job }, WindowContext)
+    M.contexts(job, node, inst)
     inst.timer = timer_t()
     inst.msets = {}
     inst.records = 0 -- records that reached this subtask (the stall warning's "arriving")
   end
   job.timer_nodes[#job.timer_nodes + 1] = node
 
-  local function intern(inst, key)
-    if not keyed then
-      return 1
-    end
-    local k = type(key) == "table" and canonical(key) or key
-    local id = inst.key_ids[k]
-    if not id then
-      id = #inst.keys + 1
-      inst.keys[id] = key
-      inst.key_ids[k] = id
-    end
-    return id
-  end
+  local intern = M.interner(keyed)
 
   local function window_of(inst, slot, start, stop, kid)
     local w = inst.wins[slot]
@@ -390,14 +451,7 @@ function M.instantiate(job, node)
     return w
   end
 
-  -- Emitting a fire: outputs carry the window's max timestamp.
-  local cur_st, cur_ts = 0, nil
-  local function out(x)
-    if x == nil then
-      error("out(nil): records cannot be nil", 2)
-    end
-    return emit(cur_st, x, cur_ts)
-  end
+  local call_window_fn = M.caller(node)
 
   local function result_of(values)
     -- reduce/aggregate over a list (evicting operator), as Flink computes them at fire time
@@ -413,43 +467,6 @@ function M.instantiate(job, node)
         acc = fn.add(values[i], acc)
       end
       return fn.result(acc)
-    end
-  end
-
-  local function call_window_fn(inst, key, w, elements, kid)
-    local st = inst.index
-    cur_st, cur_ts = st, w:max_timestamp()
-    local target, method = pfn, node.method
-    if fn_kind == "process" or fn_kind == "apply" then
-      target = fn
-    end
-    if target == nil then
-      -- plain reduce/aggregate: the value itself
-      local v = elements[1]
-      if v ~= nil then
-        out(v)
-      end
-      return
-    end
-    local f, obj = target, nil
-    if rich then
-      obj = objs[st]
-      f = obj[method]
-    end
-    if method == "apply" then
-      if obj then
-        f(obj, key, w, elements, out)
-      else
-        f(key, w, elements, out)
-      end
-    else
-      local ctx = inst.wctx
-      ctx.win, ctx.kid, ctx.key = w, kid, key
-      if obj then
-        f(obj, key, ctx, elements, out)
-      else
-        f(key, ctx, elements, out)
-      end
     end
   end
 

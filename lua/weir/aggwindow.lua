@@ -1,0 +1,319 @@
+-- weir.aggwindow: the window operator for its most common shape, built for speed: event-time
+-- tumbling or sliding windows, the built-in event_time trigger, no evictor, and an incremental
+-- function (reduce or aggregate, with or without a process function). It gives exactly what
+-- weir.windowop gives for such a job (SEMANTICS §5: the same fires, in the same order, the same
+-- late records, cleanup and timers), with less work per element:
+--
+-- * The trigger is known, so its timers are registered once, when a window is created, in the
+--   order weir.windowop would register them (later registrations are no-ops there: timers are
+--   a set). A window that is already due fires at once, as event_time() returns FIRE.
+-- * No window object per slot: windows are made when they fire.
+-- * Sliding windows are computed by slices (the issue's target d): the store holds one
+--   accumulator per (key, slide-long slice), an element goes into its one slice, and a window
+--   fires with aggregate.merge over the slices it covers, from aggregate.create(). A window
+--   exists while a slice it covers does; the timers of the windows an element creates are
+--   registered in the assigner's order (latest start first). Used when the aggregate has merge
+--   and a number for accumulator, size is a multiple of slide and the job does not say
+--   weir.env{slicing = false}; merge must then be exact for the result to equal Flink's (counts,
+--   integer sums, min, max are; a floating-point sum may differ in its last bits).
+local ffi = require("ffi")
+local C = require("weir.ffi")
+local windows = require("weir.windows")
+local windowop = require("weir.windowop")
+
+local M = {}
+
+local INF = math.huge
+local EVENT = tonumber(C.WEIR_TIME_EVENT)
+local NO_TS = "the record has no timestamp: an event-time window needs "
+  .. "assign_timestamps_and_watermarks before it"
+
+-- Tests set disabled to compare the two operators on the same jobs; used counts the window
+-- nodes this operator runs.
+M.disabled = false
+M.used = 0
+
+---Whether node can run on this operator; a second result says how (tumbling, sliced).
+function M.applies(job, node)
+  local a, fn = node.assigner, node.user_fn
+  if M.disabled or job.trace or a.merging or a.global or not a.is_event_time
+      or node.evictor or node.trigger.builtin ~= "event_time" then
+    return false
+  end
+  if node.fn_kind ~= "reduce" and node.fn_kind ~= "aggregate" then
+    return false
+  end
+  if a.size == a.slide then
+    return true, "tumbling"
+  end
+  if node.fn_kind ~= "aggregate" or not fn.merge or job.plan.env.slicing == false
+      or a.size % a.slide ~= 0 then
+    return false
+  end
+  local ok, acc = pcall(fn.create)
+  return ok and type(acc) == "number", "sliced"
+end
+
+local function store_failed(rc)
+  error(("window store: %s"):format(ffi.string(C.weir_strerror(rc))), 0)
+end
+
+function M.instantiate(job, node)
+  M.used = M.used + 1
+  local assigner = node.assigner
+  local size, slide, offset = assigner.size, assigner.slide, assigner.offset
+  local k = size / slide -- slices per window
+  local lateness = node.lateness
+  local fn_kind, fn = node.fn_kind, node.user_fn
+  local reduce = fn_kind == "reduce" and fn or nil
+  local create, add, merge, result
+  if not reduce then
+    create, add, merge, result = fn.create, fn.add, fn.merge, fn.result
+  end
+  local rich, objs = node.rich, node.objs
+  local late_emit = node.late_tag and node.side[node.late_tag.id]
+  local intern = windowop.interner(node.keyed)
+  local call_window_fn = windowop.caller(node)
+  local instances = node.instances
+  node.cell_of, node.cell_count, node.late_dropped = {}, 0, 0
+
+  for _, inst in ipairs(instances) do
+    inst.store = ffi.gc(C.weir_store_new(0), C.weir_store_free)
+    if k > 1 then
+      -- window_state() of sliced windows: apart, so that the slices of a key stay alone
+      inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
+    end
+    inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
+    inst.key_ids, inst.keys = {}, {}
+    inst.accs, inst.wstate, inst.gstate, inst.lua_state = {}, {}, {}, {}
+    inst.wins, inst.wkid = {}, {} -- stay empty: see list_windows
+    windowop.contexts(job, node, inst)
+    inst.timer = ffi.new("weir_timer_t")
+    inst.records = 0
+    inst.ids_cap = 64
+    inst.ids = ffi.new("int32_t[?]", inst.ids_cap)
+    inst.nb = ffi.new("double[2]")
+  end
+  job.timer_nodes[#job.timer_nodes + 1] = node
+
+  local function cleanup_of(maxts)
+    local t = maxts + lateness
+    return t >= 9.2e18 and INF or t
+  end
+
+  local function register(inst, t, kid, start)
+    if t ~= INF and C.weir_timers_register(inst.timers, EVENT, t, kid, start, start + size) < 0
+    then
+      error("timer service: too many timers", 0)
+    end
+  end
+
+  -- The accumulator of window [a, a + size) of kid: its slice's, or the merge of its slices'.
+  local function contents(inst, kid, a)
+    local accs = inst.accs
+    if k == 1 then
+      local slot = C.weir_store_find(inst.store, kid, a, a + slide)
+      if slot < 0 then
+        return nil
+      end
+      return accs[slot]
+    end
+    local n = C.weir_store_key_range(inst.store, kid, a, a + size, inst.ids, inst.ids_cap)
+    if n > inst.ids_cap then
+      inst.ids_cap = n
+      inst.ids = ffi.new("int32_t[?]", n)
+      n = C.weir_store_key_range(inst.store, kid, a, a + size, inst.ids, n)
+    end
+    if n <= 0 then
+      return nil
+    end
+    local ids, acc = inst.ids, create()
+    for i = 0, n - 1 do
+      acc = merge(acc, accs[ids[i]])
+    end
+    return acc
+  end
+
+  local function fire(inst, key, kid, a)
+    local acc = contents(inst, kid, a)
+    if acc == nil then
+      return
+    end
+    local w = windows.window(a, a + size)
+    if reduce then
+      call_window_fn(inst, key, w, { acc }, kid)
+    else
+      call_window_fn(inst, key, w, { result(acc) }, kid)
+    end
+  end
+
+  -- WindowOperator.clearAllState of window [a, a + size): the trigger's clear has nothing left
+  -- to delete (its one timer has fired), the function's clear, then the state: the window's
+  -- slice when it is the last window covering it, and its window_state.
+  local function clear(inst, key, kid, a)
+    if rich and objs[inst.index].clear then
+      local wctx = inst.wctx
+      wctx.win, wctx.kid, wctx.key = windows.window(a, a + size), kid, key
+      objs[inst.index]:clear(wctx)
+    end
+    local store = inst.store
+    local slot = C.weir_store_find(store, kid, a, a + slide)
+    if slot >= 0 then
+      inst.accs[slot] = nil
+      if k == 1 then
+        inst.wstate[slot] = nil
+      end
+      C.weir_store_drop(store, slot)
+    end
+    if k > 1 then
+      slot = C.weir_store_find(inst.wstore, kid, a, a + size)
+      if slot >= 0 then
+        inst.wstate[slot] = nil
+        C.weir_store_drop(inst.wstore, slot)
+      end
+    end
+  end
+
+  local function late_element(st, v, ts)
+    if late_emit then
+      late_emit(st, v, ts)
+    else
+      node.late_dropped = node.late_dropped + 1
+    end
+  end
+
+  node.push = function(st, v, ts, key)
+    local inst = instances[st + 1]
+    inst.records = inst.records + 1
+    if ts == nil or ts == -INF then
+      error(NO_TS, 0)
+    end
+    local kid = intern(inst, key)
+    local q = ts - (ts - offset) % slide -- the element's slice: its latest window starts there
+    local W = inst.watermark
+    if cleanup_of(q + size - 1) <= W then
+      return late_element(st, v, ts) -- every window of the element is late
+    end
+    local slot = C.weir_store_slot_add(inst.store, kid, q, q + slide, 1)
+    if slot < 0 then
+      store_failed(slot)
+    end
+    local accs = inst.accs
+    local acc = accs[slot]
+    local fresh = acc == nil
+    if reduce then
+      if not fresh then
+        v = reduce(acc, v)
+        if v == nil then
+          error("reduce function returned nil", 0)
+        end
+      end
+      accs[slot] = v
+    else
+      if fresh then
+        acc = create()
+        if acc == nil then
+          error("aggregate: create() returned nil", 0)
+        end
+      end
+      acc = add(v, acc)
+      if acc == nil then
+        error("aggregate: add() returned nil", 0)
+      end
+      accs[slot] = acc
+    end
+    if k == 1 then
+      local maxts = q + size - 1
+      if maxts <= W then
+        fire(inst, key, kid, q)
+      elseif fresh then
+        register(inst, maxts, kid, q)
+      end
+      if fresh and lateness > 0 then
+        register(inst, cleanup_of(maxts), kid, q)
+      end
+      return
+    end
+    -- Sliced: the windows q, q - slide, ... that are not late, latest first (the assigner's
+    -- order). Those the new slice creates cover neither neighbouring slice of the key.
+    if not fresh and q + slide - 1 > W then -- the earliest window's max timestamp
+      return -- no window of the element is due, none is new
+    end
+    local prev, next = -INF, INF
+    if fresh then
+      local nb = inst.nb
+      C.weir_store_neighbors(inst.store, kid, q, q + slide, nb)
+      prev, next = nb[0], nb[1]
+    end
+    local a = q
+    for _ = 1, k do
+      local maxts = a + size - 1
+      local cleanup = cleanup_of(maxts)
+      if cleanup <= W then
+        break
+      end
+      local new = fresh and a > prev and a + size - slide < next
+      if maxts <= W then
+        fire(inst, key, kid, a)
+      elseif new then
+        register(inst, maxts, kid, a)
+      end
+      if new and lateness > 0 then
+        register(inst, cleanup, kid, a)
+      end
+      a = a - slide
+    end
+  end
+
+  -- WindowOperator.onEventTime: event_time() fires at the window's max timestamp; the window is
+  -- cleared at its cleanup time (the same timer when there is no allowed lateness).
+  node.on_watermark = function(inst, w)
+    local tm = inst.timer
+    inst.firing = true
+    while C.weir_timers_pop(inst.timers, EVENT, w, tm) == 1 do
+      local t, kid, a = tm.time_ms, tm.key, tm.start
+      local key = inst.keys[kid]
+      local maxts = a + size - 1
+      if t == maxts then
+        fire(inst, key, kid, a)
+      end
+      if t == cleanup_of(maxts) then
+        clear(inst, key, kid, a)
+      end
+    end
+    inst.firing = false
+  end
+
+  node.on_processing_time = function() end
+
+  -- The open windows, for env:status() and SIGUSR1: those with a slice and not yet cleaned.
+  local function list_windows(inst)
+    local list, seen = {}, {}
+    local store, W = inst.store, inst.watermark
+    for slot in pairs(inst.accs) do
+      local kid, q = C.weir_store_slot_key(store, slot), C.weir_store_slot_start(store, slot)
+      local a = q
+      for _ = 1, k do
+        if cleanup_of(a + size - 1) <= W then
+          break
+        end
+        local id = kid .. ":" .. a
+        local e = seen[id]
+        if not e then
+          e = { window = windows.window(a, a + size), key = inst.keys[kid], elements = 0,
+                waits_for = a + size - 1 }
+          seen[id] = e
+          list[#list + 1] = e
+        end
+        e.elements = e.elements + C.weir_store_count(store, slot)
+        a = a - slide
+      end
+    end
+    return list
+  end
+  for _, inst in ipairs(instances) do
+    inst.list_windows = list_windows
+  end
+end
+
+return M
