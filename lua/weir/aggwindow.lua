@@ -7,7 +7,11 @@
 -- * The trigger is known, so its timers are registered once, when a window is created, in the
 --   order weir.windowop would register them (later registrations are no-ops there: timers are
 --   a set). A window that is already due fires at once, as event_time() returns FIRE.
--- * No window object per slot: windows are made when they fire.
+-- * No window object per slot: windows are made when they fire. Tumbling windows live in a
+--   compact C table (wintab.c: one cache line per lookup) instead of the general store.
+-- * Timers: per time a FIFO of (key id, window start), and a heap of the distinct times. A
+--   watermark closes a window of every key at the same time, so registering is an append and
+--   popping a walk down an array; the order is (time, registration), as the C timer service's.
 -- * Sliding windows are computed by slices (the issue's target d): the store holds one
 --   accumulator per (key, slide-long slice), an element goes into its one slice, and a window
 --   fires with aggregate.merge over the slices it covers, from aggregate.create(). A window
@@ -24,7 +28,6 @@ local windowop = require("weir.windowop")
 local M = {}
 
 local INF = math.huge
-local EVENT = tonumber(C.WEIR_TIME_EVENT)
 local NO_TS = "the record has no timestamp: an event-time window needs "
   .. "assign_timestamps_and_watermarks before it"
 
@@ -58,6 +61,66 @@ local function store_failed(rc)
   error(("window store: %s"):format(ffi.string(C.weir_strerror(rc))), 0)
 end
 
+-- The timer queue ----------------------------------------------------------------------------
+
+local function new_timers()
+  return { times = {}, n = 0, buckets = {}, count = 0 }
+end
+
+local function heap_push(q, t)
+  local times, i = q.times, q.n + 1
+  q.n = i
+  while i > 1 do
+    local parent = (i - i % 2) / 2
+    if times[parent] <= t then
+      break
+    end
+    times[i] = times[parent]
+    i = parent
+  end
+  times[i] = t
+end
+
+local function heap_pop(q)
+  local times, n = q.times, q.n
+  local last = times[n]
+  times[n] = nil
+  n = n - 1
+  q.n = n
+  local i = 1
+  while true do
+    local c = 2 * i
+    if c > n then
+      break
+    end
+    if c < n and times[c + 1] < times[c] then
+      c = c + 1
+    end
+    if times[c] >= last then
+      break
+    end
+    times[i] = times[c]
+    i = c
+  end
+  if n > 0 then
+    times[i] = last
+  end
+end
+
+---Registers the timer (t, kid, start); the caller knows it is not registered yet.
+local function timers_add(q, t, kid, start)
+  local b = q.buckets[t]
+  if not b then
+    b = { head = 1, len = 0 }
+    q.buckets[t] = b
+    heap_push(q, t)
+  end
+  local n = b.len
+  b[n + 1], b[n + 2] = kid, start
+  b.len = n + 2
+  q.count = q.count + 1
+end
+
 function M.instantiate(job, node)
   M.used = M.used + 1
   local assigner = node.assigner
@@ -78,17 +141,20 @@ function M.instantiate(job, node)
   node.cell_of, node.cell_count, node.late_dropped = {}, 0, 0
 
   for _, inst in ipairs(instances) do
-    inst.store = ffi.gc(C.weir_store_new(0), C.weir_store_free)
-    if k > 1 then
-      -- window_state() of sliced windows: apart, so that the slices of a key stay alone
-      inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
+    if k == 1 then
+      inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
+    else
+      inst.store = ffi.gc(C.weir_store_new(0), C.weir_store_free)
     end
+    -- window_state(), apart, so that the slices of a key stay alone in the store
+    inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
+    -- processing-time timers: none; the C service stays empty for the code that reads it
     inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
+    inst.tq = new_timers()
     inst.key_ids, inst.keys = {}, {}
     inst.accs, inst.wstate, inst.gstate, inst.lua_state = {}, {}, {}, {}
     inst.wins, inst.wkid = {}, {} -- stay empty: see list_windows
     windowop.contexts(job, node, inst)
-    inst.timer = ffi.new("weir_timer_t")
     inst.records = 0
     inst.ids_cap = 64
     inst.ids = ffi.new("int32_t[?]", inst.ids_cap)
@@ -102,9 +168,8 @@ function M.instantiate(job, node)
   end
 
   local function register(inst, t, kid, start)
-    if t ~= INF and C.weir_timers_register(inst.timers, EVENT, t, kid, start, start + size) < 0
-    then
-      error("timer service: too many timers", 0)
+    if t ~= INF then
+      timers_add(inst.tq, t, kid, start)
     end
   end
 
@@ -112,11 +177,11 @@ function M.instantiate(job, node)
   local function contents(inst, kid, a)
     local accs = inst.accs
     if k == 1 then
-      local slot = C.weir_store_find(inst.store, kid, a, a + slide)
-      if slot < 0 then
+      local id = C.weir_wintab_find(inst.wtab, kid, a)
+      if id < 0 then
         return nil
       end
-      return accs[slot]
+      return accs[id]
     end
     local n = C.weir_store_key_range(inst.store, kid, a, a + size, inst.ids, inst.ids_cap)
     if n > inst.ids_cap then
@@ -156,21 +221,23 @@ function M.instantiate(job, node)
       wctx.win, wctx.kid, wctx.key = windows.window(a, a + size), kid, key
       objs[inst.index]:clear(wctx)
     end
-    local store = inst.store
-    local slot = C.weir_store_find(store, kid, a, a + slide)
-    if slot >= 0 then
-      inst.accs[slot] = nil
-      if k == 1 then
-        inst.wstate[slot] = nil
+    if k == 1 then
+      local id = C.weir_wintab_drop(inst.wtab, kid, a)
+      if id >= 0 then
+        inst.accs[id] = nil
       end
-      C.weir_store_drop(store, slot)
-    end
-    if k > 1 then
-      slot = C.weir_store_find(inst.wstore, kid, a, a + size)
+    else
+      local store = inst.store
+      local slot = C.weir_store_find(store, kid, a, a + slide)
       if slot >= 0 then
-        inst.wstate[slot] = nil
-        C.weir_store_drop(inst.wstore, slot)
+        inst.accs[slot] = nil
+        C.weir_store_drop(store, slot)
       end
+    end
+    local wslot = C.weir_store_find(inst.wstore, kid, a, a + size)
+    if wslot >= 0 then
+      inst.wstate[wslot] = nil
+      C.weir_store_drop(inst.wstore, wslot)
     end
   end
 
@@ -194,7 +261,12 @@ function M.instantiate(job, node)
     if cleanup_of(q + size - 1) <= W then
       return late_element(st, v, ts) -- every window of the element is late
     end
-    local slot = C.weir_store_slot_add(inst.store, kid, q, q + slide, 1)
+    local slot
+    if k == 1 then
+      slot = C.weir_wintab_add(inst.wtab, kid, q, 1)
+    else
+      slot = C.weir_store_slot_add(inst.store, kid, q, q + slide, 1)
+    end
     if slot < 0 then
       store_failed(slot)
     end
@@ -268,18 +340,29 @@ function M.instantiate(job, node)
   -- WindowOperator.onEventTime: event_time() fires at the window's max timestamp; the window is
   -- cleared at its cleanup time (the same timer when there is no allowed lateness).
   node.on_watermark = function(inst, w)
-    local tm = inst.timer
+    local q = inst.tq
+    local times, buckets = q.times, q.buckets
     inst.firing = true
-    while C.weir_timers_pop(inst.timers, EVENT, w, tm) == 1 do
-      local t, kid, a = tm.time_ms, tm.key, tm.start
-      local key = inst.keys[kid]
-      local maxts = a + size - 1
-      if t == maxts then
-        fire(inst, key, kid, a)
+    while q.n > 0 and times[1] <= w do
+      local t = times[1]
+      local b = buckets[t]
+      local i = b.head
+      while i < b.len do
+        local kid, a = b[i], b[i + 1]
+        b.head = i + 2
+        q.count = q.count - 1
+        local key = inst.keys[kid]
+        local maxts = a + size - 1
+        if t == maxts then
+          fire(inst, key, kid, a)
+        end
+        if t == cleanup_of(maxts) then
+          clear(inst, key, kid, a)
+        end
+        i = i + 2
       end
-      if t == cleanup_of(maxts) then
-        clear(inst, key, kid, a)
-      end
+      buckets[t] = nil
+      heap_pop(q)
     end
     inst.firing = false
   end
@@ -289,6 +372,16 @@ function M.instantiate(job, node)
   -- The open windows, for env:status() and SIGUSR1: those with a slice and not yet cleaned.
   local function list_windows(inst)
     local list, seen = {}, {}
+    if k == 1 then
+      local e = ffi.new("double[3]")
+      for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
+        if C.weir_wintab_at(inst.wtab, i, e) >= 0 then
+          list[#list + 1] = { window = windows.window(e[1], e[1] + size), key = inst.keys[e[0]],
+                              elements = e[2], waits_for = e[1] + size - 1 }
+        end
+      end
+      return list
+    end
     local store, W = inst.store, inst.watermark
     for slot in pairs(inst.accs) do
       local kid, q = C.weir_store_slot_key(store, slot), C.weir_store_slot_start(store, slot)
@@ -311,8 +404,26 @@ function M.instantiate(job, node)
     end
     return list
   end
+  -- What status and metrics read (weir.status.window_stats).
+  local function stats(inst)
+    local open, elements, bytes
+    if k == 1 then
+      open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
+      elements = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_ELEMENTS)
+      bytes = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
+    else
+      open = #list_windows(inst)
+      elements = C.weir_store_stat(inst.store, C.WEIR_STORE_ELEMENTS)
+      bytes = C.weir_store_stat(inst.store, C.WEIR_STORE_BYTES)
+    end
+    local q = inst.tq
+    return { open_windows = open, elements = elements,
+             store_bytes = bytes + C.weir_store_stat(inst.wstore, C.WEIR_STORE_BYTES),
+             event_timers = q.count, next_event_timer = q.n > 0 and q.times[1] or INF,
+             processing_timers = 0, next_processing_timer = INF }
+  end
   for _, inst in ipairs(instances) do
-    inst.list_windows = list_windows
+    inst.list_windows, inst.window_stats = list_windows, stats
   end
 end
 

@@ -938,19 +938,18 @@ end
 
 ---Per window operator: open (key, window) slots, buffered elements, C bytes of the store,
 ---pending timers and dropped late records, summed over its subtasks, keyed by label.
+local STATS = { "open_windows", "elements", "store_bytes", "event_timers", "processing_timers" }
+
 function Job:metrics()
   local m = {}
   for _, node in ipairs(self.timer_nodes) do
     local t = { open_windows = 0, elements = 0, store_bytes = 0, event_timers = 0,
                 processing_timers = 0, late_dropped = node.late_dropped or 0 }
     for _, inst in ipairs(node.instances) do
-      t.open_windows = t.open_windows + (inst.list_windows and #inst.list_windows(inst)
-        or C.weir_store_stat(inst.store, C.WEIR_STORE_OPEN))
-      t.elements = t.elements + C.weir_store_stat(inst.store, C.WEIR_STORE_ELEMENTS)
-      t.store_bytes = t.store_bytes + C.weir_store_stat(inst.store, C.WEIR_STORE_BYTES)
-      t.event_timers = t.event_timers + C.weir_timers_count(inst.timers, C.WEIR_TIME_EVENT)
-      t.processing_timers = t.processing_timers
-        + C.weir_timers_count(inst.timers, C.WEIR_TIME_PROCESSING)
+      local ws = status.window_stats(inst)
+      for _, what in ipairs(STATS) do
+        t[what] = t[what] + ws[what]
+      end
     end
     m[node.label] = t
   end

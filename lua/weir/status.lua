@@ -50,14 +50,29 @@ local function channels_of(node, inst)
   return out
 end
 
+---The state and timers of one window operator subtask (both operators: weir.windowop and
+---weir.aggwindow, which brings its own window_stats).
+function M.window_stats(inst)
+  if inst.window_stats then
+    return inst.window_stats(inst)
+  end
+  local store, timers = inst.store, inst.timers
+  return {
+    open_windows = C.weir_store_stat(store, C.WEIR_STORE_OPEN),
+    elements = C.weir_store_stat(store, C.WEIR_STORE_ELEMENTS),
+    store_bytes = C.weir_store_stat(store, C.WEIR_STORE_BYTES),
+    event_timers = C.weir_timers_count(timers, C.WEIR_TIME_EVENT),
+    processing_timers = C.weir_timers_count(timers, C.WEIR_TIME_PROCESSING),
+    next_event_timer = C.weir_timers_next(timers, C.WEIR_TIME_EVENT),
+    next_processing_timer = C.weir_timers_next(timers, C.WEIR_TIME_PROCESSING),
+  }
+end
+
 local function windows_of(inst)
-  local list = {}
-  if not inst.store then
-    return list
-  end
   if inst.list_windows then
-    list = inst.list_windows(inst)
+    return inst.list_windows(inst)
   end
+  local list = {}
   for slot, w in pairs(inst.wins) do
     local n = C.weir_store_count(inst.store, slot)
     list[#list + 1] = { window = w, key = inst.keys[inst.wkid[slot]], elements = n,
@@ -85,12 +100,11 @@ function M.collect(job)
         sub.valve_output = C.weir_valve_output(inst.valve)
         sub.channels = channels_of(node, inst)
       end
-      if inst.store then
-        sub.elements = C.weir_store_stat(inst.store, C.WEIR_STORE_ELEMENTS)
+      if inst.timers then
+        local ws = M.window_stats(inst)
+        sub.open_windows, sub.elements = ws.open_windows, ws.elements
         sub.windows = windows_of(inst)
-        sub.open_windows = inst.list_windows and #sub.windows
-          or C.weir_store_stat(inst.store, C.WEIR_STORE_OPEN)
-        sub.next_event_timer = C.weir_timers_next(inst.timers, C.WEIR_TIME_EVENT)
+        sub.next_event_timer = ws.next_event_timer
       end
       op.subtasks[#op.subtasks + 1] = sub
     end
@@ -162,7 +176,7 @@ function M.progress_line(job, prev)
   for _, node in ipairs(job.timer_nodes) do
     late = late + (node.late_dropped or 0)
     for _, inst in ipairs(node.instances) do
-      open = open + C.weir_store_stat(inst.store, C.WEIR_STORE_OPEN)
+      open = open + M.window_stats(inst).open_windows
     end
   end
   local low = lowest_watermark(job)

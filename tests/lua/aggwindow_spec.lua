@@ -33,12 +33,13 @@ local CASES = {
     assigner = function() return W.tumbling_event_time(10, 3) end, lateness = 15, fn = "reduce" },
   { name = "tumbling, lateness, aggregate + process",
     assigner = function() return W.tumbling_event_time(10) end, lateness = 7, fn = "process" },
-  { name = "sliding 30/10, aggregate", assigner = function() return W.sliding_event_time(30, 10) end,
-    lateness = 0, fn = "aggregate" },
+  { name = "sliding 30/10, aggregate",
+    assigner = function() return W.sliding_event_time(30, 10) end, lateness = 0, fn = "aggregate" },
   { name = "sliding 30/10, lateness, aggregate + process",
     assigner = function() return W.sliding_event_time(30, 10) end, lateness = 25, fn = "process" },
   { name = "sliding 20/5 with offset, lateness",
-    assigner = function() return W.sliding_event_time(20, 5, 2) end, lateness = 4, fn = "aggregate" },
+    assigner = function() return W.sliding_event_time(20, 5, 2) end, lateness = 4,
+    fn = "aggregate" },
 }
 
 local function run(case, records, fast)
