@@ -38,7 +38,7 @@ local function digest_term(r)
   return (r.key + 1) * ((r.start + 3 * r.stop) % 65536 + 1) * r.count
 end
 
-local env = weir.env{ parallelism = 1 }
+local env = weir.env{ parallelism = 1, auto_watermark_interval = common.WATERMARK_INTERVAL }
 
 env:generate(event, { count = n })
   :assign_timestamps_and_watermarks(

@@ -27,7 +27,7 @@ local function digest_term(r)
   return (r.key + 1) * (r.start / SLIDE_MS + 60) * r.count
 end
 
-local env = weir.env{ parallelism = 1 }
+local env = weir.env{ parallelism = 1, auto_watermark_interval = common.WATERMARK_INTERVAL }
 
 env:generate(function(i) return { i % KEYS, floor(i / 10) } end, { count = n })
   :assign_timestamps_and_watermarks(

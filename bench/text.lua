@@ -46,7 +46,7 @@ local function digest_term(r)
   return (r.key + 1) * (r.start / WINDOW_MS + 1) * r.count
 end
 
-local env = weir.env{ parallelism = 1 }
+local env = weir.env{ parallelism = 1, auto_watermark_interval = common.WATERMARK_INTERVAL }
 
 env:read_text_file(path)
   :map(parse)

@@ -58,6 +58,8 @@ static void push_job(lua_State *L, const wr_bridge_job_t *job)
     }
     lua_pushboolean(L, job->check_triggers);
     lua_setfield(L, -2, "check_triggers");
+    lua_pushboolean(L, job->jit_verbose);
+    lua_setfield(L, -2, "jit_verbose");
     lua_pushboolean(L, job->progress);
     lua_setfield(L, -2, "progress");
     lua_pushboolean(L, job->stderr_tty);

@@ -23,6 +23,7 @@ typedef struct wr_bridge_job {
     int parallelism;    /* > 0 overrides the script's parallelism */
     const char *replay; /* --replay FILE or NULL */
     int check_triggers;
+    int jit_verbose; /* --jit-verbose: LuaJIT's jit.v on stderr */
     int progress;              /* --progress */
     const char *stall_warning; /* --stall-warning DURATION, or NULL for the default */
     int stderr_tty;            /* stderr is a terminal: redraw the progress line in place */

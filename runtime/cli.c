@@ -15,7 +15,7 @@
 
 static const char USAGE[] =
     "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [--check-triggers]\n"
-    "                [--progress] [--stall-warning DURATION] [-- ARGS...]\n"
+    "                [--progress] [--stall-warning DURATION] [--jit-verbose] [-- ARGS...]\n"
     "       weir explain JOB.lua [--parallelism N] [--replay FILE]\n"
     "       weir repl [JOB.lua] [--manual] [--parallelism N] [-- ARGS...]\n"
     "       weir --version | --help\n";
@@ -46,6 +46,8 @@ static const char HELP[] =
     "                   warn once per stall when a window operator's watermark has not moved\n"
     "                   for DURATION of processing time while records arrive (default 30s;\n"
     "                   0 turns it off)\n"
+    "  --jit-verbose    LuaJIT's trace log on stderr (jit.v): which loops compile, and\n"
+    "                   where and why a trace aborts (the performance check)\n"
 
     "  -- ARGS...       everything after -- reaches the job as weir.args\n"
     "\n"
@@ -126,6 +128,8 @@ static int run_command(const char *mode, int argc, char **argv)
             job.check_triggers = 1;
         } else if (repl && strcmp(a, "--manual") == 0) {
             job.manual = 1;
+        } else if (strcmp(a, "--jit-verbose") == 0) {
+            job.jit_verbose = 1;
         } else if (strcmp(a, "--progress") == 0) {
             job.progress = 1;
         } else if (strcmp(a, "--stall-warning") == 0) {

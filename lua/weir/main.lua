@@ -12,6 +12,15 @@ end
 ---@return integer exit status: 0 ok, 1 the job failed, 2 usage error
 function M.run(job)
   package.loaded["weir._job"] = job
+  if job.jit_verbose then
+    -- LuaJIT's own trace log (jit/v.lua, from libluajit-5.1-common) on stderr
+    local ok, v = pcall(require, "jit.v")
+    if not ok then
+      say("--jit-verbose: LuaJIT's jit.v module is not installed (package libluajit-5.1-common)")
+      return 1
+    end
+    v.on() -- stderr
+  end
   if job.mode == "repl" then
     local ok, code = xpcall(require("weir.repl").run, debug.traceback, job)
     if not ok then

@@ -167,6 +167,16 @@ return function(st, v, ts)
   end
   return dpush(to_subtask[kg], v, ts, k)
 end]],
+  -- a hash exchange into one subtask: every key group goes there, so only check the key
+  hash1 = [[
+local dpush, keyf, slow_group = ...
+local type = type
+return function(st, v, ts)
+  local k = keyf(v)
+  local tk = type(k)
+  if tk ~= "string" and tk ~= "number" then slow_group(k) end
+  return dpush(0, v, ts, k)
+end]],
   lines = [[
 local ffi_string, emit, progress = ...
 return function(events, i, j)
@@ -295,7 +305,12 @@ function Job:sender(consumer)
     end
     return C.weir_keygroup_of(h, maxp)
   end
-  local f = self:generate(d, "hash", false, d.push, port.key_fn, maxp, C, to_subtask, slow_group)
+  local f
+  if d.parallelism == 1 then
+    f = self:generate(d, "hash1", false, d.push, port.key_fn, slow_group)
+  else
+    f = self:generate(d, "hash", false, d.push, port.key_fn, maxp, C, to_subtask, slow_group)
+  end
   self.senders[f] = d
   return f
 end
