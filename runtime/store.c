@@ -733,6 +733,8 @@ double weir_store_stat(const weir_store_t *fs, int32_t what)
         return (double)wr_store_elements(&fs->s);
     case WEIR_STORE_BYTES:
         return (double)(sizeof *fs + wr_store_bytes(&fs->s));
+    case WEIR_STORE_IDS:
+        return (double)fs->s.slots_len;
     default:
         return NAN;
     }
@@ -791,6 +793,47 @@ double weir_store_slot_key(const weir_store_t *fs, int32_t slot)
         return NAN;
     }
     return (double)key;
+}
+
+double *weir_store_acc(weir_store_t *fs, double key, double start, double stop, int32_t *fresh)
+{
+    if (fs->s.cells_per_slot < 1 || !fresh) {
+        return NULL;
+    }
+    int32_t open = fs->s.open;
+    int32_t slot = weir_store_slot(fs, key, start, stop);
+    if (slot < 0 || wr_store_count_add(&fs->s, slot, 1) < 0) {
+        return NULL;
+    }
+    *fresh = fs->s.open != open;
+    return wr_store_cells(&fs->s, slot);
+}
+
+int32_t weir_store_key_cells(const weir_store_t *fs, double key, double lo, double hi,
+                             double *out, int32_t max)
+{
+    if (isnan(key) || isnan(lo) || isnan(hi) || max < 0 || (max > 0 && !out) ||
+        fs->s.cells_per_slot < 1) {
+        return WEIR_EINVAL;
+    }
+    int64_t k = wr_ms_from_double(key);
+    int64_t from = wr_ms_from_double(lo);
+    int64_t to = wr_ms_from_double(hi);
+    int32_t ids[64];
+    int32_t n = wr_store_key_range(&fs->s, k, from, to, ids, 64);
+    if (n > 64) {
+        int32_t *all = wr_xmalloc((size_t)n * sizeof *all);
+        wr_store_key_range(&fs->s, k, from, to, all, n);
+        for (int32_t i = 0; i < n && i < max; i++) {
+            out[i] = *cells_of(&fs->s, all[i]);
+        }
+        free(all);
+        return n;
+    }
+    for (int32_t i = 0; i < n && i < max; i++) {
+        out[i] = *cells_of(&fs->s, ids[i]);
+    }
+    return n;
 }
 
 double weir_store_slot_start(const weir_store_t *fs, int32_t slot)

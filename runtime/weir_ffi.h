@@ -215,7 +215,8 @@ int32_t weir_timers_count(const weir_timers_t *t, int32_t domain);
 enum {
     WEIR_STORE_OPEN = 0,     /* weir_store_stat: open (key, window) slots */
     WEIR_STORE_ELEMENTS = 1, /* elements counted with weir_store_count_add */
-    WEIR_STORE_BYTES = 2     /* bytes of C memory the store holds */
+    WEIR_STORE_BYTES = 2,    /* bytes of C memory the store holds */
+    WEIR_STORE_IDS = 3       /* slot ids handed out: every open slot is below it */
 };
 typedef struct weir_store weir_store_t; /* opaque */
 weir_store_t *weir_store_new(int32_t cells_per_slot);
@@ -243,6 +244,14 @@ int32_t weir_store_key_range(const weir_store_t *s, double key, double lo, doubl
 int weir_store_neighbors(const weir_store_t *s, double key, double start, double stop,
                          double *out);
 double weir_store_slot_key(const weir_store_t *s, int32_t slot);
+/* Numeric accumulators in cell 0 (stores with at least one cell; else NULL / WEIR_EINVAL).
+ * acc: the slot (created when absent) with 1 added to its count; returns its cell 0 and sets
+ * *fresh to 1 when the slot was created, else 0; NULL on the errors of slot and count_add.
+ * key_cells: cell 0 of each slot of key whose window starts in [lo, hi), in start order (writes
+ * up to max values, returns how many there are). */
+double *weir_store_acc(weir_store_t *s, double key, double start, double stop, int32_t *fresh);
+int32_t weir_store_key_cells(const weir_store_t *s, double key, double lo, double hi,
+                             double *out, int32_t max);
 double weir_store_slot_start(const weir_store_t *s, int32_t slot);
 double weir_store_slot_stop(const weir_store_t *s, int32_t slot);
 

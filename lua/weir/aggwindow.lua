@@ -144,7 +144,9 @@ function M.instantiate(job, node)
     if k == 1 then
       inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
     else
-      inst.store = ffi.gc(C.weir_store_new(0), C.weir_store_free)
+      -- slices: the number accumulator in the slot's one cell
+      inst.store = ffi.gc(C.weir_store_new(1), C.weir_store_free)
+      inst.fresh = ffi.new("int32_t[1]")
     end
     -- window_state(), apart, so that the slices of a key stay alone in the store
     inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
@@ -156,8 +158,8 @@ function M.instantiate(job, node)
     inst.wins, inst.wkid = {}, {} -- stay empty: see list_windows
     windowop.contexts(job, node, inst)
     inst.records = 0
-    inst.ids_cap = 64
-    inst.ids = ffi.new("int32_t[?]", inst.ids_cap)
+    inst.cells_cap = 64
+    inst.cells = ffi.new("double[?]", inst.cells_cap)
     inst.nb = ffi.new("double[2]")
   end
   job.timer_nodes[#job.timer_nodes + 1] = node
@@ -183,18 +185,18 @@ function M.instantiate(job, node)
       end
       return accs[id]
     end
-    local n = C.weir_store_key_range(inst.store, kid, a, a + size, inst.ids, inst.ids_cap)
-    if n > inst.ids_cap then
-      inst.ids_cap = n
-      inst.ids = ffi.new("int32_t[?]", n)
-      n = C.weir_store_key_range(inst.store, kid, a, a + size, inst.ids, n)
+    local n = C.weir_store_key_cells(inst.store, kid, a, a + size, inst.cells, inst.cells_cap)
+    if n > inst.cells_cap then
+      inst.cells_cap = n
+      inst.cells = ffi.new("double[?]", n)
+      n = C.weir_store_key_cells(inst.store, kid, a, a + size, inst.cells, n)
     end
     if n <= 0 then
       return nil
     end
-    local ids, acc = inst.ids, create()
+    local cells, acc = inst.cells, create()
     for i = 0, n - 1 do
-      acc = merge(acc, accs[ids[i]])
+      acc = merge(acc, cells[i])
     end
     return acc
   end
@@ -230,7 +232,6 @@ function M.instantiate(job, node)
       local store = inst.store
       local slot = C.weir_store_find(store, kid, a, a + slide)
       if slot >= 0 then
-        inst.accs[slot] = nil
         C.weir_store_drop(store, slot)
       end
     end
@@ -249,6 +250,8 @@ function M.instantiate(job, node)
     end
   end
 
+  local push_sliced
+
   node.push = function(st, v, ts, key)
     local inst = instances[st + 1]
     inst.records = inst.records + 1
@@ -261,12 +264,10 @@ function M.instantiate(job, node)
     if cleanup_of(q + size - 1) <= W then
       return late_element(st, v, ts) -- every window of the element is late
     end
-    local slot
-    if k == 1 then
-      slot = C.weir_wintab_add(inst.wtab, kid, q, 1)
-    else
-      slot = C.weir_store_slot_add(inst.store, kid, q, q + slide, 1)
+    if k > 1 then
+      return push_sliced(inst, st, v, key, kid, q, W)
     end
+    local slot = C.weir_wintab_add(inst.wtab, kid, q, 1)
     if slot < 0 then
       store_failed(slot)
     end
@@ -294,51 +295,73 @@ function M.instantiate(job, node)
       end
       accs[slot] = acc
     end
-    if k == 1 then
-      local maxts = q + size - 1
-      if maxts <= W then
-        fire(inst, key, kid, q)
-      elseif fresh then
-        register(inst, maxts, kid, q)
-      end
-      if fresh and lateness > 0 then
-        register(inst, cleanup_of(maxts), kid, q)
-      end
-      return
+    local maxts = q + size - 1
+    if maxts <= W then
+      fire(inst, key, kid, q)
+    elseif fresh then
+      register(inst, maxts, kid, q)
     end
-    -- Sliced: the windows q, q - slide, ... that are not late, latest first (the assigner's
-    -- order). Those the new slice creates cover neither neighbouring slice of the key.
-    if not fresh and q + slide - 1 > W then -- the earliest window's max timestamp
-      return -- no window of the element is due, none is new
+    if fresh and lateness > 0 then
+      register(inst, cleanup_of(maxts), kid, q)
     end
-    local prev, next = -INF, INF
-    if fresh then
+  end
+
+  -- A sliding window element: into its slice, then the windows it is in: q, q - slide, ...
+  -- that are not late, latest first (the assigner's order). A new slice creates the windows
+  -- that cover neither neighbouring slice of the key; their timers are registered before the
+  -- element is added (registering emits nothing, so this order is the operator's), so that a
+  -- failing add() routed to on_error leaves no window without its timers.
+  function push_sliced(inst, _, v, key, kid, q, W) -- luacheck: ignore 111
+    local fresh_out = inst.fresh
+    local cell = C.weir_store_acc(inst.store, kid, q, q + slide, fresh_out)
+    if cell == nil then
+      error("window store: too many open slices", 0)
+    end
+    if fresh_out[0] == 1 then
+      cell[0] = create()
       local nb = inst.nb
       C.weir_store_neighbors(inst.store, kid, q, q + slide, nb)
-      prev, next = nb[0], nb[1]
+      local prev, next = nb[0], nb[1]
+      local a = q
+      for _ = 1, k do
+        local maxts = a + size - 1
+        local cleanup = cleanup_of(maxts)
+        if cleanup <= W or a <= prev then
+          break -- late, or it covers prev (and so do the earlier windows)
+        end
+        if a + size - slide < next then
+          if maxts > W then
+            register(inst, maxts, kid, a)
+          end
+          if lateness > 0 then
+            register(inst, cleanup, kid, a)
+          end
+        end
+        a = a - slide
+      end
+    end
+    local acc = add(v, cell[0])
+    if type(acc) ~= "number" then
+      error(("aggregate: add() returned %s; sliced sliding windows keep number accumulators "
+        .. "(weir.env{slicing = false} keeps any value)"):format(tostring(acc)), 0)
+    end
+    cell[0] = acc
+    if q + slide - 1 > W then
+      return -- the earliest window of the element is not due: none is
     end
     local a = q
     for _ = 1, k do
       local maxts = a + size - 1
-      local cleanup = cleanup_of(maxts)
-      if cleanup <= W then
+      if cleanup_of(maxts) <= W then
         break
       end
-      local new = fresh and a > prev and a + size - slide < next
       if maxts <= W then
         fire(inst, key, kid, a)
-      elseif new then
-        register(inst, maxts, kid, a)
-      end
-      if new and lateness > 0 then
-        register(inst, cleanup, kid, a)
       end
       a = a - slide
     end
   end
 
-  -- WindowOperator.onEventTime: event_time() fires at the window's max timestamp; the window is
-  -- cleared at its cleanup time (the same timer when there is no allowed lateness).
   node.on_watermark = function(inst, w)
     local q = inst.tq
     local times, buckets = q.times, q.buckets
@@ -383,10 +406,10 @@ function M.instantiate(job, node)
       return list
     end
     local store, W = inst.store, inst.watermark
-    for slot in pairs(inst.accs) do
+    for slot = 0, C.weir_store_stat(store, C.WEIR_STORE_IDS) - 1 do
       local kid, q = C.weir_store_slot_key(store, slot), C.weir_store_slot_start(store, slot)
       local a = q
-      for _ = 1, k do
+      for _ = 1, kid == kid and k or 0 do -- NaN: not open
         if cleanup_of(a + size - 1) <= W then
           break
         end
