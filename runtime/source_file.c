@@ -2,7 +2,9 @@
 /* source_file.c: read_text_file and stdin. A regular file is always ready: each fill reads
  * ~256 KiB chunks with read(2) until the batch is full or the file ends, so a big file comes in
  * batches of the poll's max. A pipe, tty or socket on the descriptor is read with libuv and
- * stops reading while much complete text waits for Lua (backpressure). */
+ * stops reading while much complete text waits for Lua (backpressure). With a record layout
+ * (weir_source_parse_fields) lines are parsed into records in a buffer of its own, which Lua
+ * reads before the next poll; the line splitting is the same. */
 #include "source_file.h"
 
 #include <errno.h>
