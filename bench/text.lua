@@ -1,15 +1,16 @@
--- Benchmark job: read_text_file -> parse "key,ts" in Lua into a table -> timestamps
+-- Benchmark job: read_text_file -> parse "key,ts" (in Lua into a table, or in C) -> timestamps
 -- (monotonous) -> key_by -> tumbling 5 s event-time windows -> aggregate (count) -> checksum
 -- sink, parallelism 1 (one core). The windows_table job of bench/windows.lua with its generator
 -- replaced by a text file parsed in Lua, so the difference between the two is what reading and
 -- parsing a line costs. bench/baseline/text.c parses the same file in plain C and aggregates;
 -- bench/run checks that both print the same line before it compares their times.
 --
---   weir run bench/text.lua -- FILE [match|find]
+--   weir run bench/text.lua -- FILE [match|find|c]
 --
 -- FILE holds line i (0-based) = "<i % 10000>,<floor(i / 10)>" (bench/run writes it with awk).
 -- "match" (the default) parses with line:match("^(%d+),(%d+)$"); "find" with
--- string.find(line, ",", 1, true) and two string.sub + tonumber.
+-- string.find(line, ",", 1, true) and two string.sub + tonumber; "c" has weir parse the lines
+-- in C into typed records (read_text_file{record = ev}): no Lua string per line.
 local weir = require("weir")
 -- bench/common.lua, found by this file's directory (see there)
 local here = debug.getinfo(1, "S").source:match("^@(.*)/") or "."
@@ -23,8 +24,8 @@ local variant = weir.args[2] or "match"
 if not path then
   error("bench/text.lua: expected the path of the input file")
 end
-if variant ~= "match" and variant ~= "find" then
-  error(("bench/text.lua: expected match or find, got %q"):format(variant))
+if variant ~= "match" and variant ~= "find" and variant ~= "c" then
+  error(("bench/text.lua: expected match, find or c, got %q"):format(variant))
 end
 
 local tonumber, find, sub = tonumber, string.find, string.sub
@@ -48,11 +49,22 @@ end
 
 local env = weir.env{ parallelism = 1, auto_watermark_interval = common.WATERMARK_INTERVAL }
 
-env:read_text_file(path)
-  :map(parse)
+local events, event_key, event_ts
+if variant == "c" then
+  local ev = weir.record_type("ev", { "int32_t key", "double ts" })
+  events = env:read_text_file(path, { record = ev })
+  event_key = function(e) return e.key end
+  event_ts = function(e) return e.ts end
+else
+  events = env:read_text_file(path):map(parse)
+  event_key = function(e) return e[1] end
+  event_ts = function(e) return e[2] end
+end
+
+events
   :assign_timestamps_and_watermarks(
-    weir.watermarks.monotonous():with_timestamp_assigner(function(e) return e[2] end))
-  :key_by(function(e) return e[1] end)
+    weir.watermarks.monotonous():with_timestamp_assigner(event_ts))
+  :key_by(event_key)
   :window(weir.windows.tumbling_event_time("5s"))
   :aggregate(common.count(), function(key, ctx, counts, out)
     out({ key = key, start = ctx:window().start, count = counts[1] })

@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "fields.h"
 #include "mem.h"
 #include "repl.h"
 #include "rt.h"
@@ -267,6 +268,17 @@ weir_event_t *wr_loop_push(weir_rt_t *rt, wr_source_t *s, int32_t kind)
     return e;
 }
 
+/* An overlong record: counted, and the first one per source reported on stderr. */
+static void count_dropped(wr_source_t *s, const wr_lines_t *l, const wr_line_t *rec)
+{
+    s->stat[WEIR_STAT_DROPPED] += 1;
+    if (!s->drop_reported) {
+        s->drop_reported = 1;
+        fprintf(stderr, "weir: %s: line %lld: record longer than %zu bytes dropped\n",
+                s->describe, (long long)rec->index, l->max_bytes);
+    }
+}
+
 int wr_loop_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof)
 {
     for (;;) {
@@ -282,12 +294,7 @@ int wr_loop_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof)
             return 1;
         }
         if (r == WR_LINES_DROPPED) {
-            s->stat[WEIR_STAT_DROPPED] += 1;
-            if (!s->drop_reported) {
-                s->drop_reported = 1;
-                fprintf(stderr, "weir: %s: line %lld: record longer than %zu bytes dropped\n",
-                        s->describe, (long long)rec.index, l->max_bytes);
-            }
+            count_dropped(s, l, &rec);
             continue;
         }
         weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_LINE);
@@ -296,6 +303,56 @@ int wr_loop_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof)
         e->flags = rec.flags == WR_LINE_TRUNCATED_EOF ? WEIR_LINE_TRUNCATED_EOF : 0;
         e->index = (double)rec.index;
         s->stat[WEIR_STAT_RECORDS] += 1;
+    }
+}
+
+int wr_loop_emit_fields(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof,
+                        const weir_fields_t *fields, char *buf, int32_t cap, int32_t *used)
+{
+    size_t size = (size_t)wr_fields_size(fields);
+    weir_event_t *run = NULL; /* the RECORDS event the next parsed line may extend */
+    if (cap > rt->max) {
+        cap = rt->max;
+    }
+    for (;;) {
+        /* A line is cut only with room for both its record and a new event. */
+        if (rt->n >= rt->max || *used >= cap) {
+            return 0;
+        }
+        wr_line_t rec;
+        int r = wr_lines_next(l, &rec);
+        if (r == WR_LINES_NONE && at_eof) {
+            r = wr_lines_finish(l, &rec);
+        }
+        if (r == WR_LINES_NONE) {
+            return 1;
+        }
+        if (r == WR_LINES_DROPPED) {
+            count_dropped(s, l, &rec);
+            run = NULL; /* its line number is skipped: the run cannot go on */
+            continue;
+        }
+        s->stat[WEIR_STAT_RECORDS] += 1;
+        char *slot = buf + (size_t)*used * size;
+        if (wr_fields_parse(fields, rec.ptr, rec.len, slot) != 0) {
+            weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_LINE);
+            e->ptr = rec.ptr;
+            e->len = (int32_t)rec.len;
+            e->flags = WEIR_LINE_MALFORMED
+                       | (rec.flags == WR_LINE_TRUNCATED_EOF ? WEIR_LINE_TRUNCATED_EOF : 0);
+            e->index = (double)rec.index;
+            run = NULL;
+            continue;
+        }
+        (*used)++;
+        if (run != NULL) {
+            run->len++;
+            continue;
+        }
+        run = wr_loop_push(rt, s, WEIR_EV_RECORDS);
+        run->ptr = slot;
+        run->len = 1;
+        run->index = (double)rec.index;
     }
 }
 

@@ -2,7 +2,9 @@
 /* source_file.c: read_text_file and stdin. A regular file is always ready: each fill reads
  * ~256 KiB chunks with read(2) until the batch is full or the file ends, so a big file comes in
  * batches of the poll's max. A pipe, tty or socket on the descriptor is read with libuv and
- * stops reading while much complete text waits for Lua (backpressure). */
+ * stops reading while much complete text waits for Lua (backpressure). With a record layout
+ * (weir_source_parse_fields) lines are parsed into records in a buffer of its own, which Lua
+ * reads before the next poll; the line splitting is the same. */
 #include "source_file.h"
 
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fields.h"
 #include "lines.h"
 #include "linestream.h"
 #include "mem.h"
@@ -32,6 +35,9 @@ typedef struct file_source {
     wr_linestream_t ls;
     int eof;
     wr_lines_t lines;
+    weir_fields_t *fields; /* owned; NULL: lines go out as text */
+    char *recs;            /* owned: WEIR_BATCH_MAX records, this poll's, read by Lua */
+    int32_t recs_used;
 } file_source_t;
 
 static file_source_t *file_of(wr_source_t *s)
@@ -117,6 +123,7 @@ static void file_begin(wr_source_t *s)
 {
     file_source_t *f = file_of(s);
     wr_lines_release(&f->lines);
+    f->recs_used = 0; /* Lua has read the records of the previous poll */
     if (!f->streaming && !f->eof && !s->stopping && f->fd >= 0) {
         /* Make room for a whole chunk now, while nothing is pinned, so that a read in the
          * middle of this poll never has to wait for the next one: batches stay full. */
@@ -165,7 +172,12 @@ static void file_fill(wr_source_t *s)
     weir_rt_t *rt = s->rt;
     for (;;) {
         /* After STOP only complete records still count: the partial tail is dropped. */
-        if (!wr_loop_emit_text(rt, s, &f->lines, f->eof && !s->stopping)) {
+        int at_eof = f->eof && !s->stopping;
+        int drained = f->fields == NULL
+                          ? wr_loop_emit_text(rt, s, &f->lines, at_eof)
+                          : wr_loop_emit_fields(rt, s, &f->lines, at_eof, f->fields, f->recs,
+                                                WEIR_BATCH_MAX, &f->recs_used);
+        if (!drained) {
             return;
         }
         if (s->stopping) {
@@ -222,6 +234,8 @@ static void file_destroy(wr_source_t *s)
 {
     file_source_t *f = file_of(s);
     wr_lines_close(&f->lines);
+    weir_fields_free(f->fields);
+    free(f->recs);
     free(f->path);
     free(f);
 }
@@ -275,4 +289,24 @@ int32_t weir_source_file(weir_rt_t *rt, const char *path, const char *delimiter,
         return wr_loop_error(rt, WEIR_EINVAL, "read_text_file: no path");
     }
     return wr_source_file_add(rt, "read_text_file", path, delimiter, max_line_bytes);
+}
+
+int weir_source_parse_fields(weir_rt_t *rt, int32_t source, const weir_fields_t *fields)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (rt->started) {
+        return wr_loop_error(rt, WEIR_ESTATE, "parse_fields: the runtime has started");
+    }
+    if (source < 0 || source >= rt->nsources || rt->sources[source]->ops != &file_ops
+        || fields == NULL) {
+        return wr_loop_error(rt, WEIR_EINVAL, "parse_fields: not a file or stdin source");
+    }
+    file_source_t *f = file_of(rt->sources[source]);
+    weir_fields_free(f->fields);
+    free(f->recs);
+    f->fields = wr_fields_copy(fields);
+    f->recs = wr_xreallocarray(NULL, WEIR_BATCH_MAX, (size_t)wr_fields_size(fields));
+    return 0;
 }

@@ -17,6 +17,8 @@ enum {
     WEIR_EV_STOP = 6,  /* SIGINT/SIGTERM or weir_rt_stop: sources stop, in-flight data drains */
     WEIR_EV_STATUS = 7, /* SIGUSR1: print the full status of the job */
     WEIR_EV_INPUT = 8,  /* a line typed at the REPL (ptr/len, no newline); flags WEIR_INPUT_* */
+    WEIR_EV_RECORDS = 9, /* len fixed-size records filled by C at ptr (valid until the next
+                          * poll); index: line number (text) or 0-based index of the first */
 
     /* weir_event_t.flags for WEIR_EV_INPUT */
     WEIR_INPUT_LINE = 0,
@@ -29,6 +31,23 @@ enum {
 
     /* weir_event_t.flags for WEIR_EV_LINE */
     WEIR_LINE_TRUNCATED_EOF = 1, /* the last line of the input had no delimiter */
+    WEIR_LINE_MALFORMED = 2,     /* a source parsing into records could not parse this line */
+
+    /* weir_fields_add kinds: the numeric field types of weir.record_type */
+    WEIR_FIELD_INT8 = 1,
+    WEIR_FIELD_INT16 = 2,
+    WEIR_FIELD_INT32 = 3,
+    WEIR_FIELD_UINT8 = 4,
+    WEIR_FIELD_UINT16 = 5,
+    WEIR_FIELD_UINT32 = 6,
+    WEIR_FIELD_FLOAT = 7,
+    WEIR_FIELD_DOUBLE = 8,
+    WEIR_FIELD_BOOL = 9,
+
+    /* weir_fields_parse failures, in the low byte of its result */
+    WEIR_FIELDS_COUNT = 1,  /* the line has another number of fields (high bits: how many) */
+    WEIR_FIELDS_NUMBER = 2, /* a field is not a number of its kind (high bits: which, 1-based) */
+    WEIR_FIELDS_RANGE = 3,  /* a number does not fit its field's type (high bits: which) */
 
     /* weir_rt_new clock kinds */
     WEIR_CLOCK_REAL = 0,
@@ -48,6 +67,7 @@ enum {
 };
 
 typedef struct weir_rt weir_rt_t; /* opaque: loop, clock, sources */
+typedef struct weir_fields weir_fields_t; /* opaque: a record layout (fields.c, below) */
 
 typedef struct weir_event {
     int32_t kind;
@@ -81,6 +101,24 @@ int32_t weir_source_socket(weir_rt_t *rt, const char *host, int32_t port, const 
                            int32_t max_retry, int32_t max_line_bytes);
 int32_t weir_source_generate(weir_rt_t *rt, double count, double rate_per_s);
 int32_t weir_source_replay(weir_rt_t *rt, const char *text, size_t len);
+/* Makes a read_text_file or stdin source (before start) parse each line into a record laid out
+ * by fields (copied): complete records come as WEIR_EV_RECORDS runs of consecutive lines; a
+ * line weir_fields_parse rejects comes alone as a WEIR_EV_LINE flagged WEIR_LINE_MALFORMED.
+ * Returns 0, WEIR_EINVAL (not such a source, NULL fields) or WEIR_ESTATE (started). */
+int weir_source_parse_fields(weir_rt_t *rt, int32_t source, const weir_fields_t *fields);
+/* Nexmark bids (nexmark_gen.h), count < 0 = unbounded, as WEIR_EV_RECORDS of record_size bytes
+ * each (must be the generator's struct size; index = the first bid's 0-based number). */
+typedef struct weir_nexmark_config {
+    double seed;
+    double events_per_second; /* of the whole Nexmark stream (bids are 46 of every 50) */
+    double base_time_ms;      /* timestamp of event 0 */
+    int32_t hot_auction_ratio;
+    int32_t hot_bidder_ratio;
+    int32_t in_flight_auctions;
+    int32_t active_people;
+} weir_nexmark_config_t;
+int32_t weir_source_nexmark(weir_rt_t *rt, double count, const weir_nexmark_config_t *config,
+                            int32_t record_size);
 int weir_replay_add(weir_rt_t *rt, int32_t source, double time_ms, int32_t offset, int32_t len,
                     int32_t line_no);
 double weir_source_stat(const weir_rt_t *rt, int32_t source, int32_t what);
@@ -257,10 +295,10 @@ double weir_store_slot_stop(const weir_store_t *s, int32_t slot);
 
 /* Window table (wintab.c), weir.aggwindow's state for tumbling windows: (key, window start) ->
  * id, the id under which Lua keeps the window's accumulator (small integers >= 0, reused after
- * drop), and the window's element count. Keys are key ids: integers in [0, INT32_MAX] (any other
- * key is WEIR_EINVAL). add returns the id, created when absent, with delta
- * added to its count (WEIR_ESTATE at INT32_MAX open windows); find the id or -1; drop the id the
- * window had or -1. A NaN start gives WEIR_EINVAL. stat takes the WEIR_STORE_* whats. at reads
+ * drop), and the window's element count. Keys are key ids: integers in [0, INT32_MAX] (any
+ * other key is WEIR_EINVAL). add returns the id, created when absent, with delta added to its
+ * count (WEIR_ESTATE at INT32_MAX open windows); find the id or -1; drop the id the window had
+ * or -1. A NaN start gives WEIR_EINVAL. stat takes the WEIR_STORE_* whats. at reads
  * entry i in [0, capacity): its id (-1: empty) and, when open, out[0..2] = key, start, count.
  * weir_wintab_free(NULL) is a no-op. */
 typedef struct weir_wintab weir_wintab_t; /* opaque */
@@ -272,6 +310,16 @@ int32_t weir_wintab_drop(weir_wintab_t *t, double key, double start);
 double weir_wintab_stat(const weir_wintab_t *t, int32_t what);
 int32_t weir_wintab_capacity(const weir_wintab_t *t);
 int32_t weir_wintab_at(const weir_wintab_t *t, int32_t i, double *out);
+
+/* Field parsing (fields.c): a layout of numeric fields at byte offsets in a record of size
+ * bytes, filled in declaration order from one line cut at separator. new returns NULL for size
+ * outside [1, 65536]; add returns 0, or WEIR_EINVAL for a bad kind or a field that does not fit
+ * in size bytes. weir_fields_free(NULL) is a no-op. parse fills out (size bytes) and returns 0,
+ * or reason | n << 8 with reason a WEIR_FIELDS_* (out is then partly written). */
+weir_fields_t *weir_fields_new(int32_t size, int32_t separator);
+void weir_fields_free(weir_fields_t *f);
+int weir_fields_add(weir_fields_t *f, int32_t kind, int32_t offset);
+int32_t weir_fields_parse(const weir_fields_t *f, const char *line, int32_t len, void *out);
 
 const char *weir_version(void);
 const char *weir_strerror(int code);

@@ -21,7 +21,7 @@ enum { MIN_CAP = 32 };
 /* A key id as the FFI gives it: a double holding an int32, else -1 (never a key id). */
 static int32_t key_id(double key)
 {
-    return key >= 0 && key <= INT32_MAX ? (int32_t)key : -1;
+    return key >= 0 && key <= INT32_MAX && key == (double)(int32_t)key ? (int32_t)key : -1;
 }
 
 static uint64_t hash_of(int32_t key, int64_t start)

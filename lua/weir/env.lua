@@ -3,6 +3,7 @@ local util = require("weir.util")
 local duration = require("weir.duration")
 local stream = require("weir.stream")
 local tag = require("weir.tag")
+local records = require("weir.records")
 
 local M = {}
 
@@ -138,18 +139,43 @@ local function text_opts(call, opts, extra)
   return opts
 end
 
+local RECORD_OPTS = { record = true, separator = true }
+
+---The typed text options of a text source: `record` (a weir.record_type) and `separator` (one
+---byte, default ","). Sets fields.record and fields.separator; returns fields.
+local function record_opts(call, opts, fields)
+  if opts.record == nil then
+    if opts.separator ~= nil then
+      util.build_error("%s: separator needs the record option", call)
+    end
+    return fields
+  end
+  if not records.info(opts.record) then
+    util.build_error("%s: record must be a type from weir.record_type, got %s", call,
+      tostring(opts.record))
+  end
+  local sep = opts.separator or ","
+  if type(sep) ~= "string" or #sep ~= 1 then
+    util.build_error("%s: separator must be a string of one byte, got %s", call,
+      type(sep) == "string" and ("%q"):format(sep) or tostring(sep))
+  end
+  fields.record, fields.separator = opts.record, sep
+  return fields
+end
+
 function Env:read_text_file(path, opts)
   if type(path) ~= "string" or path == "" then
     util.build_error("read_text_file: expected a path")
   end
-  opts = text_opts("read_text_file", opts)
-  return source(self, "file", { path = path, delimiter = opts.delimiter,
-                                max_line_bytes = opts.max_line_bytes })
+  opts = text_opts("read_text_file", opts, RECORD_OPTS)
+  return source(self, "file", record_opts("read_text_file", opts, { path = path,
+    delimiter = opts.delimiter, max_line_bytes = opts.max_line_bytes }))
 end
 
 function Env:stdin(opts)
-  opts = text_opts("stdin", opts)
-  return source(self, "stdin", { delimiter = opts.delimiter, max_line_bytes = opts.max_line_bytes })
+  opts = text_opts("stdin", opts, RECORD_OPTS)
+  return source(self, "stdin", record_opts("stdin", opts, { delimiter = opts.delimiter,
+    max_line_bytes = opts.max_line_bytes }))
 end
 
 function Env:socket_text_stream(host, port, opts)
@@ -160,14 +186,16 @@ function Env:socket_text_stream(host, port, opts)
     util.build_error("socket_text_stream: port must be an integer in 1..65535, got %s",
       tostring(port))
   end
-  opts = text_opts("socket_text_stream", opts, { max_retry = true })
+  opts = text_opts("socket_text_stream", opts,
+    { max_retry = true, record = true, separator = true })
   local retry = opts.max_retry or 0
   if type(retry) ~= "number" or retry ~= math.floor(retry) or retry < -1 then
     util.build_error("socket_text_stream: max_retry must be an integer >= -1, got %s",
       tostring(retry))
   end
-  return source(self, "socket", { host = host, port = port, delimiter = opts.delimiter,
-                                  max_retry = retry, max_line_bytes = opts.max_line_bytes })
+  return source(self, "socket", record_opts("socket_text_stream", opts, { host = host,
+    port = port, delimiter = opts.delimiter, max_retry = retry,
+    max_line_bytes = opts.max_line_bytes }))
 end
 
 function Env:generate(fn, opts)
@@ -182,6 +210,44 @@ function Env:generate(fn, opts)
   f.count = opts.count or -1
   f.rate = opts.rate or 0
   return source(self, "generate", f)
+end
+
+local NEXMARK_DEFAULTS = {
+  count = -1, events_per_second = 10000, seed = 0, base_time = 0, hot_auction_ratio = 2,
+  hot_bidder_ratio = 4, in_flight_auctions = 100, active_people = 1000,
+}
+
+---env:nexmark_bids{...}: Nexmark bids made in C as weir.nexmark.bid records
+---(runtime/nexmark_gen.h); every option is optional (NEXMARK_DEFAULTS; no count = unbounded).
+function Env:nexmark_bids(opts)
+  opts = util.check_opts("nexmark_bids", opts, NEXMARK_DEFAULTS)
+  local cfg = {}
+  for k, default in pairs(NEXMARK_DEFAULTS) do
+    local v = opts[k]
+    if v == nil then
+      v = default
+    elseif k == "events_per_second" then
+      if type(v) ~= "number" or v ~= v or v <= 0 or v == math.huge then
+        util.build_error("nexmark_bids: events_per_second must be a positive number")
+      end
+    elseif k == "base_time" then
+      v = duration.parse(v, "nexmark_bids base_time")
+    elseif k == "seed" or k == "count" then
+      util.check_int("nexmark_bids", k, v, 0)
+      if v >= 2 ^ 53 then
+        util.build_error("nexmark_bids: %s must be below 2^53", k)
+      end
+    else
+      util.check_int("nexmark_bids", k, v, 1)
+      if v > 2 ^ 31 - 1 then
+        util.build_error("nexmark_bids: %s must fit 32 bits", k)
+      end
+    end
+    cfg[k] = v
+  end
+  local count = cfg.count
+  cfg.count = nil
+  return source(self, "nexmark", { count = count, config = cfg, record = records.nexmark_bid })
 end
 
 ---A source fed from Lua: the REPL's :push and :feed (and weir repl --manual), one string

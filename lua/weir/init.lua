@@ -34,6 +34,9 @@ M.CONTINUE, M.FIRE, M.PURGE, M.FIRE_AND_PURGE = triggers.CONTINUE, triggers.FIRE
 
 M.record_type = require("weir.records").record_type
 
+---weir.nexmark.bid: the record type of env:nexmark_bids (auction, bidder, price in cents, ts).
+M.nexmark = { bid = require("weir.records").nexmark_bid }
+
 M.format = require("weir.format").value
 M.duration = require("weir.duration").parse
 

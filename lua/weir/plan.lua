@@ -27,6 +27,8 @@ local function describe_source(node)
       parts[#parts + 1] = "rate " .. node.rate .. "/s"
     end
     return "generate" .. (#parts > 0 and (" (" .. table.concat(parts, ", ") .. ")") or "")
+  elseif k == "nexmark" then
+    return "nexmark_bids" .. (node.count >= 0 and (" (count " .. node.count .. ")") or "")
   end
   return k
 end

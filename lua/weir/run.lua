@@ -10,6 +10,7 @@ local format = require("weir.format")
 local keys = require("weir.keys")
 local replay = require("weir.replay")
 local util = require("weir.util")
+local records = require("weir.records")
 local watermarks = require("weir.watermarks")
 local windowop = require("weir.windowop")
 local aggwindow = require("weir.aggwindow")
@@ -25,6 +26,7 @@ local EV_LINE, EV_RANGE, EV_END = tonumber(C.WEIR_EV_LINE), tonumber(C.WEIR_EV_R
 local EV_TICK, EV_TIMER, EV_STOP = tonumber(C.WEIR_EV_TICK), tonumber(C.WEIR_EV_TIMER),
   tonumber(C.WEIR_EV_STOP)
 local EV_STATUS = tonumber(C.WEIR_EV_STATUS)
+local EV_RECORDS = tonumber(C.WEIR_EV_RECORDS)
 local END_EXHAUSTED = tonumber(C.WEIR_END_EXHAUSTED)
 local INF = math.huge
 local RECORD_CUT = 200
@@ -205,6 +207,31 @@ return function(first, last)
   end
 end]],
 }
+
+-- Typed sources: records filled in C arrive as one EV_RECORDS event per run; each is copied
+-- into a fresh cdata (ct(buf[i])), so a record a user function keeps is never overwritten by
+-- the next batch. Lines of a typed text source that C did not parse (socket, replay, or a
+-- line C flagged malformed) are parsed here, by the same C function, straight into a record.
+TEMPLATES.records = [[
+local cast, ptr_t, ct, emit, progress = ...
+return function(ptr, first, last)
+  local buf = cast(ptr_t, ptr)
+  for i = first, last do
+    progress[2] = i
+    emit(0, ct(buf[i]), nil)
+  end
+end]]
+TEMPLATES.record_lines = [[
+local C, ct, layout, emit, progress, malformed = ...
+return function(events, i, j)
+  for k = i, j - 1 do
+    progress[1] = k
+    local e = events[k]
+    local r = ct()
+    if C.weir_fields_parse(layout, e.ptr, e.len, r) ~= 0 then malformed(e) end
+    emit(0, r, nil)
+  end
+end]]
 
 local function fanout_source(n)
   local names = {}
@@ -439,9 +466,60 @@ function Job:instantiate_sink(node, f, rich)
   end
 end
 
+---The error for a line of a typed text source that does not parse: line number, field (number
+---and name) and the line itself. Not per record: only a failing line gets here.
+local function malformed_line(node, layout, e)
+  local info = records.info(node.record)
+  local line = ffi.string(e.ptr, e.len)
+  local code = C.weir_fields_parse(layout, e.ptr, e.len, node.record())
+  local reason, n = code % 256, math.floor(code / 256)
+  local what
+  if reason == tonumber(C.WEIR_FIELDS_COUNT) then
+    what = ("expected %d field%s separated by %q, got %d"):format(#info.names,
+      #info.names == 1 and "" or "s", node.separator, n)
+  else
+    local t = info.types[n]
+    what = ("field %d (%s) "):format(n, info.names[n])
+    if reason == tonumber(C.WEIR_FIELDS_RANGE) then
+      what = what .. "is out of range for " .. t
+    elseif t == "bool" then
+      what = what .. "is not true, false, 1 or 0"
+    elseif t == "float" or t == "double" then
+      what = what .. "is not a number"
+    else
+      what = what .. "is not an integer"
+    end
+  end
+  local shown = line
+  if #shown > RECORD_CUT then
+    shown = shown:sub(1, RECORD_CUT) .. "..."
+  end
+  node.bad_line = line -- for the error handler: the record that failed
+  error(("line %d: %s: %s"):format(e.index, what,
+    (("%q"):format(shown):gsub("\\\n", "\\n"))), 0)
+end
+
+---The drivers of a typed source (node.record): C records, and lines parsed here.
+function Job:instantiate_record_source(node)
+  local progress, ct = self.progress, node.record
+  node.records = self:generate(node, "records", false, ffi.cast, ffi.typeof("const $ *", ct), ct,
+    node.emit, progress)
+  self.drivers[node.records] = node
+  if node.source ~= "nexmark" then
+    local layout = records.layout(ct, node.separator)
+    node.layout = layout
+    node.lines = self:generate(node, "record_lines", false, C, ct, layout, node.emit, progress,
+      function(e) malformed_line(node, layout, e) end)
+    self.drivers[node.lines] = node
+  end
+end
+
 function Job:instantiate_source(node, f, rich)
   local progress = self.progress
   local s = node.source
+  if node.record then
+    return self:instantiate_record_source(node)
+  end
   if s == "elements" then
     node.range = self:generate(node, "elements", false, node.values, node.emit, progress)
   elseif s == "generate" then
@@ -690,6 +768,10 @@ function Job:open_sources(clock)
         node.max_line_bytes or 0)
     elseif s == "manual" then
       id = C.weir_source_manual(rt)
+    elseif s == "nexmark" then
+      local cfg = ffi.new("weir_nexmark_config_t", node.config)
+      cfg.base_time_ms = node.config.base_time
+      id = C.weir_source_nexmark(rt, node.count, cfg, ffi.sizeof(node.record))
     elseif s == "replay" then
       local r = replays[node]
       id = check_id(self, C.weir_source_replay(rt, r.text, #r.text), what)
@@ -699,6 +781,9 @@ function Job:open_sources(clock)
     end
     id = check_id(self, id, what)
     node.src_id = id
+    if node.layout and (s == "file" or s == "stdin") then
+      check_id(self, C.weir_source_parse_fields(rt, id, node.layout), what)
+    end
     if s == "replay" then
       C.weir_source_set_name(rt, id, node.replaced and ("%s (replaces %s)"):format(node.path,
         node.replaced) or node.path)
@@ -799,6 +884,14 @@ function Job:dispatch(n, k, sub)
       self.records_in = self.records_in + (j - k)
       by_source[src].lines(events, k, j)
       k = j
+    elseif kind == EV_RECORDS then
+      progress[1] = k
+      local first = sub or 0
+      sub = nil
+      self.arrival = e.time_ms
+      self.records_in = self.records_in + (e.len - first)
+      by_source[e.source].records(e.ptr, first, e.len - 1)
+      k = k + 1
     elseif kind == EV_RANGE then
       progress[1] = k
       local first = sub or e.index
@@ -839,7 +932,7 @@ function Job:failed(info, fatal)
   local kind = e.kind
   local on_error = self.plan.env.on_error
   if on_error and not fatal and node and st and not info.key_selector
-      and (kind == EV_LINE or kind == EV_RANGE) then
+      and (kind == EV_LINE or kind == EV_RANGE or kind == EV_RECORDS) then
     local rec = { value = info.record, error = msg, operator = node.label }
     local side = node.side[on_error.id]
     if side then
@@ -851,6 +944,12 @@ function Job:failed(info, fatal)
         node.label, msg, record_text(info.record), on_error.id))
     end
     if kind == EV_LINE then
+      return progress[1] + 1, nil
+    end
+    if kind == EV_RECORDS then
+      if progress[2] < e.len - 1 then
+        return progress[1], progress[2] + 1
+      end
       return progress[1] + 1, nil
     end
     if progress[2] < e.index + e.len - 1 then
@@ -867,6 +966,12 @@ function Job:failed(info, fatal)
   local text = ("%s: %s"):format(where, msg)
   if info.has_record then
     text = text .. "\n  record: " .. record_text(info.record)
+    if kind == EV_RECORDS then
+      -- which one: a typed text source counts lines, a generator records from 0
+      local src = self.by_source[e.source]
+      text = text .. (" (%s %d of %s)"):format(src.source == "nexmark" and "record" or "line",
+        e.index + progress[2], src.label)
+    end
   end
   local tb = user_traceback(info.traceback)
   if os.getenv("WEIR_DEBUG") then
@@ -908,6 +1013,9 @@ function Job:error_handler()
         info.node, info.st = drivers[f], 0
         if drivers[f].source == "generate" then
           info.record, info.has_record = progress[2], true
+        elseif drivers[f].bad_line then
+          -- a malformed line of a typed text source: the message already shows it
+          info.record, drivers[f].bad_line = drivers[f].bad_line, nil
         end
         break
       end

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/* check_fields.c: lines of separated numbers into C records (runtime/fields.c). */
+#include <check.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_support.h"
+#include "fields.h"
+
+typedef struct rec {
+    int32_t key;
+    double ts;
+} rec_t;
+
+typedef struct all {
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    float f;
+    double d;
+    bool b;
+} all_t;
+
+static weir_fields_t *rec_layout(char sep)
+{
+    weir_fields_t *f = weir_fields_new((int32_t)sizeof(rec_t), sep);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(weir_fields_add(f, WEIR_FIELD_INT32, offsetof(rec_t, key)), 0);
+    ck_assert_int_eq(weir_fields_add(f, WEIR_FIELD_DOUBLE, offsetof(rec_t, ts)), 0);
+    return f;
+}
+
+static weir_fields_t *all_layout(void)
+{
+    weir_fields_t *f = weir_fields_new((int32_t)sizeof(all_t), ',');
+    weir_fields_add(f, WEIR_FIELD_INT8, offsetof(all_t, i8));
+    weir_fields_add(f, WEIR_FIELD_INT16, offsetof(all_t, i16));
+    weir_fields_add(f, WEIR_FIELD_INT32, offsetof(all_t, i32));
+    weir_fields_add(f, WEIR_FIELD_UINT8, offsetof(all_t, u8));
+    weir_fields_add(f, WEIR_FIELD_UINT16, offsetof(all_t, u16));
+    weir_fields_add(f, WEIR_FIELD_UINT32, offsetof(all_t, u32));
+    weir_fields_add(f, WEIR_FIELD_FLOAT, offsetof(all_t, f));
+    weir_fields_add(f, WEIR_FIELD_DOUBLE, offsetof(all_t, d));
+    weir_fields_add(f, WEIR_FIELD_BOOL, offsetof(all_t, b));
+    return f;
+}
+
+static int32_t parse(const weir_fields_t *f, const char *text, void *out)
+{
+    return weir_fields_parse(f, text, (int32_t)strlen(text), out);
+}
+
+START_TEST(test_fields_are_filled_in_declaration_order)
+{
+    weir_fields_t *f = rec_layout(',');
+    rec_t r;
+    ck_assert_int_eq(parse(f, "42,1718088600500", &r), 0);
+    ck_assert_int_eq(r.key, 42);
+    ck_assert(r.ts == 1718088600500.0);
+    ck_assert_int_eq(parse(f, " -7 ,\t2.5 ", &r), 0);
+    ck_assert_int_eq(r.key, -7);
+    ck_assert(r.ts == 2.5);
+    weir_fields_free(f);
+}
+END_TEST
+
+START_TEST(test_every_field_type_at_its_limits)
+{
+    weir_fields_t *f = all_layout();
+    all_t a;
+    memset(&a, 0, sizeof a);
+    ck_assert_int_eq(parse(f, "-128,-32768,-2147483648,255,65535,4294967295,1.5,-0.25,true", &a),
+                     0);
+    ck_assert_int_eq(a.i8, -128);
+    ck_assert_int_eq(a.i16, -32768);
+    ck_assert_int_eq(a.i32, INT32_MIN);
+    ck_assert_uint_eq(a.u8, 255);
+    ck_assert_uint_eq(a.u16, 65535);
+    ck_assert_uint_eq(a.u32, UINT32_MAX);
+    ck_assert(a.f == 1.5f);
+    ck_assert(a.d == -0.25);
+    ck_assert(a.b);
+    ck_assert_int_eq(parse(f, "127,32767,2147483647,0,0,0,1e3,6.02e23,0", &a), 0);
+    ck_assert_int_eq(a.i8, 127);
+    ck_assert(a.f == 1000.0f);
+    ck_assert(a.d == 6.02e23);
+    ck_assert(!a.b);
+    weir_fields_free(f);
+}
+END_TEST
+
+/* The exact fast path must agree with strtod to the last bit. */
+START_TEST(test_decimals_round_as_strtod)
+{
+    weir_fields_t *f = rec_layout(',');
+    const char *texts[] = { "0.1", "123456.789", "-0.000001", "999999999999999", "3.14159265358979",
+                            "1234567890.12345", "0.30000000000000004", "7." };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "1,%s", texts[i]);
+        rec_t r;
+        ck_assert_int_eq(parse(f, line, &r), 0);
+        ck_assert_msg(r.ts == strtod(texts[i], NULL), "%s", texts[i]);
+    }
+    weir_fields_free(f);
+}
+END_TEST
+
+START_TEST(test_wrong_field_count_names_the_count)
+{
+    weir_fields_t *f = rec_layout(',');
+    rec_t r;
+    ck_assert_int_eq(parse(f, "1", &r), WEIR_FIELDS_COUNT | 1 << 8);
+    ck_assert_int_eq(parse(f, "", &r), WEIR_FIELDS_COUNT | 1 << 8);
+    ck_assert_int_eq(parse(f, "1,2,3", &r), WEIR_FIELDS_COUNT | 3 << 8);
+    ck_assert_int_eq(parse(f, "1,2,", &r), WEIR_FIELDS_COUNT | 3 << 8);
+    weir_fields_free(f);
+}
+END_TEST
+
+START_TEST(test_a_field_that_is_no_number_is_named)
+{
+    weir_fields_t *f = rec_layout(',');
+    rec_t r;
+    ck_assert_int_eq(parse(f, "x,1", &r), WEIR_FIELDS_NUMBER | 1 << 8);
+    ck_assert_int_eq(parse(f, "1.5,1", &r), WEIR_FIELDS_NUMBER | 1 << 8); /* integer field */
+    ck_assert_int_eq(parse(f, ",1", &r), WEIR_FIELDS_NUMBER | 1 << 8);
+    ck_assert_int_eq(parse(f, "-,1", &r), WEIR_FIELDS_NUMBER | 1 << 8);
+    ck_assert_int_eq(parse(f, "1,", &r), WEIR_FIELDS_NUMBER | 2 << 8);
+    ck_assert_int_eq(parse(f, "1,2x", &r), WEIR_FIELDS_NUMBER | 2 << 8);
+    ck_assert_int_eq(parse(f, "1,1 2", &r), WEIR_FIELDS_NUMBER | 2 << 8);
+    weir_fields_free(f);
+}
+END_TEST
+
+START_TEST(test_integers_out_of_their_type_are_range_errors)
+{
+    weir_fields_t *f = all_layout();
+    all_t a;
+    ck_assert_int_eq(parse(f, "128,0,0,0,0,0,0,0,0", &a), WEIR_FIELDS_RANGE | 1 << 8);
+    ck_assert_int_eq(parse(f, "0,-32769,0,0,0,0,0,0,0", &a), WEIR_FIELDS_RANGE | 2 << 8);
+    ck_assert_int_eq(parse(f, "0,0,2147483648,0,0,0,0,0,0", &a), WEIR_FIELDS_RANGE | 3 << 8);
+    ck_assert_int_eq(parse(f, "0,0,0,-1,0,0,0,0,0", &a), WEIR_FIELDS_RANGE | 4 << 8);
+    ck_assert_int_eq(parse(f, "0,0,0,0,65536,0,0,0,0", &a), WEIR_FIELDS_RANGE | 5 << 8);
+    ck_assert_int_eq(parse(f, "0,0,0,0,0,99999999999999999999999,0,0,0", &a),
+                     WEIR_FIELDS_RANGE | 6 << 8);
+    ck_assert_int_eq(parse(f, "0,0,0,0,0,0,1e39,0,0", &a), WEIR_FIELDS_RANGE | 7 << 8);
+    ck_assert_int_eq(parse(f, "0,0,0,0,0,0,0,1e999,0", &a), WEIR_FIELDS_RANGE | 8 << 8);
+    ck_assert_int_eq(parse(f, "0,0,0,0,0,0,0,0,yes", &a), WEIR_FIELDS_NUMBER | 9 << 8);
+    weir_fields_free(f);
+}
+END_TEST
+
+/* The line is not NUL-terminated: nothing past len may be read or change the result. */
+START_TEST(test_parse_stops_at_len)
+{
+    weir_fields_t *f = rec_layout(';');
+    rec_t r;
+    const char *text = "5;2.25999";
+    ck_assert_int_eq(weir_fields_parse(f, text, 4, &r), 0);
+    ck_assert(r.ts == 2.0);
+    ck_assert_int_eq(weir_fields_parse(f, text, 5, &r), 0);
+    ck_assert(r.ts == 2.2);
+    ck_assert_int_eq(weir_fields_parse(f, text, 2, &r), WEIR_FIELDS_NUMBER | 2 << 8);
+    weir_fields_free(f);
+}
+END_TEST
+
+START_TEST(test_layouts_reject_fields_that_do_not_fit)
+{
+    ck_assert_ptr_null(weir_fields_new(0, ','));
+    weir_fields_t *f = weir_fields_new(8, ',');
+    ck_assert_int_eq(weir_fields_add(f, WEIR_FIELD_DOUBLE, 0), 0);
+    ck_assert_int_eq(weir_fields_add(f, WEIR_FIELD_INT32, 6), WEIR_EINVAL);
+    ck_assert_int_eq(weir_fields_add(f, 99, 0), WEIR_EINVAL);
+    weir_fields_t *c = wr_fields_copy(f);
+    weir_fields_free(f);
+    double d = 0;
+    ck_assert_int_eq(weir_fields_parse(c, "3.5", 3, &d), 0);
+    ck_assert(d == 3.5);
+    weir_fields_free(c);
+    weir_fields_free(NULL);
+}
+END_TEST
+
+static Suite *fields_suite(void)
+{
+    Suite *s = suite_create("fields");
+    const check_case_t cases[] = {
+        {"fields_in_declaration_order", test_fields_are_filled_in_declaration_order},
+        {"every_type_at_its_limits", test_every_field_type_at_its_limits},
+        {"decimals_round_as_strtod", test_decimals_round_as_strtod},
+        {"wrong_field_count", test_wrong_field_count_names_the_count},
+        {"not_a_number", test_a_field_that_is_no_number_is_named},
+        {"out_of_range", test_integers_out_of_their_type_are_range_errors},
+        {"stops_at_len", test_parse_stops_at_len},
+        {"layout_checks", test_layouts_reject_fields_that_do_not_fit},
+    };
+    add_cases(s, cases, sizeof cases / sizeof cases[0]);
+    return s;
+}
+
+int main(void)
+{
+    return run_suite(fields_suite());
+}
