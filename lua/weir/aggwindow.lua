@@ -9,9 +9,10 @@
 --   a set). A window that is already due fires at once, as event_time() returns FIRE.
 -- * No window object per slot: windows are made when they fire. Tumbling windows live in a
 --   compact C table (wintab.c: one cache line per lookup) instead of the general store.
--- * Timers: per time a FIFO of (key id, window start), and a heap of the distinct times. A
---   watermark closes a window of every key at the same time, so registering is an append and
---   popping a walk down an array; the order is (time, registration), as the C timer service's.
+-- * Timers: per time a FIFO of key ids (the time says the window), and a heap of the distinct
+--   times. A watermark closes a window of every key at the same time, so registering is an
+--   append and popping a walk down an array; the order is (time, registration), as the C timer
+--   service's.
 -- * Sliding windows are computed by slices (the issue's target d): the store holds one
 --   accumulator per (key, slide-long slice), an element goes into its one slice, and a window
 --   fires with aggregate.merge over the slices it covers, from aggregate.create(). A window
@@ -107,17 +108,17 @@ local function heap_pop(q)
   end
 end
 
----Registers the timer (t, kid, start); the caller knows it is not registered yet.
-local function timers_add(q, t, kid, start)
+---Registers a timer at t for entry e; the caller knows it is not registered yet.
+local function timers_add(q, t, e)
   local b = q.buckets[t]
   if not b then
     b = { head = 1, len = 0 }
     q.buckets[t] = b
     heap_push(q, t)
   end
-  local n = b.len
-  b[n + 1], b[n + 2] = kid, start
-  b.len = n + 2
+  local n = b.len + 1
+  b[n] = e
+  b.len = n
   q.count = q.count + 1
 end
 
@@ -169,9 +170,17 @@ function M.instantiate(job, node)
     return t >= 9.2e18 and INF or t
   end
 
+  -- A timer's entry is its window's key id, and its time says the window: a key id is a timer
+  -- at the window's max timestamp (which is also the cleanup time without allowed lateness),
+  -- a negated one a timer at its cleanup time (max timestamp + lateness).
   local function register(inst, t, kid, start)
-    if t ~= INF then
-      timers_add(inst.tq, t, kid, start)
+    if t == INF then
+      return
+    end
+    if t == start + size - 1 then
+      timers_add(inst.tq, t, kid)
+    else
+      timers_add(inst.tq, t, -kid)
     end
   end
 
@@ -369,20 +378,20 @@ function M.instantiate(job, node)
     while q.n > 0 and times[1] <= w do
       local t = times[1]
       local b = buckets[t]
-      local i = b.head
-      while i < b.len do
-        local kid, a = b[i], b[i + 1]
-        b.head = i + 2
+      for i = b.head, b.len do
+        local e = b[i]
+        b.head = i + 1
         q.count = q.count - 1
-        local key = inst.keys[kid]
-        local maxts = a + size - 1
-        if t == maxts then
-          fire(inst, key, kid, a)
+        if e > 0 then
+          local a = t - size + 1
+          local key = inst.keys[e]
+          fire(inst, key, e, a)
+          if lateness == 0 then
+            clear(inst, key, e, a)
+          end
+        else
+          clear(inst, inst.keys[-e], -e, t - lateness - size + 1)
         end
-        if t == cleanup_of(maxts) then
-          clear(inst, key, kid, a)
-        end
-        i = i + 2
       end
       buckets[t] = nil
       heap_pop(q)
