@@ -311,6 +311,27 @@ double weir_wintab_stat(const weir_wintab_t *t, int32_t what);
 int32_t weir_wintab_capacity(const weir_wintab_t *t);
 int32_t weir_wintab_at(const weir_wintab_t *t, int32_t i, double *out);
 
+/* Slices (slices.c), weir.aggwindow's state for sliced sliding windows: per key id (an integer
+ * in [0, INT32_MAX]; other keys are WEIR_EINVAL / NULL) its slices by start, each a number
+ * accumulator and an element count. acc: the slice's accumulator (created NaN when absent)
+ * with 1 added to its count, *fresh = 1 when it was created; valid until the next acc or drop
+ * of that key; NULL for bad arguments or too many slices. range: the accumulators of the key's
+ * slices starting in [lo, hi), in order (writes up to max, returns how many there are).
+ * neighbors: out[0] the start of the key's slice just before start (-inf: none), out[1] the
+ * one just after (+inf), start itself left out. drop: 1 removed, 0 absent. stat takes the
+ * WEIR_STORE_* whats (OPEN counts slices). dump: every slice as (key, start, count) triples,
+ * up to max of them; returns how many slices there are. weir_slices_free(NULL) is a no-op. */
+typedef struct weir_slices weir_slices_t; /* opaque */
+weir_slices_t *weir_slices_new(void);
+void weir_slices_free(weir_slices_t *t);
+double *weir_slices_acc(weir_slices_t *t, double key, double start, int32_t *fresh);
+int32_t weir_slices_range(const weir_slices_t *t, double key, double lo, double hi, double *out,
+                          int32_t max);
+int weir_slices_neighbors(const weir_slices_t *t, double key, double start, double *out);
+int weir_slices_drop(weir_slices_t *t, double key, double start);
+double weir_slices_stat(const weir_slices_t *t, int32_t what);
+double weir_slices_dump(const weir_slices_t *t, double *out, double max);
+
 /* Field parsing (fields.c): a layout of numeric fields at byte offsets in a record of size
  * bytes, filled in declaration order from one line cut at separator. new returns NULL for size
  * outside [1, 65536]; add returns 0, or WEIR_EINVAL for a bad kind or a field that does not fit

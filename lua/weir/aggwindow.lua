@@ -13,14 +13,15 @@
 --   times. A watermark closes a window of every key at the same time, so registering is an
 --   append and popping a walk down an array; the order is (time, registration), as the C timer
 --   service's.
--- * Sliding windows are computed by slices (the issue's target d): the store holds one
---   accumulator per (key, slide-long slice), an element goes into its one slice, and a window
---   fires with aggregate.merge over the slices it covers, from aggregate.create(). A window
---   exists while a slice it covers does; the timers of the windows an element creates are
---   registered in the assigner's order (latest start first). Used when the aggregate has merge
---   and a number for accumulator, size is a multiple of slide and the job does not say
---   weir.env{slicing = false}; merge must then be exact for the result to equal Flink's (counts,
---   integer sums, min, max are; a floating-point sum may differ in its last bits).
+-- * Sliding windows are computed by slices (the issue's target d): slices.c holds one
+--   accumulator per (key, slide-long slice), per key in one array sorted by start. An element
+--   goes into its one slice, and a window fires with aggregate.merge over the run of slices it
+--   covers, from aggregate.create(). A window exists while a slice it covers does; the timers
+--   of the windows an element creates are registered in the assigner's order (latest start
+--   first). Used when the aggregate has merge and a number for accumulator, size is a multiple
+--   of slide and the job does not say weir.env{slicing = false}; merge must then be exact for
+--   the result to equal Flink's (counts, integer sums, min, max are; a floating-point sum may
+--   differ in its last bits).
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
@@ -145,8 +146,7 @@ function M.instantiate(job, node)
     if k == 1 then
       inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
     else
-      -- slices: the number accumulator in the slot's one cell
-      inst.store = ffi.gc(C.weir_store_new(1), C.weir_store_free)
+      inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
       inst.fresh = ffi.new("int32_t[1]")
     end
     -- window_state(), apart, so that the slices of a key stay alone in the store
@@ -194,11 +194,11 @@ function M.instantiate(job, node)
       end
       return accs[id]
     end
-    local n = C.weir_store_key_cells(inst.store, kid, a, a + size, inst.cells, inst.cells_cap)
+    local n = C.weir_slices_range(inst.slices, kid, a, a + size, inst.cells, inst.cells_cap)
     if n > inst.cells_cap then
       inst.cells_cap = n
       inst.cells = ffi.new("double[?]", n)
-      n = C.weir_store_key_cells(inst.store, kid, a, a + size, inst.cells, n)
+      n = C.weir_slices_range(inst.slices, kid, a, a + size, inst.cells, n)
     end
     if n <= 0 then
       return nil
@@ -238,11 +238,7 @@ function M.instantiate(job, node)
         inst.accs[id] = nil
       end
     else
-      local store = inst.store
-      local slot = C.weir_store_find(store, kid, a, a + slide)
-      if slot >= 0 then
-        C.weir_store_drop(store, slot)
-      end
+      C.weir_slices_drop(inst.slices, kid, a)
     end
     local wslot = C.weir_store_find(inst.wstore, kid, a, a + size)
     if wslot >= 0 then
@@ -322,14 +318,14 @@ function M.instantiate(job, node)
   -- failing add() routed to on_error leaves no window without its timers.
   function push_sliced(inst, _, v, key, kid, q, W) -- luacheck: ignore 111
     local fresh_out = inst.fresh
-    local cell = C.weir_store_acc(inst.store, kid, q, q + slide, fresh_out)
+    local cell = C.weir_slices_acc(inst.slices, kid, q, fresh_out)
     if cell == nil then
       error("window store: too many open slices", 0)
     end
     if fresh_out[0] == 1 then
       cell[0] = create()
       local nb = inst.nb
-      C.weir_store_neighbors(inst.store, kid, q, q + slide, nb)
+      C.weir_slices_neighbors(inst.slices, kid, q, nb)
       local prev, next = nb[0], nb[1]
       local a = q
       for _ = 1, k do
@@ -414,11 +410,14 @@ function M.instantiate(job, node)
       end
       return list
     end
-    local store, W = inst.store, inst.watermark
-    for slot = 0, C.weir_store_stat(store, C.WEIR_STORE_IDS) - 1 do
-      local kid, q = C.weir_store_slot_key(store, slot), C.weir_store_slot_start(store, slot)
+    local W = inst.watermark
+    local n = C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
+    local dump = ffi.new("double[?]", 3 * n + 3)
+    C.weir_slices_dump(inst.slices, dump, n)
+    for i = 0, n - 1 do
+      local kid, q, count = dump[3 * i], dump[3 * i + 1], dump[3 * i + 2]
       local a = q
-      for _ = 1, kid == kid and k or 0 do -- NaN: not open
+      for _ = 1, k do
         if cleanup_of(a + size - 1) <= W then
           break
         end
@@ -430,7 +429,7 @@ function M.instantiate(job, node)
           seen[id] = e
           list[#list + 1] = e
         end
-        e.elements = e.elements + C.weir_store_count(store, slot)
+        e.elements = e.elements + count
         a = a - slide
       end
     end
@@ -445,8 +444,8 @@ function M.instantiate(job, node)
       bytes = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
     else
       open = #list_windows(inst)
-      elements = C.weir_store_stat(inst.store, C.WEIR_STORE_ELEMENTS)
-      bytes = C.weir_store_stat(inst.store, C.WEIR_STORE_BYTES)
+      elements = C.weir_slices_stat(inst.slices, C.WEIR_STORE_ELEMENTS)
+      bytes = C.weir_slices_stat(inst.slices, C.WEIR_STORE_BYTES)
     end
     local q = inst.tq
     return { open_windows = open, elements = elements,

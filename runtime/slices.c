@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+/* slices.c: per key a sorted array of slices (appends at the end, drops from the front move
+ * the head, other inserts and drops move the run), key records with a free list, and an index
+ * from key to record that grows past 1/2 full and shrinks only when empty (as wintab.c, for
+ * the same reason: a watermark drops a slice of every key at once). bytes counts every array. */
+#include "slices.h"
+#include "ms.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem.h"
+#include "weir.h"
+
+enum { MIN_INDEX = 32, MIN_SLICES = 4 };
+
+static void *resize(wr_slices_t *t, void *p, size_t old_n, size_t new_n, size_t size)
+{
+    void *q = wr_xreallocarray(p, new_n, size);
+    t->bytes = t->bytes - old_n * size + new_n * size;
+    return q;
+}
+
+static void release(wr_slices_t *t, void *p, size_t n, size_t size)
+{
+    free(p);
+    t->bytes -= n * size;
+}
+
+static wr_slices_entry_t *new_index(wr_slices_t *t, size_t cap)
+{
+    wr_slices_entry_t *index = resize(t, NULL, 0, cap, sizeof *index);
+    for (size_t i = 0; i < cap; i++) {
+        index[i].id = -1;
+    }
+    return index;
+}
+
+void wr_slices_init(wr_slices_t *t)
+{
+    memset(t, 0, sizeof *t);
+    t->free_key = -1;
+    t->index = new_index(t, MIN_INDEX);
+    t->index_cap = MIN_INDEX;
+}
+
+void wr_slices_close(wr_slices_t *t)
+{
+    for (int32_t i = 0; i < t->keys_len; i++) {
+        if (t->keys[i].len >= 0) {
+            free(t->keys[i].s);
+        }
+    }
+    free(t->keys);
+    free(t->index);
+    memset(t, 0, sizeof *t);
+    t->free_key = -1;
+}
+
+static size_t home_of(int32_t key, size_t mask)
+{
+    uint64_t h = ((uint64_t)(uint32_t)key + 1) * UINT64_C(0x9e3779b97f4a7c15);
+    return (size_t)(h >> 32) & mask;
+}
+
+static size_t probe(const wr_slices_t *t, int32_t key)
+{
+    size_t mask = t->index_cap - 1;
+    size_t i = home_of(key, mask);
+    while (t->index[i].id >= 0 && t->index[i].key != key) {
+        i = (i + 1) & mask;
+    }
+    return i;
+}
+
+static void rehash(wr_slices_t *t, size_t cap)
+{
+    wr_slices_entry_t *old = t->index;
+    size_t old_cap = t->index_cap;
+    t->index = new_index(t, cap);
+    t->index_cap = cap;
+    for (size_t j = 0; j < old_cap; j++) {
+        if (old[j].id >= 0) {
+            t->index[probe(t, old[j].key)] = old[j];
+        }
+    }
+    release(t, old, old_cap, sizeof *old);
+}
+
+static wr_slice_key_t *find_key(const wr_slices_t *t, int32_t key)
+{
+    int32_t id = t->index[probe(t, key)].id;
+    return id >= 0 ? &t->keys[id] : NULL;
+}
+
+static wr_slice_key_t *get_key(wr_slices_t *t, int32_t key)
+{
+    size_t i = probe(t, key);
+    if (t->index[i].id >= 0) {
+        return &t->keys[t->index[i].id];
+    }
+    if ((size_t)(t->nkeys + 1) * 2 > t->index_cap) {
+        rehash(t, t->index_cap * 2);
+        i = probe(t, key);
+    }
+    int32_t id;
+    if (t->free_key >= 0) {
+        id = t->free_key;
+        t->free_key = t->keys[id].head;
+    } else {
+        if (t->keys_len == t->keys_cap) {
+            int32_t cap = t->keys_cap ? t->keys_cap * 2 : 16;
+            t->keys = resize(t, t->keys, (size_t)t->keys_cap, (size_t)cap, sizeof *t->keys);
+            t->keys_cap = cap;
+        }
+        id = t->keys_len++;
+    }
+    wr_slice_key_t *k = &t->keys[id];
+    *k = (wr_slice_key_t){.key = key, .head = 0, .len = 0, .cap = MIN_SLICES};
+    k->s = resize(t, NULL, 0, MIN_SLICES, sizeof *k->s);
+    t->index[i] = (wr_slices_entry_t){.id = id, .key = key};
+    t->nkeys++;
+    return k;
+}
+
+static void free_key(wr_slices_t *t, wr_slice_key_t *k)
+{
+    size_t hole = probe(t, k->key);
+    int32_t id = t->index[hole].id;
+    size_t mask = t->index_cap - 1;
+    size_t j = hole;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (t->index[j].id < 0) {
+            break;
+        }
+        size_t home = home_of(t->index[j].key, mask);
+        if (((j - home) & mask) >= ((j - hole) & mask)) {
+            t->index[hole] = t->index[j];
+            hole = j;
+        }
+    }
+    t->index[hole].id = -1;
+    release(t, k->s, (size_t)k->cap, sizeof *k->s);
+    k->s = NULL;
+    k->len = -1;
+    k->head = t->free_key;
+    t->free_key = id;
+    t->nkeys--;
+    if (t->nkeys == 0) {
+        /* nothing open: back to the initial allocation */
+        release(t, t->keys, (size_t)t->keys_cap, sizeof *t->keys);
+        t->keys = NULL;
+        t->keys_len = t->keys_cap = 0;
+        t->free_key = -1;
+        if (t->index_cap > MIN_INDEX) {
+            release(t, t->index, t->index_cap, sizeof *t->index);
+            t->index = new_index(t, MIN_INDEX);
+            t->index_cap = MIN_INDEX;
+        }
+    }
+}
+
+/* First position p in [head, head + len) with s[p].start >= start (head + len if none). */
+static int32_t lower_bound(const wr_slice_key_t *k, int64_t start)
+{
+    int32_t lo = k->head;
+    int32_t hi = k->head + k->len;
+    if (hi > lo && k->s[hi - 1].start < start) {
+        return hi; /* slices mostly come in start order */
+    }
+    if (hi > lo && k->s[lo].start >= start) {
+        return lo; /* and windows fire from the oldest slice */
+    }
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (k->s[mid].start < start) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+double *wr_slices_acc(wr_slices_t *t, int32_t key, int64_t start, int *fresh)
+{
+    wr_slice_key_t *k = get_key(t, key);
+    int32_t p = lower_bound(k, start);
+    if (p < k->head + k->len && k->s[p].start == start) {
+        k->s[p].count++;
+        t->elements++;
+        *fresh = 0;
+        return &k->s[p].acc;
+    }
+    if (k->len >= WR_SLICES_MAX) {
+        return NULL;
+    }
+    if (k->head + k->len == k->cap) {
+        if (k->head > 0) { /* room at the front: move the run there */
+            memmove(k->s, k->s + k->head, (size_t)k->len * sizeof *k->s);
+            p -= k->head;
+            k->head = 0;
+        } else {
+            int32_t cap = k->cap > INT32_MAX / 2 ? INT32_MAX : k->cap * 2;
+            k->s = resize(t, k->s, (size_t)k->cap, (size_t)cap, sizeof *k->s);
+            k->cap = cap;
+        }
+    }
+    int32_t end = k->head + k->len;
+    memmove(&k->s[p + 1], &k->s[p], (size_t)(end - p) * sizeof *k->s);
+    k->s[p] = (wr_slice_t){.start = start, .acc = NAN, .count = 1};
+    k->len++;
+    t->open++;
+    t->elements++;
+    *fresh = 1;
+    return &k->s[p].acc;
+}
+
+int32_t wr_slices_range(const wr_slices_t *t, int32_t key, int64_t lo, int64_t hi, double *out,
+                        int32_t max)
+{
+    const wr_slice_key_t *k = find_key(t, key);
+    if (!k) {
+        return 0;
+    }
+    int32_t end = k->head + k->len;
+    int32_t n = 0;
+    for (int32_t p = lower_bound(k, lo); p < end && k->s[p].start < hi; p++, n++) {
+        if (n < max) {
+            out[n] = k->s[p].acc;
+        }
+    }
+    return n;
+}
+
+void wr_slices_neighbors(const wr_slices_t *t, int32_t key, int64_t start, int64_t *prev,
+                         int64_t *next)
+{
+    *prev = INT64_MIN;
+    *next = INT64_MAX;
+    const wr_slice_key_t *k = find_key(t, key);
+    if (!k) {
+        return;
+    }
+    int32_t end = k->head + k->len;
+    int32_t p = lower_bound(k, start);
+    if (p > k->head) {
+        *prev = k->s[p - 1].start;
+    }
+    if (p < end && k->s[p].start == start) {
+        p++;
+    }
+    if (p < end) {
+        *next = k->s[p].start;
+    }
+}
+
+int wr_slices_drop(wr_slices_t *t, int32_t key, int64_t start)
+{
+    wr_slice_key_t *k = find_key(t, key);
+    if (!k) {
+        return 0;
+    }
+    int32_t p = lower_bound(k, start);
+    int32_t end = k->head + k->len;
+    if (p == end || k->s[p].start != start) {
+        return 0;
+    }
+    t->open--;
+    t->elements -= k->s[p].count;
+    if (p == k->head) {
+        k->head++;
+    } else {
+        memmove(&k->s[p], &k->s[p + 1], (size_t)(end - p - 1) * sizeof *k->s);
+    }
+    k->len--;
+    if (k->len == 0) {
+        free_key(t, k);
+    }
+    return 1;
+}
+
+int64_t wr_slices_dump(const wr_slices_t *t, double *out, int64_t max)
+{
+    int64_t n = 0;
+    for (int32_t i = 0; i < t->keys_len; i++) {
+        const wr_slice_key_t *k = &t->keys[i];
+        for (int32_t p = k->head; k->len > 0 && p < k->head + k->len; p++, n++) {
+            if (n < max) {
+                out[3 * n] = (double)k->key;
+                out[3 * n + 1] = wr_ms_to_double(k->s[p].start);
+                out[3 * n + 2] = (double)k->s[p].count;
+            }
+        }
+    }
+    return n;
+}
+
+/* --- FFI --------------------------------------------------------------------------------- */
+
+struct weir_slices {
+    wr_slices_t t;
+};
+
+/* A key id as the FFI gives it: a double holding an int32 >= 0, else -1. */
+static int32_t key_id(double key)
+{
+    return key >= 0 && key <= INT32_MAX && key == (double)(int32_t)key ? (int32_t)key : -1;
+}
+
+weir_slices_t *weir_slices_new(void)
+{
+    weir_slices_t *fs = wr_xmalloc(sizeof *fs);
+    wr_slices_init(&fs->t);
+    return fs;
+}
+
+void weir_slices_free(weir_slices_t *fs)
+{
+    if (!fs) {
+        return;
+    }
+    wr_slices_close(&fs->t);
+    free(fs);
+}
+
+double *weir_slices_acc(weir_slices_t *fs, double key, double start, int32_t *fresh)
+{
+    if (key_id(key) < 0 || isnan(start) || !fresh) {
+        return NULL;
+    }
+    int f = 0;
+    double *acc = wr_slices_acc(&fs->t, key_id(key), wr_ms_from_double(start), &f);
+    *fresh = f;
+    return acc;
+}
+
+int32_t weir_slices_range(const weir_slices_t *fs, double key, double lo, double hi, double *out,
+                          int32_t max)
+{
+    if (key_id(key) < 0 || isnan(lo) || isnan(hi) || max < 0 || (max > 0 && !out)) {
+        return WEIR_EINVAL;
+    }
+    return wr_slices_range(&fs->t, key_id(key), wr_ms_from_double(lo), wr_ms_from_double(hi),
+                           out, max);
+}
+
+int weir_slices_neighbors(const weir_slices_t *fs, double key, double start, double *out)
+{
+    if (key_id(key) < 0 || isnan(start) || !out) {
+        return WEIR_EINVAL;
+    }
+    int64_t prev;
+    int64_t next;
+    wr_slices_neighbors(&fs->t, key_id(key), wr_ms_from_double(start), &prev, &next);
+    out[0] = wr_ms_to_double(prev);
+    out[1] = wr_ms_to_double(next);
+    return 0;
+}
+
+int weir_slices_drop(weir_slices_t *fs, double key, double start)
+{
+    if (key_id(key) < 0 || isnan(start)) {
+        return WEIR_EINVAL;
+    }
+    return wr_slices_drop(&fs->t, key_id(key), wr_ms_from_double(start));
+}
+
+double weir_slices_stat(const weir_slices_t *fs, int32_t what)
+{
+    switch (what) {
+    case WEIR_STORE_OPEN:
+        return (double)fs->t.open;
+    case WEIR_STORE_ELEMENTS:
+        return (double)fs->t.elements;
+    case WEIR_STORE_BYTES:
+        return (double)(sizeof *fs + fs->t.bytes);
+    default:
+        return NAN;
+    }
+}
+
+double weir_slices_dump(const weir_slices_t *fs, double *out, double max)
+{
+    if (isnan(max) || max < 0 || (max > 0 && !out)) {
+        return WEIR_EINVAL;
+    }
+    return (double)wr_slices_dump(&fs->t, out, (int64_t)max);
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* check_slices: the per-key slice arrays of weir.aggwindow's sliced windows (slices.c): order,
+ * ranges, neighbours, drops and counts, checked against a reference model. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check_support.h"
+#include "slices.h"
+#include "weir.h"
+
+START_TEST(test_slices_keep_each_key_in_start_order)
+{
+    weir_slices_t *t = weir_slices_new();
+    int32_t fresh = -1;
+    double *a = weir_slices_acc(t, 3, 30, &fresh);
+    ck_assert_int_eq(fresh, 1);
+    ck_assert(isnan(*a));
+    *a = 3;
+    *weir_slices_acc(t, 3, 10, &fresh) = 1; /* before the head */
+    *weir_slices_acc(t, 3, 20, &fresh) = 2; /* in the middle */
+    *weir_slices_acc(t, 4, 20, &fresh) = 99;
+    ck_assert(*weir_slices_acc(t, 3, 30, &fresh) == 3);
+    ck_assert_int_eq(fresh, 0);
+    double out[4];
+    ck_assert_int_eq(weir_slices_range(t, 3, 10, 40, out, 4), 3);
+    ck_assert(out[0] == 1 && out[1] == 2 && out[2] == 3);
+    ck_assert_int_eq(weir_slices_range(t, 3, 11, 31, out, 4), 2);
+    ck_assert(out[0] == 2 && out[1] == 3);
+    ck_assert_int_eq(weir_slices_range(t, 3, 10, 40, out, 1), 3);
+    ck_assert_int_eq(weir_slices_range(t, 5, 0, 100, out, 4), 0);
+    double nb[2];
+    ck_assert_int_eq(weir_slices_neighbors(t, 3, 20, nb), 0);
+    ck_assert(nb[0] == 10 && nb[1] == 30);
+    ck_assert_int_eq(weir_slices_neighbors(t, 3, 25, nb), 0);
+    ck_assert(nb[0] == 20 && nb[1] == 30);
+    ck_assert_int_eq(weir_slices_neighbors(t, 4, 20, nb), 0);
+    ck_assert(isinf(nb[0]) && nb[0] < 0 && isinf(nb[1]) && nb[1] > 0);
+    ck_assert(weir_slices_stat(t, WEIR_STORE_OPEN) == 4);
+    ck_assert(weir_slices_stat(t, WEIR_STORE_ELEMENTS) == 5);
+    double dump[12];
+    ck_assert(weir_slices_dump(t, dump, 4) == 4);
+    ck_assert(dump[0] == 3 && dump[1] == 10 && dump[2] == 1);
+    ck_assert(dump[6] == 3 && dump[7] == 30 && dump[8] == 2);
+    ck_assert_int_eq(weir_slices_drop(t, 3, 20), 1);
+    ck_assert_int_eq(weir_slices_drop(t, 3, 20), 0);
+    ck_assert_int_eq(weir_slices_drop(t, 3, 10), 1);
+    ck_assert_int_eq(weir_slices_drop(t, 3, 30), 1);
+    ck_assert_int_eq(weir_slices_drop(t, 4, 20), 1);
+    ck_assert(weir_slices_stat(t, WEIR_STORE_OPEN) == 0);
+    ck_assert(weir_slices_stat(t, WEIR_STORE_ELEMENTS) == 0);
+    ck_assert(weir_slices_acc(t, -1, 0, &fresh) == NULL);
+    ck_assert(weir_slices_acc(t, 0.5, 0, &fresh) == NULL);
+    ck_assert_int_eq(weir_slices_range(t, 1, NAN, 1, out, 4), WEIR_EINVAL);
+    ck_assert(isnan(weir_slices_stat(t, 9)));
+    weir_slices_free(t);
+    weir_slices_free(NULL);
+}
+END_TEST
+
+START_TEST(test_slices_return_to_their_initial_allocation_when_empty)
+{
+    weir_slices_t *t = weir_slices_new();
+    double empty = weir_slices_stat(t, WEIR_STORE_BYTES);
+    int32_t fresh;
+    for (int k = 0; k < 1000; k++) {
+        for (int s = 0; s < 20; s++) {
+            *weir_slices_acc(t, k, s * 1000, &fresh) = s;
+        }
+    }
+    ck_assert(weir_slices_stat(t, WEIR_STORE_BYTES) > empty);
+    for (int k = 0; k < 1000; k++) {
+        for (int s = 0; s < 20; s++) {
+            ck_assert_int_eq(weir_slices_drop(t, k, s * 1000), 1);
+        }
+    }
+    ck_assert(weir_slices_stat(t, WEIR_STORE_BYTES) == empty);
+    weir_slices_free(t);
+}
+END_TEST
+
+/* Random accs (in and out of order) and drops against a dense model. */
+START_TEST(test_slices_match_a_reference_model)
+{
+    enum { KEYS = 8, STARTS = 40 };
+    static int32_t count[KEYS][STARTS];
+    static double value[KEYS][STARTS];
+    wr_slices_t t;
+    wr_slices_init(&t);
+    srand(5);
+    int64_t open = 0;
+    for (int step = 0; step < 100000; step++) {
+        int k = rand() % KEYS;
+        int s = rand() % STARTS;
+        int64_t start = (int64_t)s * 1000 - 5000;
+        if (rand() % 3 == 0) {
+            ck_assert_int_eq(wr_slices_drop(&t, k, start), count[k][s] > 0);
+            if (count[k][s] > 0) {
+                open--;
+            }
+            count[k][s] = 0;
+        } else {
+            int fresh;
+            double *acc = wr_slices_acc(&t, k, start, &fresh);
+            ck_assert_int_eq(fresh, count[k][s] == 0);
+            if (fresh) {
+                open++;
+            } else {
+                ck_assert(*acc == value[k][s]);
+            }
+            count[k][s]++;
+            value[k][s] = step;
+            *acc = step;
+        }
+        ck_assert_int_eq(t.open, open);
+        if (step % 97 == 0) {
+            int lo = rand() % STARTS;
+            int hi = lo + rand() % (STARTS - lo + 1);
+            double out[STARTS];
+            int32_t n = wr_slices_range(&t, k, (int64_t)lo * 1000 - 5000, (int64_t)hi * 1000 - 5000,
+                                        out, STARTS);
+            int32_t m = 0;
+            for (int i = lo; i < hi; i++) {
+                if (count[k][i] > 0) {
+                    ck_assert(out[m] == value[k][i]);
+                    m++;
+                }
+            }
+            ck_assert_int_eq(n, m);
+            int64_t prev;
+            int64_t next;
+            wr_slices_neighbors(&t, k, start, &prev, &next);
+            int64_t want_prev = INT64_MIN;
+            int64_t want_next = INT64_MAX;
+            for (int i = 0; i < STARTS; i++) {
+                int64_t st = (int64_t)i * 1000 - 5000;
+                if (count[k][i] > 0 && st < start) {
+                    want_prev = st;
+                }
+                if (count[k][i] > 0 && st > start && want_next == INT64_MAX) {
+                    want_next = st;
+                }
+            }
+            ck_assert(prev == want_prev && next == want_next);
+        }
+    }
+    wr_slices_close(&t);
+}
+END_TEST
+
+static Suite *slices_suite(void)
+{
+    Suite *s = suite_create("slices");
+    add_case(s, "keep_each_key_in_start_order", test_slices_keep_each_key_in_start_order);
+    add_case(s, "return_to_their_initial_allocation_when_empty",
+             test_slices_return_to_their_initial_allocation_when_empty);
+    add_case(s, "match_a_reference_model", test_slices_match_a_reference_model);
+    return s;
+}
+
+int main(void)
+{
+    return run_suite(slices_suite());
+}
