@@ -41,7 +41,7 @@ local function digest_term(r)
   return (r.auction + 1) * (r.start / SLIDE_MS + 5) * r.count
 end
 
-local env = weir.env{ parallelism = 1 }
+local env = weir.env{ parallelism = 1, auto_watermark_interval = common.WATERMARK_INTERVAL }
 
 env:nexmark_bids{ count = n }
   :assign_timestamps_and_watermarks(

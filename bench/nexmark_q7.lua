@@ -35,7 +35,7 @@ local function digest_term(r)
   return (r.start / WINDOW_MS + 1) * (r.price + r.auction + r.bidder)
 end
 
-local env = weir.env{ parallelism = 1 }
+local env = weir.env{ parallelism = 1, auto_watermark_interval = common.WATERMARK_INTERVAL }
 
 env:nexmark_bids{ count = n }
   :assign_timestamps_and_watermarks(
