@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* slices.c: per key a sorted array of slices (appends at the end, drops from the front move
- * the head, other inserts and drops move the run), key records with a free list, and an index
+/* slices.c: per key sorted parallel arrays of slices (appends at the end, drops from the front
+ * move the head, other inserts and drops move the run), key records with a free list, and an index
  * from key to record that grows past 1/2 full and shrinks only when empty (as wintab.c, for
  * the same reason: a watermark drops a slice of every key at once). bytes counts every array. */
 #include "slices.h"
@@ -29,6 +29,27 @@ static void release(wr_slices_t *t, void *p, size_t n, size_t size)
     t->bytes -= n * size;
 }
 
+enum { SLICE_BYTES = sizeof(int64_t) + sizeof(double) + sizeof(int32_t) };
+
+/* Points k's arrays into one new block of cap positions (the old block is the caller's). */
+static void *new_block(wr_slices_t *t, wr_slice_key_t *k, int32_t cap)
+{
+    char *block = resize(t, NULL, 0, (size_t)cap, SLICE_BYTES);
+    k->start = (int64_t *)block;
+    k->acc = (double *)(block + (size_t)cap * sizeof(int64_t));
+    k->count = (int32_t *)(block + (size_t)cap * (sizeof(int64_t) + sizeof(double)));
+    k->cap = cap;
+    return block;
+}
+
+/* Moves n positions from src to dst in all three arrays. */
+static void move(wr_slice_key_t *k, int32_t dst, int32_t src, int32_t n)
+{
+    memmove(&k->start[dst], &k->start[src], (size_t)n * sizeof *k->start);
+    memmove(&k->acc[dst], &k->acc[src], (size_t)n * sizeof *k->acc);
+    memmove(&k->count[dst], &k->count[src], (size_t)n * sizeof *k->count);
+}
+
 static wr_slices_entry_t *new_index(wr_slices_t *t, size_t cap)
 {
     wr_slices_entry_t *index = resize(t, NULL, 0, cap, sizeof *index);
@@ -50,7 +71,7 @@ void wr_slices_close(wr_slices_t *t)
 {
     for (int32_t i = 0; i < t->keys_len; i++) {
         if (t->keys[i].len >= 0) {
-            free(t->keys[i].s);
+            free(t->keys[i].start);
         }
     }
     free(t->keys);
@@ -118,8 +139,8 @@ static wr_slice_key_t *get_key(wr_slices_t *t, int32_t key)
         id = t->keys_len++;
     }
     wr_slice_key_t *k = &t->keys[id];
-    *k = (wr_slice_key_t){.key = key, .head = 0, .len = 0, .cap = MIN_SLICES};
-    k->s = resize(t, NULL, 0, MIN_SLICES, sizeof *k->s);
+    *k = (wr_slice_key_t){.key = key, .head = 0, .len = 0};
+    new_block(t, k, MIN_SLICES);
     t->index[i] = (wr_slices_entry_t){.id = id, .key = key};
     t->nkeys++;
     return k;
@@ -143,8 +164,8 @@ static void free_key(wr_slices_t *t, wr_slice_key_t *k)
         }
     }
     t->index[hole].id = -1;
-    release(t, k->s, (size_t)k->cap, sizeof *k->s);
-    k->s = NULL;
+    release(t, k->start, (size_t)k->cap, SLICE_BYTES);
+    k->start = NULL;
     k->len = -1;
     k->head = t->free_key;
     t->free_key = id;
@@ -168,15 +189,15 @@ static int32_t lower_bound(const wr_slice_key_t *k, int64_t start)
 {
     int32_t lo = k->head;
     int32_t hi = k->head + k->len;
-    if (hi > lo && k->s[hi - 1].start < start) {
+    if (hi > lo && k->start[hi - 1] < start) {
         return hi; /* slices mostly come in start order */
     }
-    if (hi > lo && k->s[lo].start >= start) {
+    if (hi > lo && k->start[lo] >= start) {
         return lo; /* and windows fire from the oldest slice */
     }
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
-        if (k->s[mid].start < start) {
+        if (k->start[mid] < start) {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -189,34 +210,40 @@ double *wr_slices_acc(wr_slices_t *t, int32_t key, int64_t start, int *fresh)
 {
     wr_slice_key_t *k = get_key(t, key);
     int32_t p = lower_bound(k, start);
-    if (p < k->head + k->len && k->s[p].start == start) {
-        k->s[p].count++;
+    if (p < k->head + k->len && k->start[p] == start) {
+        k->count[p]++;
         t->elements++;
         *fresh = 0;
-        return &k->s[p].acc;
+        return &k->acc[p];
     }
     if (k->len >= WR_SLICES_MAX) {
         return NULL;
     }
     if (k->head + k->len == k->cap) {
         if (k->head > 0) { /* room at the front: move the run there */
-            memmove(k->s, k->s + k->head, (size_t)k->len * sizeof *k->s);
+            move(k, 0, k->head, k->len);
             p -= k->head;
             k->head = 0;
         } else {
             int32_t cap = k->cap > INT32_MAX / 2 ? INT32_MAX : k->cap * 2;
-            k->s = resize(t, k->s, (size_t)k->cap, (size_t)cap, sizeof *k->s);
-            k->cap = cap;
+            wr_slice_key_t old = *k;
+            new_block(t, k, cap);
+            memcpy(k->start, old.start, (size_t)old.len * sizeof *k->start);
+            memcpy(k->acc, old.acc, (size_t)old.len * sizeof *k->acc);
+            memcpy(k->count, old.count, (size_t)old.len * sizeof *k->count);
+            release(t, old.start, (size_t)old.cap, SLICE_BYTES);
         }
     }
     int32_t end = k->head + k->len;
-    memmove(&k->s[p + 1], &k->s[p], (size_t)(end - p) * sizeof *k->s);
-    k->s[p] = (wr_slice_t){.start = start, .acc = NAN, .count = 1};
+    move(k, p + 1, p, end - p);
+    k->start[p] = start;
+    k->acc[p] = NAN;
+    k->count[p] = 1;
     k->len++;
     t->open++;
     t->elements++;
     *fresh = 1;
-    return &k->s[p].acc;
+    return &k->acc[p];
 }
 
 int32_t wr_slices_range(const wr_slices_t *t, int32_t key, int64_t lo, int64_t hi, double *out,
@@ -228,9 +255,9 @@ int32_t wr_slices_range(const wr_slices_t *t, int32_t key, int64_t lo, int64_t h
     }
     int32_t end = k->head + k->len;
     int32_t n = 0;
-    for (int32_t p = lower_bound(k, lo); p < end && k->s[p].start < hi; p++, n++) {
+    for (int32_t p = lower_bound(k, lo); p < end && k->start[p] < hi; p++, n++) {
         if (n < max) {
-            out[n] = k->s[p].acc;
+            out[n] = k->acc[p];
         }
     }
     return n;
@@ -248,13 +275,13 @@ void wr_slices_neighbors(const wr_slices_t *t, int32_t key, int64_t start, int64
     int32_t end = k->head + k->len;
     int32_t p = lower_bound(k, start);
     if (p > k->head) {
-        *prev = k->s[p - 1].start;
+        *prev = k->start[p - 1];
     }
-    if (p < end && k->s[p].start == start) {
+    if (p < end && k->start[p] == start) {
         p++;
     }
     if (p < end) {
-        *next = k->s[p].start;
+        *next = k->start[p];
     }
 }
 
@@ -266,15 +293,15 @@ int wr_slices_drop(wr_slices_t *t, int32_t key, int64_t start)
     }
     int32_t p = lower_bound(k, start);
     int32_t end = k->head + k->len;
-    if (p == end || k->s[p].start != start) {
+    if (p == end || k->start[p] != start) {
         return 0;
     }
     t->open--;
-    t->elements -= k->s[p].count;
+    t->elements -= k->count[p];
     if (p == k->head) {
         k->head++;
     } else {
-        memmove(&k->s[p], &k->s[p + 1], (size_t)(end - p - 1) * sizeof *k->s);
+        move(k, p, p + 1, end - p - 1);
     }
     k->len--;
     if (k->len == 0) {
@@ -291,8 +318,8 @@ int64_t wr_slices_dump(const wr_slices_t *t, double *out, int64_t max)
         for (int32_t p = k->head; k->len > 0 && p < k->head + k->len; p++, n++) {
             if (n < max) {
                 out[3 * n] = (double)k->key;
-                out[3 * n + 1] = wr_ms_to_double(k->s[p].start);
-                out[3 * n + 2] = (double)k->s[p].count;
+                out[3 * n + 1] = wr_ms_to_double(k->start[p]);
+                out[3 * n + 2] = (double)k->count[p];
             }
         }
     }

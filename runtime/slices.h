@@ -11,20 +11,18 @@
 
 enum { WR_SLICES_MAX = INT32_MAX }; /* open slices per table, and slices per key */
 
-typedef struct wr_slice {
-    int64_t start;
-    double acc;    /* NaN until the caller writes it */
-    int32_t count; /* elements added */
-} wr_slice_t;
-
-/* One key: its slices are s[head .. head + len), len >= 1, sorted by start. A free record has
- * len -1 and head = the next free record (or -1). */
+/* One key: its slices are positions [head, head + len) of three parallel arrays (one
+ * allocation of cap positions), sorted by start: a window's accumulators are one dense run.
+ * acc is NaN until the caller writes it; count is the elements added. A free record has len -1
+ * and head = the next free record (or -1). */
 typedef struct wr_slice_key {
     int32_t key;
     int32_t head;
     int32_t len;
     int32_t cap;
-    wr_slice_t *s;
+    int64_t *start;
+    double *acc;
+    int32_t *count;
 } wr_slice_key_t;
 
 /* One index entry, 8 bytes: a key record (-1 = empty) and its key. */
