@@ -240,10 +240,12 @@ function M.instantiate(job, node)
     else
       C.weir_slices_drop(inst.slices, kid, a)
     end
-    local wslot = C.weir_store_find(inst.wstore, kid, a, a + size)
-    if wslot >= 0 then
-      inst.wstate[wslot] = nil
-      C.weir_store_drop(inst.wstore, wslot)
+    if next(inst.wstate) ~= nil then -- some window has window_state()
+      local wslot = C.weir_store_find(inst.wstore, kid, a, a + size)
+      if wslot >= 0 then
+        inst.wstate[wslot] = nil
+        C.weir_store_drop(inst.wstore, wslot)
+      end
     end
   end
 

@@ -61,7 +61,10 @@ local function run(case, records, fast)
     end)
   elseif case.fn == "process" then
     result = windowed:aggregate(count_sum, function(key, ctx, sums, out)
-      out({ key, tostring(ctx:window()), sums[1], ctx:current_watermark() })
+      local ws, gs = ctx:window_state(), ctx:global_state()
+      ws.fires = (ws.fires or 0) + 1 -- late firings of a window see its earlier ones
+      gs.fires = (gs.fires or 0) + 1
+      out({ key, tostring(ctx:window()), sums[1], ctx:current_watermark(), ws.fires, gs.fires })
     end)
   else
     result = windowed:aggregate(count_sum)
