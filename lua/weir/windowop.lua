@@ -7,6 +7,7 @@ local C = require("weir.ffi")
 local windows = require("weir.windows")
 local triggers = require("weir.triggers")
 local evictors = require("weir.evictors")
+local util = require("weir.util")
 
 local M = {}
 
@@ -231,7 +232,7 @@ function WindowContext:output(tag, v)
   if type(tag) ~= "table" or not tag.id then
     error("ctx:output: expected an output tag", 2)
   end
-  if v == nil then
+  if util.is_nil(v) then
     error("ctx:output: cannot emit nil", 2)
   end
   local e = self.node.side[tag.id]
@@ -331,8 +332,9 @@ function M.caller(node)
   local fn_kind, fn, pfn = node.fn_kind, node.user_fn, node.process_fn
   local rich, objs, emit = node.rich, node.objs, node.emit
   local cur_st, cur_ts = 0, nil
+  local is_nil = util.is_nil
   local function out(x)
-    if x == nil then
+    if is_nil(x) then
       error("out(nil): records cannot be nil", 2)
     end
     return emit(cur_st, x, cur_ts)
