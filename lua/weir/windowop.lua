@@ -217,7 +217,9 @@ local WindowContext = {}
 WindowContext.__index = WindowContext
 
 function WindowContext:window()
-  return self.win
+  -- no window object yet (the fast operator's fires): a fresh one, not kept here, so that a
+  -- window made on a trace and only read stays unallocated (sunk)
+  return self.win or windows.window(self.wstart, self.wstop)
 end
 
 function WindowContext:current_watermark()
@@ -237,7 +239,7 @@ function WindowContext:output(tag, v)
   end
   local e = self.node.side[tag.id]
   if e then
-    e(self.inst.index, v, self.win:max_timestamp())
+    e(self.inst.index, v, self:window():max_timestamp())
   end
 end
 
@@ -245,7 +247,7 @@ function WindowContext:window_state()
   if self.node.assigner.merging then
     error("ctx:window_state() is not available for merging (session) windows, as in Flink", 2)
   end
-  local inst, w = self.inst, self.win
+  local inst, w = self.inst, self:window()
   local slot = C.weir_store_slot(inst.wstore or inst.store, self.kid, w.start, w.stop)
   local s = inst.wstate[slot]
   if not s then
@@ -327,7 +329,8 @@ end
 
 ---The call of a node's window function on a fired window: call(inst, key, w, elements, kid),
 ---elements being the contents (or {result} of reduce/aggregate); outputs carry w's max
----timestamp.
+---timestamp. w may be nil when start, stop (7th, 8th arguments) say the window: one is then
+---made only where the function asks for it (ctx:window(), apply).
 function M.caller(node)
   local fn_kind, fn, pfn = node.fn_kind, node.user_fn, node.process_fn
   local rich, objs, emit = node.rich, node.objs, node.emit
@@ -339,9 +342,12 @@ function M.caller(node)
     end
     return emit(cur_st, x, cur_ts)
   end
-  return function(inst, key, w, elements, kid)
+  return function(inst, key, w, elements, kid, start, stop)
     local st = inst.index
-    cur_st, cur_ts = st, w:max_timestamp()
+    if w then
+      start, stop = w.start, w.stop
+    end
+    cur_st, cur_ts = st, stop == INF and INF or stop - 1
     local target, method = pfn, node.method
     if fn_kind == "process" or fn_kind == "apply" then
       target = fn
@@ -360,6 +366,7 @@ function M.caller(node)
       f = obj[method]
     end
     if method == "apply" then
+      w = w or windows.window(start, stop)
       if obj then
         f(obj, key, w, elements, out)
       else
@@ -367,7 +374,7 @@ function M.caller(node)
       end
     else
       local ctx = inst.wctx
-      ctx.win, ctx.kid, ctx.key = w, kid, key
+      ctx.win, ctx.wstart, ctx.wstop, ctx.kid, ctx.key = w or false, start, stop, kid, key
       if obj then
         f(obj, key, ctx, elements, out)
       else
@@ -616,7 +623,7 @@ function M.instantiate(job, node)
     check_cleared(ctx)
     if rich and objs[inst.index].clear then
       local wctx = inst.wctx
-      wctx.win, wctx.kid, wctx.key = w, kid, key
+      wctx.win, wctx.wstart, wctx.wstop, wctx.kid, wctx.key = w, w.start, w.stop, kid, key
       objs[inst.index]:clear(wctx)
     end
     if retire then

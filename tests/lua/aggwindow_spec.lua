@@ -61,7 +61,10 @@ local function run(case, records, fast)
     end)
   elseif case.fn == "process" then
     result = windowed:aggregate(count_sum, function(key, ctx, sums, out)
-      out({ key, tostring(ctx:window()), sums[1], ctx:current_watermark() })
+      local s = ctx:window_state() -- per window: how often it fired
+      s.fires = (s.fires or 0) + 1
+      out({ key, tostring(ctx:window()), sums[1], ctx:current_watermark(), s.fires,
+            ctx:window():max_timestamp(), ctx:window() == ctx:window() })
     end)
   else
     result = windowed:aggregate(count_sum)
