@@ -215,11 +215,11 @@ function M.instantiate(job, node)
     if acc == nil then
       return
     end
-    local w = windows.window(a, a + size)
+    -- no window object: the function's context makes one if asked (windowop.caller)
     if reduce then
-      call_window_fn(inst, key, w, { acc }, kid)
+      call_window_fn(inst, key, nil, { acc }, kid, a, a + size)
     else
-      call_window_fn(inst, key, w, { result(acc) }, kid)
+      call_window_fn(inst, key, nil, { result(acc) }, kid, a, a + size)
     end
   end
 
@@ -229,7 +229,8 @@ function M.instantiate(job, node)
   local function clear(inst, key, kid, a)
     if rich and objs[inst.index].clear then
       local wctx = inst.wctx
-      wctx.win, wctx.kid, wctx.key = windows.window(a, a + size), kid, key
+      local w = windows.window(a, a + size)
+      wctx.win, wctx.wstart, wctx.wstop, wctx.kid, wctx.key = w, a, a + size, kid, key
       objs[inst.index]:clear(wctx)
     end
     if k == 1 then

@@ -78,10 +78,10 @@ end
 
 local TEMPLATES = {
   map = [[
-local f, objs, emit, fail_nil = ...
+local f, objs, emit, fail_nil, is_nil = ...
 return function(st, v, ts, key)
   local r = CALL(v)
-  if r == nil then fail_nil() end -- not a tail call: the handler needs this frame
+  if is_nil(r) then fail_nil() end -- not a tail call: the handler needs this frame
   return emit(st, r, ts)
 end]],
   filter = [[
@@ -90,10 +90,10 @@ return function(st, v, ts, key)
   if CALL(v) then return emit(st, v, ts) end
 end]],
   flat_map = [[
-local f, objs, emit = ...
+local f, objs, emit, is_nil = ...
 local cur_st, cur_ts = 0, nil
 local function out(x)
-  if x == nil then error("out(nil): records cannot be nil", 2) end
+  if is_nil(x) then error("out(nil): records cannot be nil", 2) end
   return emit(cur_st, x, cur_ts)
 end
 return function(st, v, ts, key)
@@ -101,10 +101,10 @@ return function(st, v, ts, key)
   CALL(v, out)
 end]],
   process = [[
-local f, objs, emit, ctxs = ...
+local f, objs, emit, ctxs, is_nil = ...
 local cur_st, cur_ts = 0, nil
 local function out(x)
-  if x == nil then error("out(nil): records cannot be nil", 2) end
+  if is_nil(x) then error("out(nil): records cannot be nil", 2) end
   return emit(cur_st, x, cur_ts)
 end
 return function(st, v, ts, key)
@@ -197,12 +197,12 @@ return function(first, last)
   end
 end]],
   generate = [[
-local f, objs, emit, progress, fail_nil = ...
+local f, objs, emit, progress, fail_nil, is_nil = ...
 return function(first, last)
   for i = first, last do
     progress[2] = i
     local v = CALL(i)
-    if v == nil then fail_nil() end
+    if is_nil(v) then fail_nil() end
     emit(0, v, nil)
   end
 end]],
@@ -288,7 +288,7 @@ function ProcessContext:output(t, v)
   if type(t) ~= "table" or not t.id then
     error("ctx:output: expected an output tag", 2)
   end
-  if v == nil then
+  if util.is_nil(v) then
     error("ctx:output: cannot emit nil", 2)
   end
   local e = self.node.side[t.id]
@@ -417,13 +417,15 @@ function Job:instantiate(node)
   local f, rich = user_call(node)
   local kind, objs, emit = node.kind, node.objs, node.emit
   if kind == "map" then
-    node.push = self:generate(node, "map", rich, f, objs, emit, nil_result("map"))
+    node.push = self:generate(node, "map", rich, f, objs, emit, nil_result("map"),
+      util.is_nil)
   elseif kind == "filter" then
     node.push = self:generate(node, "filter", rich, f, objs, emit)
   elseif kind == "flat_map" then
-    node.push = self:generate(node, "flat_map", rich, f, objs, emit)
+    node.push = self:generate(node, "flat_map", rich, f, objs, emit, util.is_nil)
   elseif kind == "process" then
-    node.push = self:generate(node, "process", rich, f, objs, emit, node.ctxs)
+    node.push = self:generate(node, "process", rich, f, objs, emit, node.ctxs,
+      util.is_nil)
   elseif kind == "timestamps" then
     self:instantiate_timestamps(node)
   elseif kind == "window" then
@@ -524,7 +526,7 @@ function Job:instantiate_source(node, f, rich)
     node.range = self:generate(node, "elements", false, node.values, node.emit, progress)
   elseif s == "generate" then
     node.range = self:generate(node, "generate", rich, f, node.objs, node.emit, progress,
-      nil_result("generate"))
+      nil_result("generate"), util.is_nil)
   else
     node.lines = self:generate(node, "lines", false, ffi.string, node.emit, progress)
   end

@@ -1,4 +1,6 @@
 -- weir.util: small helpers shared by the job-building modules (call sites, checks, copies).
+local ffi = require("ffi")
+
 local M = {}
 
 ---"file:line" of the nearest caller outside weir's own modules, for job-build errors.
@@ -101,6 +103,27 @@ function M.check_int(call, what, v, min)
     M.build_error("%s: %s must be an integer >= %d, got %s", call, what, min or 1, tostring(v))
   end
   return v
+end
+
+-- Per FFI ctype id: whether a cdata of that type can equal nil, i.e. is a pointer or reference
+-- (a NULL one does). Found once per type from the type's name.
+local nullable = {}
+
+---Whether v == nil, as the operators test a record, without `v == nil` on a struct cdata:
+---there LuaJIT compares the record's address with NULL, which is never equal but makes a
+---record made on the trace escape (not sunk: one GC allocation per record). Equal to
+---`v == nil` for every value: only nil and NULL pointers (and references) equal nil.
+function M.is_nil(v)
+  if type(v) ~= "cdata" then
+    return v == nil
+  end
+  local id = tonumber(ffi.typeof(v))
+  local can = nullable[id]
+  if can == nil then
+    can = tostring(ffi.typeof(v)):find("[*&]") ~= nil
+    nullable[id] = can
+  end
+  return can and v == nil
 end
 
 return M

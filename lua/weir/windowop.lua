@@ -7,6 +7,7 @@ local C = require("weir.ffi")
 local windows = require("weir.windows")
 local triggers = require("weir.triggers")
 local evictors = require("weir.evictors")
+local util = require("weir.util")
 
 local M = {}
 
@@ -216,7 +217,9 @@ local WindowContext = {}
 WindowContext.__index = WindowContext
 
 function WindowContext:window()
-  return self.win
+  -- no window object yet (the fast operator's fires): a fresh one, not kept here, so that a
+  -- window made on a trace and only read stays unallocated (sunk)
+  return self.win or windows.window(self.wstart, self.wstop)
 end
 
 function WindowContext:current_watermark()
@@ -231,12 +234,12 @@ function WindowContext:output(tag, v)
   if type(tag) ~= "table" or not tag.id then
     error("ctx:output: expected an output tag", 2)
   end
-  if v == nil then
+  if util.is_nil(v) then
     error("ctx:output: cannot emit nil", 2)
   end
   local e = self.node.side[tag.id]
   if e then
-    e(self.inst.index, v, self.win:max_timestamp())
+    e(self.inst.index, v, self:window():max_timestamp())
   end
 end
 
@@ -244,7 +247,7 @@ function WindowContext:window_state()
   if self.node.assigner.merging then
     error("ctx:window_state() is not available for merging (session) windows, as in Flink", 2)
   end
-  local inst, w = self.inst, self.win
+  local inst, w = self.inst, self:window()
   local slot = C.weir_store_slot(inst.wstore or inst.store, self.kid, w.start, w.stop)
   local s = inst.wstate[slot]
   if not s then
@@ -326,20 +329,25 @@ end
 
 ---The call of a node's window function on a fired window: call(inst, key, w, elements, kid),
 ---elements being the contents (or {result} of reduce/aggregate); outputs carry w's max
----timestamp.
+---timestamp. w may be nil when start, stop (7th, 8th arguments) say the window: one is then
+---made only where the function asks for it (ctx:window(), apply).
 function M.caller(node)
   local fn_kind, fn, pfn = node.fn_kind, node.user_fn, node.process_fn
   local rich, objs, emit = node.rich, node.objs, node.emit
   local cur_st, cur_ts = 0, nil
+  local is_nil = util.is_nil
   local function out(x)
-    if x == nil then
+    if is_nil(x) then
       error("out(nil): records cannot be nil", 2)
     end
     return emit(cur_st, x, cur_ts)
   end
-  return function(inst, key, w, elements, kid)
+  return function(inst, key, w, elements, kid, start, stop)
     local st = inst.index
-    cur_st, cur_ts = st, w:max_timestamp()
+    if w then
+      start, stop = w.start, w.stop
+    end
+    cur_st, cur_ts = st, stop == INF and INF or stop - 1
     local target, method = pfn, node.method
     if fn_kind == "process" or fn_kind == "apply" then
       target = fn
@@ -358,6 +366,7 @@ function M.caller(node)
       f = obj[method]
     end
     if method == "apply" then
+      w = w or windows.window(start, stop)
       if obj then
         f(obj, key, w, elements, out)
       else
@@ -365,7 +374,7 @@ function M.caller(node)
       end
     else
       local ctx = inst.wctx
-      ctx.win, ctx.kid, ctx.key = w, kid, key
+      ctx.win, ctx.wstart, ctx.wstop, ctx.kid, ctx.key = w or false, start, stop, kid, key
       if obj then
         f(obj, key, ctx, elements, out)
       else
@@ -614,7 +623,7 @@ function M.instantiate(job, node)
     check_cleared(ctx)
     if rich and objs[inst.index].clear then
       local wctx = inst.wctx
-      wctx.win, wctx.kid, wctx.key = w, kid, key
+      wctx.win, wctx.wstart, wctx.wstop, wctx.kid, wctx.key = w, w.start, w.stop, kid, key
       objs[inst.index]:clear(wctx)
     end
     if retire then

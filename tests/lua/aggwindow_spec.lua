@@ -64,7 +64,8 @@ local function run(case, records, fast)
       local ws, gs = ctx:window_state(), ctx:global_state()
       ws.fires = (ws.fires or 0) + 1 -- late firings of a window see its earlier ones
       gs.fires = (gs.fires or 0) + 1
-      out({ key, tostring(ctx:window()), sums[1], ctx:current_watermark(), ws.fires, gs.fires })
+      out({ key, tostring(ctx:window()), sums[1], ctx:current_watermark(), ws.fires, gs.fires,
+            ctx:window():max_timestamp(), ctx:window() == ctx:window() })
     end)
   else
     result = windowed:aggregate(count_sum)

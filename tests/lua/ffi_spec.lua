@@ -24,4 +24,17 @@ it("has the C size for weir_event_t", function()
   eq(ffi.sizeof("weir_event_t"), 40)
 end)
 
+it("util.is_nil equals v == nil for records of every kind", function()
+  local is_nil = require("weir.util").is_nil
+  local rec = require("weir").record_type("ffi_spec_rec", { "int32_t a" })
+  local values = { false, 0, "", {}, rec(1), ffi.new("int64_t", 0), ffi.new("int[2]"),
+    ffi.new("void *"), ffi.new("int *", ffi.new("int[1]")), ffi.cast("void *", 0) }
+  eq(is_nil(nil), true)
+  for i, v in ipairs(values) do
+    for _ = 1, 2 do -- the second time from the per-type cache
+      eq(is_nil(v), v == nil, "value " .. i .. " " .. tostring(v))
+    end
+  end
+end)
+
 spec.finish()
