@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* wintab.c: a linear-probing hash table of (key, start) entries with ids from a free stack.
- * The table grows past 1/2 full (short probe runs) and shrinks only when it is empty again:
+ * The table grows past 3/4 full and shrinks only when it is empty again:
  * windows fire in bursts (a watermark closes a window of every key at once), and halving while
  * a burst drops entries would rehash again and again, only to grow back as the next windows
  * fill. So a table keeps the size of its peak while anything is open. bytes counts every
@@ -24,17 +24,14 @@ static int32_t key_id(double key)
     return key >= 0 && key <= INT32_MAX && key == (double)(int32_t)key ? (int32_t)key : -1;
 }
 
-static uint64_t hash_of(int32_t key, int64_t start)
-{
-    uint64_t h = (uint64_t)(uint32_t)key ^ UINT64_C(0x243f6a8885a308d3);
-    h *= UINT64_C(0x9e3779b97f4a7c15);
-    h = (h ^ (h >> 32) ^ (uint64_t)start) * UINT64_C(0xbf58476d1ce4e5b9);
-    return h ^ (h >> 31);
-}
-
+/* Fibonacci hashing: the product's top bits. Key ids are dense small integers, so the keys of
+ * one window land evenly spread, and consecutive keys a fixed stride apart, which the
+ * hardware prefetcher follows when keys come round in order. */
 static size_t home_of(int32_t key, int64_t start, size_t mask)
 {
-    return (size_t)(hash_of(key, start) >> 20) & mask;
+    uint64_t h = (uint64_t)(uint32_t)key + (uint64_t)start * UINT64_C(0xc2b2ae3d27d4eb4f);
+    h *= UINT64_C(0x9e3779b97f4a7c15);
+    return (size_t)(h >> (64 - __builtin_ctzll((unsigned long long)mask + 1)));
 }
 
 static wr_wintab_entry_t *new_index(wr_wintab_t *t, size_t cap)
@@ -130,7 +127,7 @@ int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start, int32_t delta)
         if (t->open >= WR_WINTAB_MAX) {
             return WEIR_ESTATE;
         }
-        if ((size_t)(t->open + 1) * 2 > t->cap) {
+        if ((size_t)(t->open + 1) * 4 > t->cap * 3) {
             rehash(t, t->cap * 2);
             e = &t->index[probe(t, key, start)];
         }

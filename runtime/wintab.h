@@ -19,7 +19,7 @@ typedef struct wr_wintab_entry {
     int32_t id;
 } wr_wintab_entry_t;
 
-/* Caller's storage; it owns every array. Invariants: index (power-of-two size, at most 1/2
+/* Caller's storage; it owns every array. Invariants: index (power-of-two size, at most 3/4
  * full, shrunk only when empty; linear probing, backward-shift deletion) holds exactly the open
  * windows, each with a distinct id below next_id; the ids below next_id that are not open are
  * in free_ids[0 .. nfree); counts[id] is the count of open id. */
