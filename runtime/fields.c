@@ -171,7 +171,7 @@ static int fast_double(const char *p, const char *end, double *v)
     if (digits == 0) {
         return 0;
     }
-    double x = (double)m / POW10[frac];
+    double x = frac == 0 ? (double)m : (double)m / POW10[frac];
     *v = neg ? -x : x;
     return 1;
 }
@@ -313,8 +313,16 @@ int32_t wr_fields_parse(const weir_fields_t *f, const char *line, size_t len, vo
     const char *p = line;
     const char *end = line + len;
     char *rec = out;
+    const char sep = (char)f->separator;
     for (int32_t i = 0; i < f->n; i++) {
-        const char *stop = memchr(p, f->separator, (size_t)(end - p));
+        /* fields are short: a plain loop beats a call to memchr */
+        const char *stop = p;
+        while (stop < end && *stop != sep) {
+            stop++;
+        }
+        if (stop == end) {
+            stop = NULL;
+        }
         int last = i == f->n - 1;
         if (stop == NULL) {
             if (!last) {
