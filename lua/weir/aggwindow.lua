@@ -156,6 +156,8 @@ function M.instantiate(job, node)
     inst.tq = new_timers()
     inst.key_ids, inst.keys = {}, {}
     inst.accs, inst.wstate, inst.gstate, inst.lua_state = {}, {}, {}, {}
+    -- tumbling: element counts by window id, and per key id its last window (start, id)
+    inst.counts, inst.last_start, inst.last_id = {}, {}, {}
     inst.wins, inst.wkid = {}, {} -- stay empty: see list_windows
     windowop.contexts(job, node, inst)
     inst.records = 0
@@ -236,7 +238,10 @@ function M.instantiate(job, node)
     if k == 1 then
       local id = C.weir_wintab_drop(inst.wtab, kid, a)
       if id >= 0 then
-        inst.accs[id] = nil
+        inst.accs[id], inst.counts[id] = nil, nil
+      end
+      if inst.last_start[kid] == a then
+        inst.last_start[kid] = nil
       end
     else
       C.weir_slices_drop(inst.slices, kid, a)
@@ -275,10 +280,20 @@ function M.instantiate(job, node)
     if k > 1 then
       return push_sliced(inst, st, v, key, kid, q, W)
     end
-    local slot = C.weir_wintab_add(inst.wtab, kid, q, 1)
-    if slot < 0 then
-      store_failed(slot)
+    -- the key's last window, remembered: consecutive elements of a key mostly share one, and
+    -- then no call into C is needed (a C call also keeps the JIT from sinking the record)
+    local slot
+    if inst.last_start[kid] == q then
+      slot = inst.last_id[kid]
+    else
+      slot = C.weir_wintab_add(inst.wtab, kid, q, 0)
+      if slot < 0 then
+        store_failed(slot)
+      end
+      inst.last_start[kid], inst.last_id[kid] = q, slot
     end
+    local counts = inst.counts
+    counts[slot] = (counts[slot] or 0) + 1
     local accs = inst.accs
     local acc = accs[slot]
     local fresh = acc == nil
@@ -406,9 +421,10 @@ function M.instantiate(job, node)
     if k == 1 then
       local e = ffi.new("double[3]")
       for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
-        if C.weir_wintab_at(inst.wtab, i, e) >= 0 then
+        local id = C.weir_wintab_at(inst.wtab, i, e)
+        if id >= 0 then
           list[#list + 1] = { window = windows.window(e[1], e[1] + size), key = inst.keys[e[0]],
-                              elements = e[2], waits_for = e[1] + size - 1 }
+                              elements = inst.counts[id] or 0, waits_for = e[1] + size - 1 }
         end
       end
       return list
@@ -443,7 +459,10 @@ function M.instantiate(job, node)
     local open, elements, bytes
     if k == 1 then
       open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
-      elements = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_ELEMENTS)
+      elements = 0
+      for _, n in pairs(inst.counts) do
+        elements = elements + n
+      end
       bytes = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
     else
       open = #list_windows(inst)
