@@ -310,6 +310,23 @@ int wr_slices_drop(wr_slices_t *t, int32_t key, int64_t start)
     return 1;
 }
 
+int wr_slices_count_add(wr_slices_t *t, int32_t key, int64_t start, int32_t n)
+{
+    wr_slice_key_t *k = find_key(t, key);
+    if (!k) {
+        return 0;
+    }
+    int32_t p = lower_bound(k, start);
+    if (p == k->head + k->len || k->start[p] != start) {
+        return 0;
+    }
+    int64_t c = (int64_t)k->count[p] + n;
+    c = c < 0 ? 0 : c > INT32_MAX ? INT32_MAX : c;
+    t->elements += c - k->count[p];
+    k->count[p] = (int32_t)c;
+    return 1;
+}
+
 int64_t wr_slices_dump(const wr_slices_t *t, double *out, int64_t max)
 {
     int64_t n = 0;
@@ -394,6 +411,14 @@ int weir_slices_drop(weir_slices_t *fs, double key, double start)
         return WEIR_EINVAL;
     }
     return wr_slices_drop(&fs->t, key_id(key), wr_ms_from_double(start));
+}
+
+int weir_slices_count_add(weir_slices_t *fs, double key, double start, int32_t n)
+{
+    if (key_id(key) < 0 || isnan(start)) {
+        return WEIR_EINVAL;
+    }
+    return wr_slices_count_add(&fs->t, key_id(key), wr_ms_from_double(start), n);
 }
 
 double weir_slices_stat(const weir_slices_t *fs, int32_t what)

@@ -64,6 +64,9 @@ void wr_slices_neighbors(const wr_slices_t *t, int32_t key, int64_t start, int64
                          int64_t *next);
 /* Removes key's slice at start: 1, or 0 when there was none. */
 int wr_slices_drop(wr_slices_t *t, int32_t key, int64_t start);
+/* Adds n to the count of key's slice at start (saturating in [0, INT32_MAX]): 1, or 0 when
+ * there is no such slice. */
+int wr_slices_count_add(wr_slices_t *t, int32_t key, int64_t start, int32_t n);
 /* Every slice as (key, start, count) triples into out (at most max triples); returns how many
  * slices there are. */
 int64_t wr_slices_dump(const wr_slices_t *t, double *out, int64_t max);

@@ -318,7 +318,9 @@ int32_t weir_wintab_at(const weir_wintab_t *t, int32_t i, double *out);
  * of that key; NULL for bad arguments or too many slices. range: the accumulators of the key's
  * slices starting in [lo, hi), in order (writes up to max, returns how many there are).
  * neighbors: out[0] the start of the key's slice just before start (-inf: none), out[1] the
- * one just after (+inf), start itself left out. drop: 1 removed, 0 absent. stat takes the
+ * one just after (+inf), start itself left out. drop: 1 removed, 0 absent. count_add: adds n to
+ * the slice's count (1; 0 when absent), so a caller may count elements it added through a
+ * pointer it kept. stat takes the
  * WEIR_STORE_* whats (OPEN counts slices). dump: every slice as (key, start, count) triples,
  * up to max of them; returns how many slices there are. weir_slices_free(NULL) is a no-op. */
 typedef struct weir_slices weir_slices_t; /* opaque */
@@ -329,6 +331,7 @@ int32_t weir_slices_range(const weir_slices_t *t, double key, double lo, double 
                           int32_t max);
 int weir_slices_neighbors(const weir_slices_t *t, double key, double start, double *out);
 int weir_slices_drop(weir_slices_t *t, double key, double start);
+int weir_slices_count_add(weir_slices_t *t, double key, double start, int32_t n);
 double weir_slices_stat(const weir_slices_t *t, int32_t what);
 double weir_slices_dump(const weir_slices_t *t, double *out, double max);
 

@@ -147,6 +147,7 @@ function M.instantiate(job, node)
       inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
     else
       inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
+      inst.sl_start, inst.sl_cell, inst.sl_hits = {}, {}, {}
       inst.fresh = ffi.new("int32_t[1]")
     end
     -- window_state(), apart, so that the slices of a key stay alone in the store
@@ -183,6 +184,26 @@ function M.instantiate(job, node)
       timers_add(inst.tq, t, kid)
     else
       timers_add(inst.tq, t, -kid)
+    end
+  end
+
+  -- Sliced: per key id its last slice (start, accumulator pointer, elements added through the
+  -- pointer and not yet counted in C). The pointer stays valid until the key's slices change:
+  -- the next slice of the key (a miss in push_sliced) or a drop, and both flush first.
+  local function flush_slice(inst, kid)
+    local start = inst.sl_start[kid]
+    if start ~= nil then
+      local hits = inst.sl_hits[kid]
+      if hits > 0 then
+        C.weir_slices_count_add(inst.slices, kid, start, hits)
+      end
+      inst.sl_start[kid], inst.sl_cell[kid], inst.sl_hits[kid] = nil, nil, nil
+    end
+  end
+
+  local function flush_slices(inst)
+    for kid in pairs(inst.sl_start) do
+      flush_slice(inst, kid)
     end
   end
 
@@ -244,6 +265,7 @@ function M.instantiate(job, node)
         inst.last_start[kid] = nil
       end
     else
+      flush_slice(inst, kid)
       C.weir_slices_drop(inst.slices, kid, a)
     end
     if next(inst.wstate) ~= nil then -- some window has window_state()
@@ -335,12 +357,22 @@ function M.instantiate(job, node)
   -- element is added (registering emits nothing, so this order is the operator's), so that a
   -- failing add() routed to on_error leaves no window without its timers.
   function push_sliced(inst, _, v, key, kid, q, W) -- luacheck: ignore 111
-    local fresh_out = inst.fresh
-    local cell = C.weir_slices_acc(inst.slices, kid, q, fresh_out)
-    if cell == nil then
-      error("window store: too many open slices", 0)
+    local cell, fresh
+    if inst.sl_start[kid] == q then
+      -- the key's last slice: its accumulator through the pointer kept, the count later
+      cell, fresh = inst.sl_cell[kid], false
+      inst.sl_hits[kid] = inst.sl_hits[kid] + 1
+    else
+      flush_slice(inst, kid)
+      local fresh_out = inst.fresh
+      cell = C.weir_slices_acc(inst.slices, kid, q, fresh_out)
+      if cell == nil then
+        error("window store: too many open slices", 0)
+      end
+      fresh = fresh_out[0] == 1
+      inst.sl_start[kid], inst.sl_cell[kid], inst.sl_hits[kid] = q, cell, 0
     end
-    if fresh_out[0] == 1 then
+    if fresh then
       cell[0] = create()
       local nb = inst.nb
       C.weir_slices_neighbors(inst.slices, kid, q, nb)
@@ -429,6 +461,7 @@ function M.instantiate(job, node)
       end
       return list
     end
+    flush_slices(inst)
     local W = inst.watermark
     local n = C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
     local dump = ffi.new("double[?]", 3 * n + 3)
@@ -465,8 +498,12 @@ function M.instantiate(job, node)
       end
       bytes = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
     else
-      open = #list_windows(inst)
-      elements = C.weir_slices_stat(inst.slices, C.WEIR_STORE_ELEMENTS)
+      -- as the general operator counts them: an element once per window it is in
+      local list = list_windows(inst)
+      open, elements = #list, 0
+      for _, w in ipairs(list) do
+        elements = elements + w.elements
+      end
       bytes = C.weir_slices_stat(inst.slices, C.WEIR_STORE_BYTES)
     end
     local q = inst.tq

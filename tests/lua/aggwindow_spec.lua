@@ -120,6 +120,55 @@ spec.describe("aggwindow equals windowop", function()
   end
 end)
 
+spec.describe("aggwindow state is visible", function()
+  ---Runs records {key, ts, 1} into assigner and returns env:status()'s window operator as it
+  ---was when the record marked `look` arrived (before it reached the window).
+  local function status_at(assigner, records, look, fast)
+    aggwindow.disabled = not fast
+    local env = weir.env{ parallelism = 1 }
+    local seen
+    env:from_collection(records)
+      :map(function(e)
+        if e == look then
+          for _, op in ipairs(env:status().operators) do
+            if op.subtasks[1].windows then seen = op.subtasks[1] end
+          end
+        end
+        return e
+      end)
+      :assign_timestamps_and_watermarks(punctuated)
+      :key_by(function(e) return e[1] end)
+      :window(assigner)
+      :aggregate(count_sum)
+      :collect()
+    env:execute()
+    aggwindow.disabled = false
+    local windows = {}
+    for _, w in ipairs(seen.windows) do
+      windows[#windows + 1] = ("%s %s %d"):format(w.key, tostring(w.window), w.elements)
+    end
+    table.sort(windows)
+    return { open = seen.open_windows, elements = seen.elements, windows = windows }
+  end
+
+  local records = { { "a", 1, 1 }, { "a", 2, 1 }, { "b", 3, 1 }, { "a", 12, 1 }, { "a", 13, 1 },
+                    { "a", 14, 1 }, { "b", 25, 1 } }
+  it("tumbling: open windows and element counts as the general operator's", function()
+    local look = records[#records]
+    local fast = status_at(W.tumbling_event_time(10), records, look, true)
+    eq(fast, status_at(W.tumbling_event_time(10), records, look, false))
+    eq(fast.elements, 6)
+    eq(fast.windows, { "a [0, 10) 2", "a [10, 20) 3", "b [0, 10) 1" })
+  end)
+  it("sliced: elements added through a kept slice pointer are counted", function()
+    local look = records[#records]
+    local fast = status_at(W.sliding_event_time(20, 10), records, look, true)
+    eq(fast, status_at(W.sliding_event_time(20, 10), records, look, false))
+    eq(fast.windows, { "a [-10, 10) 2", "a [0, 20) 5", "a [10, 30) 3", "b [-10, 10) 1",
+                       "b [0, 20) 1" })
+  end)
+end)
+
 spec.describe("aggwindow applies", function()
   it("to sliding windows only with merge and a number accumulator", function()
     local env = weir.env{ parallelism = 1 }
