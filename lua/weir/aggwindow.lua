@@ -30,6 +30,7 @@ local windowop = require("weir.windowop")
 local M = {}
 
 local INF = math.huge
+local DIRECT = 2 ^ 30 -- key ids below are whole-number keys + 1, from it interned keys
 local NO_TS = "the record has no timestamp: an event-time window needs "
   .. "assign_timestamps_and_watermarks before it"
 
@@ -137,7 +138,24 @@ function M.instantiate(job, node)
   end
   local rich, objs = node.rich, node.objs
   local late_emit = node.late_tag and node.side[node.late_tag.id]
-  local intern = windowop.interner(node.keyed)
+  -- Key ids: a whole-number key k in [0, DIRECT - 1) is its own id k + 1, with no table (most
+  -- keys are ids, counters or hashes already); any other key is interned (windowop.interner)
+  -- to an id from DIRECT on. key_of turns an id back into the key.
+  local interned = windowop.interner(node.keyed)
+  local keyed = node.keyed
+  local function intern(inst, key)
+    if keyed and type(key) == "number" and key >= 0 and key < DIRECT - 1 and key % 1 == 0
+        and (key ~= 0 or 1 / key > 0) then
+      return key + 1
+    end
+    return interned(inst, key) + DIRECT
+  end
+  local function key_of(inst, kid)
+    if kid < DIRECT then
+      return kid - 1
+    end
+    return inst.keys[kid - DIRECT]
+  end
   local call_window_fn = windowop.caller(node)
   local instances = node.instances
   node.cell_of, node.cell_count, node.late_dropped = {}, 0, 0
@@ -363,7 +381,10 @@ function M.instantiate(job, node)
       cell, fresh = inst.sl_cell[kid], false
       inst.sl_hits[kid] = inst.sl_hits[kid] + 1
     else
-      flush_slice(inst, kid)
+      local last = inst.sl_start[kid]
+      if last ~= nil and inst.sl_hits[kid] > 0 then
+        C.weir_slices_count_add(inst.slices, kid, last, inst.sl_hits[kid])
+      end
       local fresh_out = inst.fresh
       cell = C.weir_slices_acc(inst.slices, kid, q, fresh_out)
       if cell == nil then
@@ -430,13 +451,13 @@ function M.instantiate(job, node)
         q.count = q.count - 1
         if e > 0 then
           local a = t - size + 1
-          local key = inst.keys[e]
+          local key = key_of(inst, e)
           fire(inst, key, e, a)
           if lateness == 0 then
             clear(inst, key, e, a)
           end
         else
-          clear(inst, inst.keys[-e], -e, t - lateness - size + 1)
+          clear(inst, key_of(inst, -e), -e, t - lateness - size + 1)
         end
       end
       buckets[t] = nil
@@ -455,7 +476,7 @@ function M.instantiate(job, node)
       for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
         local id = C.weir_wintab_at(inst.wtab, i, e)
         if id >= 0 then
-          list[#list + 1] = { window = windows.window(e[1], e[1] + size), key = inst.keys[e[0]],
+          list[#list + 1] = { window = windows.window(e[1], e[1] + size), key = key_of(inst, e[0]),
                               elements = inst.counts[id] or 0, waits_for = e[1] + size - 1 }
         end
       end
@@ -476,7 +497,7 @@ function M.instantiate(job, node)
         local id = kid .. ":" .. a
         local e = seen[id]
         if not e then
-          e = { window = windows.window(a, a + size), key = inst.keys[kid], elements = 0,
+          e = { window = windows.window(a, a + size), key = key_of(inst, kid), elements = 0,
                 waits_for = a + size - 1 }
           seen[id] = e
           list[#list + 1] = e
