@@ -312,20 +312,22 @@ function M.instantiate(job, node)
       error(NO_TS, 0)
     end
     local kid = intern(inst, key)
-    local q = ts - (ts - offset) % slide -- the element's slice: its latest window starts there
     local W = inst.watermark
-    if cleanup_of(q + size - 1) <= W then
-      return late_element(st, v, ts) -- every window of the element is late
-    end
-    if k > 1 then
-      return push_sliced(inst, st, v, key, kid, q, W)
-    end
-    -- the key's last window, remembered: consecutive elements of a key mostly share one, and
-    -- then no call into C is needed (a C call also keeps the JIT from sinking the record)
+    -- Tumbling: the key's last window is remembered (start and id). Consecutive elements of a
+    -- key mostly fall in it, and then neither the window's start is computed (a division) nor C
+    -- called (a C call also keeps the JIT from sinking the record); it is open, so not late.
+    local q = inst.last_start[kid]
     local slot
-    if inst.last_start[kid] == q then
+    if q ~= nil and ts >= q and ts < q + slide then
       slot = inst.last_id[kid]
     else
+      q = ts - (ts - offset) % slide -- the element's slice: its latest window starts there
+      if cleanup_of(q + size - 1) <= W then
+        return late_element(st, v, ts) -- every window of the element is late
+      end
+      if k > 1 then
+        return push_sliced(inst, st, v, key, kid, q, W)
+      end
       slot = C.weir_wintab_add(inst.wtab, kid, q, 0)
       if slot < 0 then
         store_failed(slot)
