@@ -279,6 +279,21 @@ static void count_dropped(wr_source_t *s, const wr_lines_t *l, const wr_line_t *
     }
 }
 
+/* The next line of l into rec, the unterminated last one too at EOF: WR_LINES_RECORD,
+ * WR_LINES_NONE (none complete yet, or nothing left), or WR_LINES_DROPPED for an overlong
+ * line, which is counted and reported here. */
+static int next_line(wr_source_t *s, wr_lines_t *l, int at_eof, wr_line_t *rec)
+{
+    int r = wr_lines_next(l, rec);
+    if (r == WR_LINES_NONE && at_eof) {
+        r = wr_lines_finish(l, rec);
+    }
+    if (r == WR_LINES_DROPPED) {
+        count_dropped(s, l, rec);
+    }
+    return r;
+}
+
 int wr_loop_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof)
 {
     for (;;) {
@@ -286,15 +301,11 @@ int wr_loop_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof)
             return 0;
         }
         wr_line_t rec;
-        int r = wr_lines_next(l, &rec);
-        if (r == WR_LINES_NONE && at_eof) {
-            r = wr_lines_finish(l, &rec);
-        }
+        int r = next_line(s, l, at_eof, &rec);
         if (r == WR_LINES_NONE) {
             return 1;
         }
         if (r == WR_LINES_DROPPED) {
-            count_dropped(s, l, &rec);
             continue;
         }
         weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_LINE);
@@ -320,15 +331,11 @@ int wr_loop_emit_fields(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof
             return 0;
         }
         wr_line_t rec;
-        int r = wr_lines_next(l, &rec);
-        if (r == WR_LINES_NONE && at_eof) {
-            r = wr_lines_finish(l, &rec);
-        }
+        int r = next_line(s, l, at_eof, &rec);
         if (r == WR_LINES_NONE) {
             return 1;
         }
         if (r == WR_LINES_DROPPED) {
-            count_dropped(s, l, &rec);
             run = NULL; /* its line number is skipped: the run cannot go on */
             continue;
         }

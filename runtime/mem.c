@@ -48,6 +48,19 @@ void *wr_xreallocarray(void *p, size_t count, size_t size)
     return wr_xrealloc(p, count * size);
 }
 
+void *wr_xresize_counted(size_t *bytes, void *p, size_t old_n, size_t new_n, size_t size)
+{
+    void *q = wr_xreallocarray(p, new_n, size);
+    *bytes = *bytes - old_n * size + new_n * size;
+    return q;
+}
+
+void wr_release_counted(size_t *bytes, void *p, size_t n, size_t size)
+{
+    free(p);
+    *bytes -= n * size;
+}
+
 char *wr_xstrdup(const char *s)
 {
     return wr_xmemdup(s, strlen(s));

@@ -18,15 +18,12 @@ enum { MIN_INDEX = 32, MIN_SLICES = 4 };
 
 static void *resize(wr_slices_t *t, void *p, size_t old_n, size_t new_n, size_t size)
 {
-    void *q = wr_xreallocarray(p, new_n, size);
-    t->bytes = t->bytes - old_n * size + new_n * size;
-    return q;
+    return wr_xresize_counted(&t->bytes, p, old_n, new_n, size);
 }
 
 static void release(wr_slices_t *t, void *p, size_t n, size_t size)
 {
-    free(p);
-    t->bytes -= n * size;
+    wr_release_counted(&t->bytes, p, n, size);
 }
 
 enum { SLICE_BYTES = sizeof(int64_t) + sizeof(double) + sizeof(int32_t) };

@@ -25,15 +25,12 @@ enum {
 
 static void *resize(wr_store_t *s, void *p, size_t old_n, size_t new_n, size_t size)
 {
-    void *q = wr_xreallocarray(p, new_n, size);
-    s->bytes = s->bytes - old_n * size + new_n * size;
-    return q;
+    return wr_xresize_counted(&s->bytes, p, old_n, new_n, size);
 }
 
 static void release(wr_store_t *s, void *p, size_t n, size_t size)
 {
-    free(p);
-    s->bytes -= n * size;
+    wr_release_counted(&s->bytes, p, n, size);
 }
 
 static wr_store_entry_t *new_index(wr_store_t *s, size_t cap)

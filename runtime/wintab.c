@@ -36,11 +36,10 @@ static size_t home_of(int32_t key, int64_t start, size_t mask)
 
 static wr_wintab_entry_t *new_index(wr_wintab_t *t, size_t cap)
 {
-    wr_wintab_entry_t *index = wr_xreallocarray(NULL, cap, sizeof *index);
+    wr_wintab_entry_t *index = wr_xresize_counted(&t->bytes, NULL, 0, cap, sizeof *index);
     for (size_t i = 0; i < cap; i++) {
         index[i].id = -1;
     }
-    t->bytes += cap * sizeof *index;
     return index;
 }
 
@@ -75,8 +74,7 @@ static void rehash(wr_wintab_t *t, size_t new_cap)
         }
         fresh[i] = old[j];
     }
-    free(old);
-    t->bytes -= old_cap * sizeof *old;
+    wr_release_counted(&t->bytes, old, old_cap, sizeof *old);
     t->index = fresh;
     t->cap = new_cap;
 }
@@ -100,8 +98,8 @@ static int32_t take_id(wr_wintab_t *t)
     int32_t id = t->nfree > 0 ? t->free_ids[--t->nfree] : t->next_id++;
     if (id >= t->ids_cap) {
         int32_t cap = t->ids_cap ? t->ids_cap * 2 : 64;
-        t->counts = wr_xreallocarray(t->counts, (size_t)cap, sizeof *t->counts);
-        t->bytes += (size_t)(cap - t->ids_cap) * sizeof *t->counts;
+        t->counts = wr_xresize_counted(&t->bytes, t->counts, (size_t)t->ids_cap, (size_t)cap,
+                                       sizeof *t->counts);
         t->ids_cap = cap;
     }
     t->counts[id] = 0;
@@ -112,8 +110,8 @@ static void give_id(wr_wintab_t *t, int32_t id)
 {
     if (t->nfree == t->free_cap) {
         int32_t cap = t->free_cap ? t->free_cap * 2 : 64;
-        t->free_ids = wr_xreallocarray(t->free_ids, (size_t)cap, sizeof *t->free_ids);
-        t->bytes += (size_t)(cap - t->free_cap) * sizeof *t->free_ids;
+        t->free_ids = wr_xresize_counted(&t->bytes, t->free_ids, (size_t)t->free_cap,
+                                         (size_t)cap, sizeof *t->free_ids);
         t->free_cap = cap;
     }
     t->free_ids[t->nfree++] = id;
