@@ -294,17 +294,17 @@ double weir_store_slot_start(const weir_store_t *s, int32_t slot);
 double weir_store_slot_stop(const weir_store_t *s, int32_t slot);
 
 /* Window table (wintab.c), weir.aggwindow's state for tumbling windows: (key, window start) ->
- * id, the id under which Lua keeps the window's accumulator (small integers >= 0, reused after
- * drop), and the window's element count. Keys are key ids: integers in [0, INT32_MAX] (any
- * other key is WEIR_EINVAL). add returns the id, created when absent, with delta added to its
- * count (WEIR_ESTATE at INT32_MAX open windows); find the id or -1; drop the id the window had
- * or -1. A NaN start gives WEIR_EINVAL. stat takes the WEIR_STORE_* whats. at reads
- * entry i in [0, capacity): its id (-1: empty) and, when open, out[0..2] = key, start, count.
+ * id, the id under which Lua keeps the window's accumulator and count (small integers >= 0,
+ * reused after drop). Keys are key ids: integers in [0, INT32_MAX] (any other key is
+ * WEIR_EINVAL). add returns the id, created when absent (WEIR_ESTATE at INT32_MAX open
+ * windows); find the id or -1; drop the id the window had or -1. A NaN start gives WEIR_EINVAL.
+ * stat takes WEIR_STORE_OPEN and WEIR_STORE_BYTES (others: NaN). at reads entry i in
+ * [0, capacity): its id (-1: empty) and, when open, out[0..1] = key, start.
  * weir_wintab_free(NULL) is a no-op. */
 typedef struct weir_wintab weir_wintab_t; /* opaque */
 weir_wintab_t *weir_wintab_new(void);
 void weir_wintab_free(weir_wintab_t *t);
-int32_t weir_wintab_add(weir_wintab_t *t, double key, double start, int32_t delta);
+int32_t weir_wintab_add(weir_wintab_t *t, double key, double start);
 int32_t weir_wintab_find(const weir_wintab_t *t, double key, double start);
 int32_t weir_wintab_drop(weir_wintab_t *t, double key, double start);
 double weir_wintab_stat(const weir_wintab_t *t, int32_t what);

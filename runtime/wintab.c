@@ -54,7 +54,6 @@ void wr_wintab_close(wr_wintab_t *t)
 {
     free(t->index);
     free(t->free_ids);
-    free(t->counts);
     memset(t, 0, sizeof *t);
 }
 
@@ -95,15 +94,7 @@ static size_t probe(const wr_wintab_t *t, int32_t key, int64_t start)
 
 static int32_t take_id(wr_wintab_t *t)
 {
-    int32_t id = t->nfree > 0 ? t->free_ids[--t->nfree] : t->next_id++;
-    if (id >= t->ids_cap) {
-        int32_t cap = t->ids_cap ? t->ids_cap * 2 : 64;
-        t->counts = wr_xresize_counted(&t->bytes, t->counts, (size_t)t->ids_cap, (size_t)cap,
-                                       sizeof *t->counts);
-        t->ids_cap = cap;
-    }
-    t->counts[id] = 0;
-    return id;
+    return t->nfree > 0 ? t->free_ids[--t->nfree] : t->next_id++;
 }
 
 static void give_id(wr_wintab_t *t, int32_t id)
@@ -117,7 +108,7 @@ static void give_id(wr_wintab_t *t, int32_t id)
     t->free_ids[t->nfree++] = id;
 }
 
-int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start, int32_t delta)
+int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start)
 {
     size_t i = probe(t, key, start);
     wr_wintab_entry_t *e = &t->index[i];
@@ -132,12 +123,7 @@ int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start, int32_t delta)
         *e = (wr_wintab_entry_t){.start = start, .key = key, .id = take_id(t)};
         t->open++;
     }
-    int32_t id = e->id;
-    int64_t c = (int64_t)t->counts[id] + delta;
-    c = c < 0 ? 0 : c > INT32_MAX ? INT32_MAX : c;
-    t->elements += c - t->counts[id];
-    t->counts[id] = (int32_t)c;
-    return id;
+    return e->id;
 }
 
 int32_t wr_wintab_find(const wr_wintab_t *t, int32_t key, int64_t start)
@@ -153,7 +139,6 @@ int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start)
     if (id < 0) {
         return -1;
     }
-    t->elements -= t->counts[id];
     /* backward shift: an entry later in the run moves into the hole unless its home lies
      * cyclically in (hole, j] */
     size_t mask = t->cap - 1;
@@ -205,12 +190,12 @@ void weir_wintab_free(weir_wintab_t *ft)
     free(ft);
 }
 
-int32_t weir_wintab_add(weir_wintab_t *ft, double key, double start, int32_t delta)
+int32_t weir_wintab_add(weir_wintab_t *ft, double key, double start)
 {
     if (key_id(key) < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }
-    return wr_wintab_add(&ft->t, key_id(key), wr_ms_from_double(start), delta);
+    return wr_wintab_add(&ft->t, key_id(key), wr_ms_from_double(start));
 }
 
 int32_t weir_wintab_find(const weir_wintab_t *ft, double key, double start)
@@ -234,8 +219,6 @@ double weir_wintab_stat(const weir_wintab_t *ft, int32_t what)
     switch (what) {
     case WEIR_STORE_OPEN:
         return (double)ft->t.open;
-    case WEIR_STORE_ELEMENTS:
-        return (double)ft->t.elements;
     case WEIR_STORE_BYTES:
         return (double)(sizeof *ft + ft->t.bytes);
     default:
@@ -257,7 +240,6 @@ int32_t weir_wintab_at(const weir_wintab_t *ft, int32_t i, double *out)
     if (e->id >= 0) {
         out[0] = (double)e->key;
         out[1] = wr_ms_to_double(e->start);
-        out[2] = (double)ft->t.counts[e->id];
     }
     return e->id;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* wintab.h: the window table of weir.aggwindow's tumbling windows: (key, window start) -> id,
- * the id under which Lua keeps the window's accumulator, plus the window's element count. One
- * open-addressing table with the whole entry inline, so a lookup touches one cache line; the
+ * the id under which Lua keeps the window's accumulator and element count. One open-addressing
+ * table with the whole entry inline, so a lookup touches one cache line; the
  * window's stop is the operator's (start + size) and needs no room. */
 #ifndef WR_WINTAB_H
 #define WR_WINTAB_H
@@ -12,7 +12,7 @@
 enum { WR_WINTAB_MAX = INT32_MAX }; /* open windows; ids are 0 .. WR_WINTAB_MAX - 1 */
 
 /* One entry, 16 bytes (a 32768-entry table fits a 512 KiB cache): id -1 is an empty entry.
- * Keys are key ids (int32); counts live apart, by id. */
+ * Keys are key ids (int32). */
 typedef struct wr_wintab_entry {
     int64_t start;
     int32_t key;
@@ -22,26 +22,23 @@ typedef struct wr_wintab_entry {
 /* Caller's storage; it owns every array. Invariants: index (power-of-two size, at most 3/4
  * full, shrunk only when empty; linear probing, backward-shift deletion) holds exactly the open
  * windows, each with a distinct id below next_id; the ids below next_id that are not open are
- * in free_ids[0 .. nfree); counts[id] is the count of open id. */
+ * in free_ids[0 .. nfree). */
 typedef struct wr_wintab {
     wr_wintab_entry_t *index;
     size_t cap;
-    int32_t *counts; /* by id, ids_cap of them */
-    int32_t ids_cap;
     int32_t *free_ids;
     int32_t nfree;
     int32_t free_cap;
     int32_t next_id;
     int32_t open;
-    int64_t elements; /* sum of the counts */
     size_t bytes;     /* heap bytes held */
 } wr_wintab_t;
 
 void wr_wintab_init(wr_wintab_t *t);
 void wr_wintab_close(wr_wintab_t *t);
-/* The id of (key, start), created (count 0) when absent, with delta added to its count (which
- * saturates at INT32_MAX). WEIR_ESTATE when WR_WINTAB_MAX windows are open. Expected O(1). */
-int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start, int32_t delta);
+/* The id of (key, start), created when absent; WEIR_ESTATE when WR_WINTAB_MAX windows are
+ * open. Expected O(1). */
+int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start);
 /* The id of (key, start), or -1. Expected O(1). */
 int32_t wr_wintab_find(const wr_wintab_t *t, int32_t key, int64_t start);
 /* Removes (key, start): the id it had (free for reuse from now on), or -1 when absent. */

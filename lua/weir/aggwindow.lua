@@ -328,7 +328,7 @@ function M.instantiate(job, node)
       if k > 1 then
         return push_sliced(inst, st, v, key, kid, q, W)
       end
-      slot = C.weir_wintab_add(inst.wtab, kid, q, 0)
+      slot = C.weir_wintab_add(inst.wtab, kid, q)
       if slot < 0 then
         store_failed(slot)
       end
@@ -474,7 +474,7 @@ function M.instantiate(job, node)
   local function list_windows(inst)
     local list, seen = {}, {}
     if k == 1 then
-      local e = ffi.new("double[3]")
+      local e = ffi.new("double[2]")
       for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
         local id = C.weir_wintab_at(inst.wtab, i, e)
         if id >= 0 then
