@@ -305,7 +305,10 @@ function M.instantiate(job, node)
 
   local push_sliced
 
-  node.push = function(st, v, ts, key)
+  -- Tumbling and sliced windows have push functions of their own: a trace recorded for one
+  -- is entered by every closure of its prototype, and a branch on the kind would send the other
+  -- kind's elements out through a side exit on every element.
+  local function push_tumbling(st, v, ts, key)
     local inst = instances[st + 1]
     inst.records = inst.records + 1
     if ts == nil or ts == -INF then
@@ -321,12 +324,9 @@ function M.instantiate(job, node)
     if q ~= nil and ts >= q and ts < q + slide then
       slot = inst.last_id[kid]
     else
-      q = ts - (ts - offset) % slide -- the element's slice: its latest window starts there
+      q = ts - (ts - offset) % slide -- the element's window
       if cleanup_of(q + size - 1) <= W then
-        return late_element(st, v, ts) -- every window of the element is late
-      end
-      if k > 1 then
-        return push_sliced(inst, st, v, key, kid, q, W)
+        return late_element(st, v, ts) -- its window is late
       end
       slot = C.weir_wintab_add(inst.wtab, kid, q)
       if slot < 0 then
@@ -370,6 +370,22 @@ function M.instantiate(job, node)
       register(inst, cleanup_of(maxts), kid, q)
     end
   end
+
+  local function push_sliding(st, v, ts, key)
+    local inst = instances[st + 1]
+    inst.records = inst.records + 1
+    if ts == nil or ts == -INF then
+      error(NO_TS, 0)
+    end
+    local kid = intern(inst, key)
+    local W = inst.watermark
+    local q = ts - (ts - offset) % slide -- the element's slice: its latest window starts there
+    if cleanup_of(q + size - 1) <= W then
+      return late_element(st, v, ts) -- every window of the element is late
+    end
+    return push_sliced(inst, st, v, key, kid, q, W)
+  end
+  node.push = k == 1 and push_tumbling or push_sliding
 
   -- A sliding window element: into its slice, then the windows it is in: q, q - slide, ...
   -- that are not late, latest first (the assigner's order). A new slice creates the windows
