@@ -1,4 +1,6 @@
 -- weir.explain: the job graph as text (`weir explain JOB.lua`).
+local aggwindow = require("weir.aggwindow")
+
 local M = {}
 
 local PARTITION = { forward = "forward", rebalance = "rebalance (round-robin from subtask 0)",
@@ -18,6 +20,12 @@ function M.text(plan)
         and (", max parallelism " .. n.max_parallelism) or "")
     if n.replaced then
       line = line .. ("  (replaces %s)"):format(n.replaced)
+    end
+    if n.kind == "window" then
+      -- which window operator runs it (docs/API.md, Windows: how weir runs a window)
+      local fast, how = aggwindow.applies({ plan = plan }, n)
+      line = line .. (fast and ("  {fast window operator: %s}"):format(how == "sliced"
+        and "sliced" or "tumbling") or "  {general window operator}")
     end
     out[#out + 1] = line
     for _, p in ipairs(n.inputs) do

@@ -188,6 +188,23 @@ spec.describe("aggwindow applies", function()
     env:execute()
     eq(aggwindow.used - used, 0)
   end)
+  it("weir explain says which operator runs each window", function()
+    local env = weir.env{ parallelism = 1 }
+    local keyed = env:from_collection({ { "a", 1, 1 } })
+      :assign_timestamps_and_watermarks(punctuated)
+      :key_by(function(e) return e[1] end)
+    keyed:window(W.tumbling_event_time(10)):aggregate(count_sum):collect()
+    keyed:window(W.sliding_event_time(30, 10)):aggregate(count_sum):collect()
+    keyed:window(W.sliding_event_time(30, 10)):reduce(max_reduce):collect()
+    local text = require("weir.explain").text(require("weir.plan").build(env))
+    local kinds = {}
+    for kind in text:gmatch("{(%a+ window operator[^}]*)}") do
+      kinds[#kinds + 1] = kind
+    end
+    eq(kinds, { "fast window operator: tumbling", "fast window operator: sliced",
+                "general window operator" })
+    env:execute()
+  end)
   it("not when the job says slicing = false", function()
     local env = weir.env{ parallelism = 1, slicing = false }
     env:from_collection({ { "a", 1, 1 } })
