@@ -324,6 +324,47 @@ int wr_slices_count_add(wr_slices_t *t, int32_t key, int64_t start, int32_t n)
     return 1;
 }
 
+int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, int64_t lo,
+                         int64_t hi, double *out, int64_t cap, int32_t *off, int32_t *scratch)
+{
+    /* In passes, so that the cache misses of n keys overlap: index entries, then key records,
+     * then the keys' arrays, then the copy. */
+    size_t mask = t->index_cap - 1;
+    for (int32_t i = 0; i < n; i++) {
+        __builtin_prefetch(&t->index[home_of(keys[i], mask)]);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int32_t id = t->index[probe(t, keys[i])].id;
+        scratch[i] = id;
+        if (id >= 0) {
+            __builtin_prefetch(&t->keys[id]);
+        }
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (scratch[i] >= 0) {
+            const wr_slice_key_t *k = &t->keys[scratch[i]];
+            __builtin_prefetch(&k->start[k->head]);
+            __builtin_prefetch(&k->acc[k->head]);
+        }
+    }
+    int64_t total = 0;
+    for (int32_t i = 0; i < n; i++) {
+        off[i] = (int32_t)(total < INT32_MAX ? total : INT32_MAX);
+        if (scratch[i] < 0) {
+            continue;
+        }
+        const wr_slice_key_t *k = &t->keys[scratch[i]];
+        int32_t end = k->head + k->len;
+        for (int32_t p = lower_bound(k, lo); p < end && k->start[p] < hi; p++, total++) {
+            if (total < cap) {
+                out[total] = k->acc[p];
+            }
+        }
+    }
+    off[n] = (int32_t)(total < INT32_MAX ? total : INT32_MAX);
+    return total;
+}
+
 int64_t wr_slices_dump(const wr_slices_t *t, double *out, int64_t max)
 {
     int64_t n = 0;
@@ -416,6 +457,22 @@ int weir_slices_count_add(weir_slices_t *fs, double key, double start, int32_t n
         return WEIR_EINVAL;
     }
     return wr_slices_count_add(&fs->t, key_id(key), wr_ms_from_double(start), n);
+}
+
+double weir_slices_gather(const weir_slices_t *fs, const int32_t *keys, int32_t n, double lo,
+                          double hi, double *out, double cap, int32_t *off, int32_t *scratch)
+{
+    if (n < 0 || (n > 0 && (!keys || !scratch)) || !off || isnan(lo) || isnan(hi) ||
+        isnan(cap) || cap < 0 || (cap > 0 && !out)) {
+        return WEIR_EINVAL;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (keys[i] < 0) {
+            return WEIR_EINVAL;
+        }
+    }
+    return (double)wr_slices_gather(&fs->t, keys, n, wr_ms_from_double(lo), wr_ms_from_double(hi),
+                                    out, (int64_t)cap, off, scratch);
 }
 
 double weir_slices_stat(const weir_slices_t *fs, int32_t what)

@@ -67,6 +67,12 @@ int wr_slices_drop(wr_slices_t *t, int32_t key, int64_t start);
 /* Adds n to the count of key's slice at start (saturating in [0, INT32_MAX]): 1, or 0 when
  * there is no such slice. */
 int wr_slices_count_add(wr_slices_t *t, int32_t key, int64_t start, int32_t n);
+/* wr_slices_range for each of keys[0 .. n): the runs of accumulators one after another in
+ * out (at most cap values), keys[i]'s run being out[off[i] .. off[i + 1]); scratch holds n
+ * ints. Returns the number of values (more than cap: only cap were written). The n lookups'
+ * cache misses overlap: for a watermark firing the windows of many keys. */
+int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, int64_t lo,
+                         int64_t hi, double *out, int64_t cap, int32_t *off, int32_t *scratch);
 /* Every slice as (key, start, count) triples into out (at most max triples); returns how many
  * slices there are. */
 int64_t wr_slices_dump(const wr_slices_t *t, double *out, int64_t max);

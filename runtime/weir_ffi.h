@@ -310,6 +310,11 @@ int32_t weir_wintab_drop(weir_wintab_t *t, double key, double start);
 double weir_wintab_stat(const weir_wintab_t *t, int32_t what);
 int32_t weir_wintab_capacity(const weir_wintab_t *t);
 int32_t weir_wintab_at(const weir_wintab_t *t, int32_t i, double *out);
+/* The ids of (keys[i], start), i < n, into ids (-1: absent), as n finds, with their cache
+ * misses overlapping (a watermark fires the windows of many keys at once). Returns n, or
+ * WEIR_EINVAL for a negative key, n < 0 or missing arrays. */
+int32_t weir_wintab_gather(const weir_wintab_t *t, const int32_t *keys, int32_t n, double start,
+                           int32_t *ids);
 
 /* Slices (slices.c), weir.aggwindow's state for sliced sliding windows: per key id (an integer
  * in [0, INT32_MAX]; other keys are WEIR_EINVAL / NULL) its slices by start, each a number
@@ -334,6 +339,12 @@ int weir_slices_drop(weir_slices_t *t, double key, double start);
 int weir_slices_count_add(weir_slices_t *t, double key, double start, int32_t n);
 double weir_slices_stat(const weir_slices_t *t, int32_t what);
 double weir_slices_dump(const weir_slices_t *t, double *out, double max);
+/* range for each of keys[0 .. n), with their cache misses overlapping: the runs one after
+ * another in out (at most cap values), keys[i]'s being out[off[i] .. off[i + 1]) (off holds
+ * n + 1 ints, scratch n). Returns the number of values (more than cap: only cap written, call
+ * again with room), or WEIR_EINVAL. */
+double weir_slices_gather(const weir_slices_t *t, const int32_t *keys, int32_t n, double lo,
+                          double hi, double *out, double cap, int32_t *off, int32_t *scratch);
 
 /* Field parsing (fields.c): a layout of numeric fields at byte offsets in a record of size
  * bytes, filled in declaration order from one line cut at separator. new returns NULL for size

@@ -168,6 +168,20 @@ int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start)
     return id;
 }
 
+int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t start,
+                         int32_t *ids)
+{
+    size_t mask = t->cap - 1;
+    /* the entries first, all of them: their cache misses overlap instead of queueing */
+    for (int32_t i = 0; i < n; i++) {
+        __builtin_prefetch(&t->index[home_of(keys[i], start, mask)]);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        ids[i] = t->index[probe(t, keys[i], start)].id;
+    }
+    return n;
+}
+
 /* --- FFI --------------------------------------------------------------------------------- */
 
 struct weir_wintab {
@@ -224,6 +238,20 @@ double weir_wintab_stat(const weir_wintab_t *ft, int32_t what)
     default:
         return NAN;
     }
+}
+
+int32_t weir_wintab_gather(const weir_wintab_t *ft, const int32_t *keys, int32_t n, double start,
+                           int32_t *ids)
+{
+    if (n < 0 || (n > 0 && (!keys || !ids)) || isnan(start)) {
+        return WEIR_EINVAL;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (keys[i] < 0) {
+            return WEIR_EINVAL;
+        }
+    }
+    return wr_wintab_gather(&ft->t, keys, n, wr_ms_from_double(start), ids);
 }
 
 int32_t weir_wintab_capacity(const weir_wintab_t *ft)

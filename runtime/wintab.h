@@ -41,6 +41,10 @@ void wr_wintab_close(wr_wintab_t *t);
 int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start);
 /* The id of (key, start), or -1. Expected O(1). */
 int32_t wr_wintab_find(const wr_wintab_t *t, int32_t key, int64_t start);
+/* The ids of (keys[i], start) for i < n into ids (-1: absent), as n finds would, but with
+ * the n lookups' cache misses overlapping: for a watermark firing the windows of many keys. */
+int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t start,
+                         int32_t *ids);
 /* Removes (key, start): the id it had (free for reuse from now on), or -1 when absent. */
 int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start);
 

@@ -251,8 +251,7 @@ function M.instantiate(job, node)
     return acc
   end
 
-  local function fire(inst, key, kid, a)
-    local acc = contents(inst, kid, a)
+  local function fire_with(inst, key, kid, a, acc)
     if acc == nil then
       return
     end
@@ -262,6 +261,10 @@ function M.instantiate(job, node)
     else
       call_window_fn(inst, key, nil, { result(acc) }, kid, a, a + size)
     end
+  end
+
+  local function fire(inst, key, kid, a)
+    return fire_with(inst, key, kid, a, contents(inst, kid, a))
   end
 
   -- WindowOperator.clearAllState of window [a, a + size): the trigger's clear has nothing left
@@ -456,6 +459,53 @@ function M.instantiate(job, node)
     end
   end
 
+  -- The accumulators of the m windows [a, a + size) of inst.g_keys[0 .. m), found in one C
+  -- call per chunk of a watermark's fires, so that their cache misses overlap. gathered(inst,
+  -- j) is then the j-th one's accumulator, or nil when it has none.
+  local CHUNK = k == 1 and 4096 or math.max(1, math.min(4096, math.floor(2 ^ 20 / k)))
+  local function gather(inst, m, a)
+    if k == 1 then
+      C.weir_wintab_gather(inst.wtab, inst.g_keys, m, a, inst.g_ids)
+      return
+    end
+    local n = C.weir_slices_gather(inst.slices, inst.g_keys, m, a, a + size, inst.g_vals,
+      inst.g_cap, inst.g_off, inst.g_ids)
+    if n > inst.g_cap then
+      inst.g_cap = n
+      inst.g_vals = ffi.new("double[?]", n)
+      C.weir_slices_gather(inst.slices, inst.g_keys, m, a, a + size, inst.g_vals, n, inst.g_off,
+        inst.g_ids)
+    end
+  end
+  local function gathered(inst, j)
+    if k == 1 then
+      local id = inst.g_ids[j]
+      if id < 0 then
+        return nil
+      end
+      return inst.accs[id]
+    end
+    local off = inst.g_off
+    local from, to = off[j], off[j + 1]
+    if from == to then
+      return nil
+    end
+    local vals, acc = inst.g_vals, create()
+    for x = from, to - 1 do
+      acc = merge(acc, vals[x])
+    end
+    return acc
+  end
+  for _, inst in ipairs(instances) do
+    inst.g_keys = ffi.new("int32_t[?]", CHUNK)
+    inst.g_ids = ffi.new("int32_t[?]", CHUNK)
+    inst.g_off = ffi.new("int32_t[?]", CHUNK + 1)
+    inst.g_cap = 0
+  end
+
+  -- WindowOperator.onEventTime: event_time() fires at the window's max timestamp; the window is
+  -- cleared at its cleanup time (the same timer when there is no allowed lateness). The timers
+  -- due go in (time, registration) order, a chunk of a time's entries at a time.
   node.on_watermark = function(inst, w)
     local q = inst.tq
     local times, buckets = q.times, q.buckets
@@ -463,19 +513,34 @@ function M.instantiate(job, node)
     while q.n > 0 and times[1] <= w do
       local t = times[1]
       local b = buckets[t]
-      for i = b.head, b.len do
-        local e = b[i]
-        b.head = i + 1
-        q.count = q.count - 1
-        if e > 0 then
-          local a = t - size + 1
-          local key = key_of(inst, e)
-          fire(inst, key, e, a)
-          if lateness == 0 then
-            clear(inst, key, e, a)
+      local a = t - size + 1 -- the window of the entries that fire at t
+      while b.head <= b.len do
+        local first = b.head
+        local last = math.min(b.len, first + CHUNK - 1)
+        local keys, m = inst.g_keys, 0
+        for i = first, last do
+          local e = b[i]
+          if e > 0 then
+            keys[m] = e
+            m = m + 1
           end
-        else
-          clear(inst, key_of(inst, -e), -e, t - lateness - size + 1)
+        end
+        gather(inst, m, a)
+        local j = 0
+        for i = first, last do
+          local e = b[i]
+          b.head = i + 1
+          q.count = q.count - 1
+          if e > 0 then
+            local key = key_of(inst, e)
+            fire_with(inst, key, e, a, gathered(inst, j))
+            j = j + 1
+            if lateness == 0 then
+              clear(inst, key, e, a)
+            end
+          else
+            clear(inst, key_of(inst, -e), -e, t - lateness - size + 1)
+          end
         end
       end
       buckets[t] = nil
