@@ -181,16 +181,17 @@ static void free_key(wr_slices_t *t, wr_slice_key_t *k)
     }
 }
 
-/* First position p in [head, head + len) with s[p].start >= start (head + len if none). */
+/* First position p in [head, head + len) with start[p] >= start (head + len if none),
+ * trying the end first: new slices mostly come in start order. */
 static int32_t lower_bound(const wr_slice_key_t *k, int64_t start)
 {
     int32_t lo = k->head;
     int32_t hi = k->head + k->len;
     if (hi > lo && k->start[hi - 1] < start) {
-        return hi; /* slices mostly come in start order */
+        return hi;
     }
     if (hi > lo && k->start[lo] >= start) {
-        return lo; /* and windows fire from the oldest slice */
+        return lo;
     }
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
@@ -201,6 +202,15 @@ static int32_t lower_bound(const wr_slice_key_t *k, int64_t start)
         }
     }
     return lo;
+}
+
+/* lower_bound trying the front first: windows fire, and slices go, from the oldest slice. */
+static int32_t lower_bound_front(const wr_slice_key_t *k, int64_t start)
+{
+    if (k->len > 0 && k->start[k->head] >= start) {
+        return k->head;
+    }
+    return lower_bound(k, start);
 }
 
 double *wr_slices_acc(wr_slices_t *t, int32_t key, int64_t start, int *fresh)
@@ -252,7 +262,7 @@ int32_t wr_slices_range(const wr_slices_t *t, int32_t key, int64_t lo, int64_t h
     }
     int32_t end = k->head + k->len;
     int32_t n = 0;
-    for (int32_t p = lower_bound(k, lo); p < end && k->start[p] < hi; p++, n++) {
+    for (int32_t p = lower_bound_front(k, lo); p < end && k->start[p] < hi; p++, n++) {
         if (n < max) {
             out[n] = k->acc[p];
         }
@@ -288,7 +298,7 @@ int wr_slices_drop(wr_slices_t *t, int32_t key, int64_t start)
     if (!k) {
         return 0;
     }
-    int32_t p = lower_bound(k, start);
+    int32_t p = lower_bound_front(k, start);
     int32_t end = k->head + k->len;
     if (p == end || k->start[p] != start) {
         return 0;
@@ -355,7 +365,7 @@ int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, i
         }
         const wr_slice_key_t *k = &t->keys[scratch[i]];
         int32_t end = k->head + k->len;
-        for (int32_t p = lower_bound(k, lo); p < end && k->start[p] < hi; p++, total++) {
+        for (int32_t p = lower_bound_front(k, lo); p < end && k->start[p] < hi; p++, total++) {
             if (total < cap) {
                 out[total] = k->acc[p];
             }
