@@ -594,53 +594,6 @@ int32_t wr_store_key_slots(const wr_store_t *s, int64_t key, int32_t *out, int32
     return k->len;
 }
 
-int32_t wr_store_key_range(const wr_store_t *s, int64_t key, int64_t lo, int64_t hi,
-                           int32_t *out, int32_t max)
-{
-    bool found;
-    uint32_t fp;
-    size_t i = probe_key(s, key, &fp, &found);
-    if (!found || lo >= hi) {
-        return 0;
-    }
-    const wr_store_key_t *k = &s->keys[s->key_index[i].id];
-    const int32_t *ids = key_ids_const(k);
-    int32_t from = lower_bound(s, k, lo, INT64_MIN);
-    int32_t n = 0;
-    for (int32_t p = from; p < k->len && s->slots[ids[p]].start < hi; p++) {
-        if (n < max) {
-            out[n] = ids[p];
-        }
-        n++;
-    }
-    return n;
-}
-
-void wr_store_neighbors(const wr_store_t *s, int64_t key, int64_t start, int64_t stop,
-                        int64_t *prev, int64_t *next)
-{
-    *prev = INT64_MIN;
-    *next = INT64_MAX;
-    bool found;
-    uint32_t fp;
-    size_t i = probe_key(s, key, &fp, &found);
-    if (!found) {
-        return;
-    }
-    const wr_store_key_t *k = &s->keys[s->key_index[i].id];
-    const int32_t *ids = key_ids_const(k);
-    int32_t p = lower_bound(s, k, start, stop);
-    if (p > 0) {
-        *prev = s->slots[ids[p - 1]].start;
-    }
-    if (p < k->len && s->slots[ids[p]].start == start && s->slots[ids[p]].stop == stop) {
-        p++;
-    }
-    if (p < k->len) {
-        *next = s->slots[ids[p]].start;
-    }
-}
-
 int32_t wr_store_open(const wr_store_t *s)
 {
     return s->open;
@@ -730,8 +683,6 @@ double weir_store_stat(const weir_store_t *fs, int32_t what)
         return (double)wr_store_elements(&fs->s);
     case WEIR_STORE_BYTES:
         return (double)(sizeof *fs + wr_store_bytes(&fs->s));
-    case WEIR_STORE_IDS:
-        return (double)fs->s.slots_len;
     default:
         return NAN;
     }
@@ -743,94 +694,6 @@ int32_t weir_store_key_slots(const weir_store_t *fs, double key, int32_t *out, i
         return WEIR_EINVAL;
     }
     return wr_store_key_slots(&fs->s, wr_ms_from_double(key), out, max);
-}
-
-int32_t weir_store_slot_add(weir_store_t *fs, double key, double start, double stop,
-                            int32_t delta)
-{
-    int32_t slot = weir_store_slot(fs, key, start, stop);
-    if (slot < 0) {
-        return slot;
-    }
-    int32_t rc = wr_store_count_add(&fs->s, slot, delta);
-    return rc < 0 ? rc : slot;
-}
-
-int32_t weir_store_key_range(const weir_store_t *fs, double key, double lo, double hi,
-                             int32_t *out, int32_t max)
-{
-    if (isnan(key) || isnan(lo) || isnan(hi) || max < 0 || (max > 0 && !out)) {
-        return WEIR_EINVAL;
-    }
-    return wr_store_key_range(&fs->s, wr_ms_from_double(key), wr_ms_from_double(lo),
-                              wr_ms_from_double(hi), out, max);
-}
-
-int weir_store_neighbors(const weir_store_t *fs, double key, double start, double stop,
-                         double *out)
-{
-    if (isnan(key) || isnan(start) || isnan(stop) || !out) {
-        return WEIR_EINVAL;
-    }
-    int64_t prev;
-    int64_t next;
-    wr_store_neighbors(&fs->s, wr_ms_from_double(key), wr_ms_from_double(start),
-                       wr_ms_from_double(stop), &prev, &next);
-    out[0] = wr_ms_to_double(prev);
-    out[1] = wr_ms_to_double(next);
-    return 0;
-}
-
-double weir_store_slot_key(const weir_store_t *fs, int32_t slot)
-{
-    int64_t key;
-    int64_t start;
-    int64_t stop;
-    if (wr_store_window(&fs->s, slot, &key, &start, &stop) < 0) {
-        return NAN;
-    }
-    return (double)key;
-}
-
-double *weir_store_acc(weir_store_t *fs, double key, double start, double stop, int32_t *fresh)
-{
-    if (fs->s.cells_per_slot < 1 || !fresh) {
-        return NULL;
-    }
-    int32_t open = fs->s.open;
-    int32_t slot = weir_store_slot(fs, key, start, stop);
-    if (slot < 0 || wr_store_count_add(&fs->s, slot, 1) < 0) {
-        return NULL;
-    }
-    *fresh = fs->s.open != open;
-    return wr_store_cells(&fs->s, slot);
-}
-
-int32_t weir_store_key_cells(const weir_store_t *fs, double key, double lo, double hi,
-                             double *out, int32_t max)
-{
-    if (isnan(key) || isnan(lo) || isnan(hi) || max < 0 || (max > 0 && !out) ||
-        fs->s.cells_per_slot < 1) {
-        return WEIR_EINVAL;
-    }
-    int64_t k = wr_ms_from_double(key);
-    int64_t from = wr_ms_from_double(lo);
-    int64_t to = wr_ms_from_double(hi);
-    int32_t ids[64];
-    int32_t n = wr_store_key_range(&fs->s, k, from, to, ids, 64);
-    if (n > 64) {
-        int32_t *all = wr_xmalloc((size_t)n * sizeof *all);
-        wr_store_key_range(&fs->s, k, from, to, all, n);
-        for (int32_t i = 0; i < n && i < max; i++) {
-            out[i] = *cells_of(&fs->s, all[i]);
-        }
-        free(all);
-        return n;
-    }
-    for (int32_t i = 0; i < n && i < max; i++) {
-        out[i] = *cells_of(&fs->s, ids[i]);
-    }
-    return n;
 }
 
 double weir_store_slot_start(const weir_store_t *fs, int32_t slot)

@@ -104,15 +104,6 @@ int wr_store_window(const wr_store_t *s, int32_t slot, int64_t *key, int64_t *st
  * n. O(min(max, n)) after an expected O(1) key lookup. */
 int32_t wr_store_key_slots(const wr_store_t *s, int64_t key, int32_t *out, int32_t max);
 
-/* The open slots of key whose window starts in [lo, hi), in window order: writes the first
- * min(max, n) ids to out and returns n. O(log slots of the key + n). */
-int32_t wr_store_key_range(const wr_store_t *s, int64_t key, int64_t lo, int64_t hi,
-                           int32_t *out, int32_t max);
-/* The starts of key's open windows just before and just after [start, stop) in window order,
- * that window itself left out: INT64_MIN / INT64_MAX when there is none. O(log slots). */
-void wr_store_neighbors(const wr_store_t *s, int64_t key, int64_t start, int64_t stop,
-                        int64_t *prev, int64_t *next);
-
 int32_t wr_store_open(const wr_store_t *s);
 int64_t wr_store_elements(const wr_store_t *s);
 /* Heap bytes the store holds (not counting the wr_store_t itself). */

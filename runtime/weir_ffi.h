@@ -253,8 +253,7 @@ int32_t weir_timers_count(const weir_timers_t *t, int32_t domain);
 enum {
     WEIR_STORE_OPEN = 0,     /* weir_store_stat: open (key, window) slots */
     WEIR_STORE_ELEMENTS = 1, /* elements counted with weir_store_count_add */
-    WEIR_STORE_BYTES = 2,    /* bytes of C memory the store holds */
-    WEIR_STORE_IDS = 3       /* slot ids handed out: every open slot is below it */
+    WEIR_STORE_BYTES = 2     /* bytes of C memory the store holds */
 };
 typedef struct weir_store weir_store_t; /* opaque */
 weir_store_t *weir_store_new(int32_t cells_per_slot);
@@ -269,27 +268,6 @@ double weir_store_stat(const weir_store_t *s, int32_t what);
 /* The slots of one key, in window start order (then stop): writes up to max ids, returns how
  * many exist (0 for an unknown key). */
 int32_t weir_store_key_slots(const weir_store_t *s, double key, int32_t *out, int32_t max);
-/* slot_add: the slot (created when absent) with delta added to its count, in one call; errors
- * as slot and count_add. key_range: the slots of key whose window starts in [lo, hi), in start
- * order (writes up to max, returns how many; WEIR_EINVAL as key_slots). neighbors: out[0] the
- * start of key's window just before [start, stop) in window order (-inf: none), out[1] the one
- * just after (+inf: none), that window itself left out; 0 or WEIR_EINVAL. slot_key: the slot's
- * key, NaN when not open. */
-int32_t weir_store_slot_add(weir_store_t *s, double key, double start, double stop,
-                            int32_t delta);
-int32_t weir_store_key_range(const weir_store_t *s, double key, double lo, double hi,
-                             int32_t *out, int32_t max);
-int weir_store_neighbors(const weir_store_t *s, double key, double start, double stop,
-                         double *out);
-double weir_store_slot_key(const weir_store_t *s, int32_t slot);
-/* Numeric accumulators in cell 0 (stores with at least one cell; else NULL / WEIR_EINVAL).
- * acc: the slot (created when absent) with 1 added to its count; returns its cell 0 and sets
- * *fresh to 1 when the slot was created, else 0; NULL on the errors of slot and count_add.
- * key_cells: cell 0 of each slot of key whose window starts in [lo, hi), in start order (writes
- * up to max values, returns how many there are). */
-double *weir_store_acc(weir_store_t *s, double key, double start, double stop, int32_t *fresh);
-int32_t weir_store_key_cells(const weir_store_t *s, double key, double lo, double hi,
-                             double *out, int32_t max);
 double weir_store_slot_start(const weir_store_t *s, int32_t slot);
 double weir_store_slot_stop(const weir_store_t *s, int32_t slot);
 

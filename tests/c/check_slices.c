@@ -149,6 +149,41 @@ START_TEST(test_slices_match_a_reference_model)
 }
 END_TEST
 
+START_TEST(test_slices_gather_equals_ranges)
+{
+    weir_slices_t *t = weir_slices_new();
+    int32_t fresh;
+    for (int k = 0; k < 50; k++) {
+        for (int s = 0; s < k % 7; s++) {
+            *weir_slices_acc(t, k, s * 1000, &fresh) = k * 100 + s;
+        }
+    }
+    int32_t keys[60];
+    int32_t off[61];
+    int32_t scratch[60];
+    double out[400];
+    for (int i = 0; i < 60; i++) {
+        keys[i] = 59 - i; /* keys 50..59 have no slices */
+    }
+    double n = weir_slices_gather(t, keys, 60, 1000, 4000, out, 400, off, scratch);
+    double want = 0;
+    for (int i = 0; i < 60; i++) {
+        double one[8];
+        int32_t m = weir_slices_range(t, keys[i], 1000, 4000, one, 8);
+        ck_assert_int_eq(off[i + 1] - off[i], m);
+        for (int j = 0; j < m; j++) {
+            ck_assert(out[off[i] + j] == one[j]);
+        }
+        want += m;
+    }
+    ck_assert(n == want && off[0] == 0 && off[60] == want);
+    ck_assert(weir_slices_gather(t, keys, 60, 1000, 4000, out, 2, off, scratch) == want);
+    keys[0] = -2;
+    ck_assert(weir_slices_gather(t, keys, 60, 1000, 4000, out, 400, off, scratch) == WEIR_EINVAL);
+    weir_slices_free(t);
+}
+END_TEST
+
 static Suite *slices_suite(void)
 {
     Suite *s = suite_create("slices");
@@ -156,6 +191,7 @@ static Suite *slices_suite(void)
     add_case(s, "return_to_their_initial_allocation_when_empty",
              test_slices_return_to_their_initial_allocation_when_empty);
     add_case(s, "match_a_reference_model", test_slices_match_a_reference_model);
+    add_case(s, "gather_equals_ranges", test_slices_gather_equals_ranges);
     return s;
 }
 

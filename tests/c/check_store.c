@@ -187,8 +187,7 @@ START_TEST(test_store_bytes_grow_and_return_to_baseline_after_dropping_all)
         ck_assert(weir_store_stat(s, WEIR_STORE_ELEMENTS) == 0);
         ck_assert(weir_store_stat(s, WEIR_STORE_BYTES) == empty);
     }
-    ck_assert(weir_store_stat(s, WEIR_STORE_IDS) == 0); /* empty again: ids restart */
-    ck_assert(isnan(weir_store_stat(s, 4)));
+    ck_assert(isnan(weir_store_stat(s, 3)));
     weir_store_free(s);
 }
 END_TEST
@@ -549,63 +548,6 @@ START_TEST(test_store_holds_a_million_slots)
 }
 END_TEST
 
-START_TEST(test_store_key_range_neighbors_and_cells_follow_window_order)
-{
-    weir_store_t *s = weir_store_new(1);
-    int32_t fresh = -1;
-    /* key 7: slices at 30, 10, 20 (out of order), key 8 at 20 */
-    double *c30 = weir_store_acc(s, 7, 30, 40, &fresh);
-    ck_assert_int_eq(fresh, 1);
-    ck_assert(isnan(*c30));
-    *c30 = 3;
-    ck_assert(weir_store_acc(s, 7, 30, 40, &fresh) == c30);
-    ck_assert_int_eq(fresh, 0);
-    *weir_store_acc(s, 7, 10, 20, &fresh) = 1;
-    *weir_store_acc(s, 7, 20, 30, &fresh) = 2;
-    *weir_store_acc(s, 8, 20, 30, &fresh) = 99;
-    double out[4];
-    ck_assert_int_eq(weir_store_key_cells(s, 7, 10, 40, out, 4), 3);
-    ck_assert(out[0] == 1 && out[1] == 2 && out[2] == 3);
-    ck_assert_int_eq(weir_store_key_cells(s, 7, 15, 31, out, 4), 2); /* starts 20 and 30 */
-    ck_assert(out[0] == 2 && out[1] == 3);
-    ck_assert_int_eq(weir_store_key_cells(s, 7, 10, 40, out, 1), 3); /* writes 1, counts 3 */
-    ck_assert_int_eq(weir_store_key_cells(s, 9, 0, 100, out, 4), 0);
-    int32_t ids[4];
-    ck_assert_int_eq(weir_store_key_range(s, 7, 20, 100, ids, 4), 2);
-    ck_assert(weir_store_slot_start(s, ids[0]) == 20 && weir_store_slot_start(s, ids[1]) == 30);
-    ck_assert(weir_store_slot_key(s, ids[0]) == 7);
-    double nb[2];
-    ck_assert_int_eq(weir_store_neighbors(s, 7, 20, 30, nb), 0);
-    ck_assert(nb[0] == 10 && nb[1] == 30);
-    ck_assert_int_eq(weir_store_neighbors(s, 7, 25, 35, nb), 0); /* absent: its would-be place */
-    ck_assert(nb[0] == 20 && nb[1] == 30);
-    ck_assert_int_eq(weir_store_neighbors(s, 7, 10, 20, nb), 0);
-    ck_assert(isinf(nb[0]) && nb[0] < 0 && nb[1] == 20);
-    ck_assert_int_eq(weir_store_neighbors(s, 8, 20, 30, nb), 0);
-    ck_assert(isinf(nb[0]) && isinf(nb[1]) && nb[1] > 0);
-    ck_assert_int_eq(weir_store_neighbors(s, 7, NAN, 30, nb), WEIR_EINVAL);
-    ck_assert(weir_store_stat(s, WEIR_STORE_IDS) == 4);
-    ck_assert(weir_store_stat(s, WEIR_STORE_ELEMENTS) == 5); /* acc counts each call */
-    weir_store_free(s);
-    weir_store_t *none = weir_store_new(0);
-    ck_assert(weir_store_acc(none, 1, 0, 1, &fresh) == NULL);
-    ck_assert_int_eq(weir_store_key_cells(none, 1, 0, 1, out, 4), WEIR_EINVAL);
-    weir_store_free(none);
-}
-END_TEST
-
-START_TEST(test_store_slot_add_creates_and_counts)
-{
-    weir_store_t *s = weir_store_new(0);
-    int32_t a = weir_store_slot_add(s, 1, 0, 10, 1);
-    ck_assert_int_ge(a, 0);
-    ck_assert_int_eq(weir_store_slot_add(s, 1, 0, 10, 2), a);
-    ck_assert_int_eq(weir_store_count(s, a), 3);
-    ck_assert_int_eq(weir_store_slot_add(s, NAN, 0, 10, 1), WEIR_EINVAL);
-    weir_store_free(s);
-}
-END_TEST
-
 static Suite *store_suite(void)
 {
     Suite *s = suite_create("store");
@@ -636,9 +578,6 @@ static Suite *store_suite(void)
     add_case(s, "matches_a_reference_model_over_random_operations",
              test_store_matches_a_reference_model_over_random_operations);
     add_case(s, "holds_a_million_slots", test_store_holds_a_million_slots);
-    add_case(s, "key_range_neighbors_and_cells_follow_window_order",
-             test_store_key_range_neighbors_and_cells_follow_window_order);
-    add_case(s, "slot_add_creates_and_counts", test_store_slot_add_creates_and_counts);
     return s;
 }
 

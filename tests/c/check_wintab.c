@@ -120,6 +120,30 @@ START_TEST(test_wintab_matches_a_reference_model)
 }
 END_TEST
 
+START_TEST(test_wintab_gather_equals_finds)
+{
+    weir_wintab_t *t = weir_wintab_new();
+    for (int k = 0; k < 300; k += 2) {
+        weir_wintab_add(t, k, 5000);
+    }
+    weir_wintab_add(t, 1, 0);
+    int32_t keys[300];
+    int32_t ids[300];
+    for (int i = 0; i < 300; i++) {
+        keys[i] = 299 - i;
+    }
+    ck_assert_int_eq(weir_wintab_gather(t, keys, 300, 5000, ids), 300);
+    for (int i = 0; i < 300; i++) {
+        ck_assert_int_eq(ids[i], weir_wintab_find(t, keys[i], 5000));
+        ck_assert_int_eq(ids[i] >= 0, keys[i] % 2 == 0);
+    }
+    keys[3] = -1;
+    ck_assert_int_eq(weir_wintab_gather(t, keys, 300, 5000, ids), WEIR_EINVAL);
+    ck_assert_int_eq(weir_wintab_gather(t, keys, 0, 5000, ids), 0);
+    weir_wintab_free(t);
+}
+END_TEST
+
 static Suite *wintab_suite(void)
 {
     Suite *s = suite_create("wintab");
@@ -127,6 +151,7 @@ static Suite *wintab_suite(void)
     add_case(s, "returns_to_its_initial_size_when_empty",
              test_wintab_returns_to_its_initial_size_when_empty);
     add_case(s, "matches_a_reference_model", test_wintab_matches_a_reference_model);
+    add_case(s, "gather_equals_finds", test_wintab_gather_equals_finds);
     return s;
 }
 
