@@ -8,7 +8,11 @@
 --   order weir.windowop would register them (later registrations are no-ops there: timers are
 --   a set). A window that is already due fires at once, as event_time() returns FIRE.
 -- * No window object per slot: windows are made when they fire. Tumbling windows live in a
---   compact C table (wintab.c: one cache line per lookup) instead of the general store.
+--   compact C table (wintab.c: one cache line per lookup) instead of the general store, and
+--   each key's last window is remembered in Lua, so most elements need no C call at all.
+-- * Keys: a whole-number key is its own key id; only other keys are interned.
+-- * A watermark's fires find their windows' state in one C call per chunk of fires, so that
+--   the cache misses of many keys overlap.
 -- * Timers: per time a FIFO of key ids (the time says the window), and a heap of the distinct
 --   times. A watermark closes a window of every key at the same time, so registering is an
 --   append and popping a walk down an array; the order is (time, registration), as the C timer
