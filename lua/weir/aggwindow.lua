@@ -34,6 +34,7 @@ local windowop = require("weir.windowop")
 local M = {}
 
 local INF = math.huge
+local floor = math.floor
 local DIRECT = 2 ^ 30 -- key ids below are whole-number keys + 1, from it interned keys
 local NO_TS = "the record has no timestamp: an event-time window needs "
   .. "assign_timestamps_and_watermarks before it"
@@ -148,7 +149,7 @@ function M.instantiate(job, node)
   local interned = windowop.interner(node.keyed)
   local keyed = node.keyed
   local function intern(inst, key)
-    if keyed and type(key) == "number" and key >= 0 and key < DIRECT - 1 and key % 1 == 0
+    if keyed and type(key) == "number" and key >= 0 and key < DIRECT - 1 and key == floor(key)
         and (key ~= 0 or 1 / key > 0) then
       return key + 1
     end
@@ -162,7 +163,7 @@ function M.instantiate(job, node)
   end
   local call_window_fn = windowop.caller(node)
   local instances = node.instances
-  node.cell_of, node.cell_count, node.late_dropped = {}, 0, 0
+  node.late_dropped = 0
 
   for _, inst in ipairs(instances) do
     if k == 1 then
@@ -178,10 +179,9 @@ function M.instantiate(job, node)
     inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
     inst.tq = new_timers()
     inst.key_ids, inst.keys = {}, {}
-    inst.accs, inst.wstate, inst.gstate, inst.lua_state = {}, {}, {}, {}
+    inst.accs, inst.wstate, inst.gstate = {}, {}, {}
     -- tumbling: element counts by window id, and per key id its last window (start, id)
     inst.counts, inst.last_start, inst.last_id = {}, {}, {}
-    inst.wins, inst.wkid = {}, {} -- stay empty: see list_windows
     windowop.contexts(job, node, inst)
     inst.records = 0
     inst.cells_cap = 64
