@@ -1,0 +1,11 @@
+-- A timestamp assigner returning 9.3e18, beyond the time range: the job fails naming the value.
+local weir = require("weir")
+local env = weir.env()
+env:from_collection({ 1, 2, 3 })
+  :assign_timestamps_and_watermarks(weir.watermarks.bounded_out_of_orderness(0)
+    :with_timestamp_assigner(function() return 9.3e18 end))
+  :key_by(function() return "k" end)
+  :window(weir.windows.tumbling_event_time("10ms"))
+  :process(function(k, ctx, els, out) out("out:" .. #els) end)
+  :print()
+env:execute("ts")

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs one bad-input case: DIR/job.lua (from inside DIR) as DIR/expect says, and checks the exit
+# status, the messages, and that nothing vanished. DIR/expect holds lines "KEY VALUE":
+#   args ARGS...     the command line after "weir" (default: run job.lua); words split on spaces
+#   stdin FILE       a file fed to standard input (default: /dev/null)
+#   exit N           the expected exit status (default 0)
+#   stderr TEXT      TEXT appears in stderr (repeatable; fixed text, not a pattern)
+#   no-stderr TEXT   TEXT does not appear in stderr (repeatable)
+#   stdout TEXT      TEXT appears in stdout (repeatable)
+#   in N             N records go into the job; then, when the job exits 0,
+#                    N = out + err + late, where stdout lines whose first word is "out", "err"
+#                    or "late" count 1 each ("out:K" counts K), and weir's own reports on stderr
+#                    ("N late record(s) dropped", "N failed record(s) went to an error side
+#                    output", "N record(s) could not be delivered") count as err and late.
+#                    When the job fails, out + err + late < N (the failure is the report).
+#   timeout S        seconds before the case counts as hung (default 30)
+# Every case also checks that stderr has no sign of a broken error path or a sanitizer report.
+set -u
+weir=$1
+dir=$2
+name=$(basename "$dir")
+cd "$dir" || exit 2
+[ -f expect ] || { echo "FAIL $name: no expect file"; exit 1; }
+
+args="run job.lua" stdin=/dev/null want_exit=0 want_in="" limit=30
+has=() hasnt=() outs=()
+while IFS= read -r line || [ -n "$line" ]; do
+  case "$line" in ''|'#'*) continue ;; esac
+  key=${line%% *} val=${line#* }
+  [ "$key" = "$line" ] && val=""
+  case "$key" in
+    args) args=$val ;;
+    stdin) stdin=$val ;;
+    exit) want_exit=$val ;;
+    stderr) has+=("$val") ;;
+    no-stderr) hasnt+=("$val") ;;
+    stdout) outs+=("$val") ;;
+    in) want_in=$val ;;
+    timeout) limit=$val ;;
+    *) echo "FAIL $name: unknown key '$key' in expect"; exit 1 ;;
+  esac
+done < expect
+# signs of an error path that failed, an internal error, or a sanitizer finding
+hasnt+=("weir: weir:" "attempt to index local 'tb'" "internal:" "no runtime" "AddressSanitizer"
+        "runtime error:" "LeakSanitizer")
+
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+read -r -a argv <<< "$args"
+timeout "$limit" "$weir" "${argv[@]}" <"$stdin" >"$out" 2>"$err"
+status=$?
+fail=0
+bad() { echo "FAIL $name: $*"; fail=1; }
+[ "$status" = 124 ] && bad "hung (no exit within ${limit}s)"
+[ "$status" = "$want_exit" ] || bad "exit status $status, expected $want_exit"
+for t in "${has[@]}"; do grep -qF -- "$t" "$err" || bad "stderr lacks: $t"; done
+for t in "${hasnt[@]}"; do grep -qF -- "$t" "$err" && bad "stderr has: $t"; done
+for t in "${outs[@]}"; do grep -qF -- "$t" "$out" || bad "stdout lacks: $t"; done
+if [ -n "$want_in" ]; then
+  counts=$(awk '
+    $1 == "out" || $1 == "err" || $1 == "late" { n[$1]++ }
+    $1 ~ /^(out|err|late):[0-9]+$/ { split($1, p, ":"); n[p[1]] += p[2] }
+    END { printf "%d %d %d", n["out"], n["err"], n["late"] }' "$out")
+  read -r n_out n_err n_late <<< "$counts"
+  r_late=$(grep -oE '[0-9]+ late record\(s\) dropped' "$err" | awk '{s += $1} END {print s + 0}')
+  r_err=$(grep -oE '[0-9]+ (failed record\(s\) went to an error side output|record\(s\) could not be delivered)' "$err" |
+    awk '{s += $1} END {print s + 0}')
+  total=$((n_out + n_err + n_late + r_late + r_err))
+  if [ "$status" = 0 ]; then
+    [ "$total" = "$want_in" ] || bad "in $want_in, but out $n_out + err $((n_err + r_err)) + late $((n_late + r_late)) = $total"
+  else
+    [ "$total" -lt "$want_in" ] || bad "failed, yet out + err + late = $total of $want_in"
+  fi
+fi
+if [ $fail -ne 0 ]; then
+  echo "--- stdout (head):"; head -20 "$out"
+  echo "--- stderr (head):"; head -40 "$err"
+  exit 1
+fi
+echo "ok $name"
