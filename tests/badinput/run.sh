@@ -14,11 +14,14 @@
 #                    output", "N record(s) could not be delivered") count as err and late.
 #                    When the job fails, out + err + late < N (the failure is the report).
 #   timeout S        seconds before the case counts as hung (default 30)
+# Jobs can require("badinput") (tests/badinput/lib/badinput.lua: temporary input files made at
+# run time, so the repository holds no large or binary inputs).
 # Every case also checks that stderr has no sign of a broken error path or a sanitizer report.
 set -u
 weir=$1
 dir=$2
 name=$(basename "$dir")
+export LUA_PATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/?.lua;;"
 cd "$dir" || exit 2
 [ -f expect ] || { echo "FAIL $name: no expect file"; exit 1; }
 
