@@ -173,6 +173,12 @@ int wr_lines_finish(wr_lines_t *l, wr_line_t *rec)
     return cut(l, start, len, WR_LINE_TRUNCATED_EOF, rec);
 }
 
+void wr_lines_reopen(wr_lines_t *l)
+{
+    assert(l->head == l->tail && !l->skipping); /* finish cut everything */
+    l->finished = 0;
+}
+
 void wr_lines_release(wr_lines_t *l)
 {
     l->pinned = 0;

@@ -20,7 +20,7 @@ enum {
     WR_LINES_DROPPED = 2, /* a record longer than max_bytes was skipped; rec->index says which */
 
     /* wr_line_t.flags */
-    WR_LINE_TRUNCATED_EOF = 1 /* the last record of the input had no delimiter */
+    WR_LINE_TRUNCATED_EOF = 1 /* the last record of an input (or connection) had no delimiter */
 };
 
 typedef struct wr_lines {
@@ -65,6 +65,9 @@ int wr_lines_next(wr_lines_t *l, wr_line_t *rec);
  * record flagged WR_LINE_TRUNCATED_EOF (or dropped if too long). Returns WR_LINES_NONE on every
  * later call. */
 int wr_lines_finish(wr_lines_t *l, wr_line_t *rec);
+/* After wr_lines_finish: more input follows (a socket's next connection). Its bytes start a new
+ * record, never joining the finished input's last one, and wr_lines_finish works again. */
+void wr_lines_reopen(wr_lines_t *l);
 /* Records returned so far are no longer referenced: the buffer may move again. */
 void wr_lines_release(wr_lines_t *l);
 

@@ -277,6 +277,27 @@ static void stop_polling(wr_repl_t *r)
     }
 }
 
+/* Writes the whole history, not append_history(1, ...): libedit 3.1-20221030 appends the last
+ * two entries for n = 1. libedit's write_history would fopen the path, following a symbolic
+ * link to rewrite and chmod its target, so it writes a new file made here (mkstemp: O_EXCL,
+ * mode 0600, never through a link) that is then renamed over the history file; a rename
+ * replaces a link planted since open_edit instead of writing through it, and a crash
+ * mid-write leaves the old file whole. Best effort: a session never fails for it. */
+static void save_history(const char *path)
+{
+    size_t n = strlen(path) + sizeof ".XXXXXX";
+    char *tmp = wr_xmalloc(n);
+    snprintf(tmp, n, "%s.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd >= 0) {
+        close(fd);
+        if (write_history(tmp) != 0 || rename(tmp, path) != 0) {
+            unlink(tmp);
+        }
+    }
+    free(tmp);
+}
+
 /* libedit calls this with a complete line (malloc'd, no newline; the caller frees it) or NULL
  * for Ctrl-D on an empty line. It has left raw mode already and reads nothing more until the
  * handler is installed again: the terminal rests until the next poll waits. */
@@ -299,9 +320,7 @@ static void on_line(char *line)
     if (line[0] != '\0') {
         add_history(line);
         if (r->history != NULL) {
-            /* The whole list, not append_history(1, ...): libedit 3.1-20221030 appends the
-             * last two entries for n = 1. Best effort: a session never fails for it. */
-            write_history(r->history);
+            save_history(r->history);
         }
     }
     free(r->line);
@@ -369,6 +388,25 @@ static void on_winch(uv_signal_t *s, int signo)
     rl_resize_terminal();
 }
 
+/* 1 if history_path may be read and replaced: a regular file, or none yet (the first line
+ * creates it). A symbolic link or anything else is left alone, and the session keeps its
+ * history in memory, with one warning per process (each job and the bare runtime between jobs
+ * open the REPL again). */
+static int history_usable(const char *history_path)
+{
+    static int warned;
+    struct stat st;
+    if (lstat(history_path, &st) != 0 || S_ISREG(st.st_mode)) {
+        return 1; /* missing, or unreadable: saving then fails quietly, as reading does */
+    }
+    if (!warned) {
+        warned = 1;
+        fprintf(stderr, "weir: repl: history file %s is %s: history is not saved\n",
+                history_path, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+    }
+    return 0;
+}
+
 static int open_edit(wr_repl_t *r, const char *history_path)
 {
     weir_rt_t *rt = r->rt;
@@ -405,7 +443,7 @@ static int open_edit(wr_repl_t *r, const char *history_path)
     rl_completer_word_break_characters = word_breaks;
     using_history(); /* initializes libedit, once per process */
     stifle_history(HISTORY_MAX);
-    if (history_path != NULL && history_path[0] != '\0') {
+    if (history_path != NULL && history_path[0] != '\0' && history_usable(history_path)) {
         r->history = wr_xstrdup(history_path);
         clear_history(); /* an earlier REPL of this process wrote its lines to the file */
         read_history(r->history); /* a missing file is a first session */

@@ -3,9 +3,11 @@
  * (SEMANTICS.md section 13). A failed initial connect (resolution included) fails the job.
  * Retries happen only after an established connection was closed by the peer: attempt++, then
  * reconnect after 500 ms if max_retry == -1 or attempt < max_retry, else end (leftover text
- * first). A reconnect that fails counts like a close. As in Flink, the text buffer survives a
- * reconnect, so a half line before the close joins the first bytes after it. The 500 ms are
- * real time even on the virtual clock, which sockets never drive (see weir_loop_poll). */
+ * first). A reconnect that fails counts like a close. **weir:** unlike Flink, whose text buffer
+ * survives a reconnect and glues a half line before the close to the first bytes after it,
+ * each connection's bytes end at its close: the half line is a record of its own (`sealed`),
+ * as at the end without a reconnect (API.md, Sockets). The 500 ms are real time even on the
+ * virtual clock, which sockets never drive (see weir_loop_poll). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,9 @@ typedef struct socket_source {
     uv_connect_t connect;
     int reading;
     int paused;
+    /* The last connection closed and another follows: its bytes are cut to the end, the half
+     * line included, before the next connection's bytes are read (reading waits, paused). */
+    int sealed;
 
     uv_timer_t retry;
     int retry_open;
@@ -98,6 +103,7 @@ static void disconnected(socket_source_t *k)
     }
     k->attempt++;
     if (k->max_retry == -1 || k->attempt < k->max_retry) {
+        k->sealed = 1;
         k->state = SOCK_WAITING;
         uv_timer_start(&k->retry, on_retry, RETRY_DELAY_MS, 0);
         return;
@@ -195,6 +201,10 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 
 static int start_reading(socket_source_t *k)
 {
+    if (k->sealed) {
+        k->paused = 1; /* sock_fill starts reading once the last connection's bytes are cut */
+        return 0;
+    }
     int rc = uv_read_start((uv_stream_t *)&k->tcp, on_alloc, on_read);
     if (rc == 0) {
         k->reading = 1;
@@ -330,24 +340,32 @@ static void sock_fill(wr_source_t *s)
     }
     int done = k->state == SOCK_DONE;
     /* After STOP only complete records still count: the partial tail is dropped. */
-    if (!wr_loop_emit_text(rt, s, &k->lines, done && !s->stopping)) {
+    if (!wr_loop_emit_text(rt, s, &k->lines, (done || k->sealed) && !s->stopping)) {
         return;
     }
     if (s->stopping) {
         wr_loop_emit_end(rt, s, WEIR_END_STOPPED);
     } else if (done) {
         wr_loop_emit_end(rt, s, WEIR_END_EXHAUSTED);
+    } else if (k->sealed) {
+        /* The closed connection's last record is out: the next connection's bytes may come. */
+        k->sealed = 0;
+        wr_lines_reopen(&k->lines);
+        if (k->paused && k->state == SOCK_CONNECTED && !quiet(k) && start_reading(k) < 0) {
+            close_tcp(k, AFTER_DISCONNECT);
+        }
     }
 }
 
 /* Waiting: a complete record in weir's buffer, or unread bytes in the kernel while connected.
- * A half line waits for its rest, except once no connection will follow (SOCK_DONE): then it
- * is the last record. After STOP only complete records are still delivered. */
+ * A half line waits for its rest, except once its connection has closed (sealed, SOCK_DONE):
+ * then it is that connection's last record. After STOP only complete records are delivered. */
 static int sock_pending(const wr_source_t *s, int64_t now_ms)
 {
     (void)now_ms;
     const socket_source_t *k = (const socket_source_t *)s;
-    if (wr_lines_has_record(&k->lines, k->state == SOCK_DONE && !s->stopping)) {
+    int closed = k->state == SOCK_DONE || k->sealed;
+    if (wr_lines_has_record(&k->lines, closed && !s->stopping)) {
         return 1;
     }
     return k->state == SOCK_CONNECTED && !quiet(k) &&

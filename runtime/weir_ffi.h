@@ -134,8 +134,9 @@ int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name);
 
 /* The REPL's input (repl.c): lines arrive as WEIR_EV_INPUT events from weir_loop_poll, so
  * sources, ticks and timers keep running while the user types. Interactive (stdin is a
- * terminal): libedit's callback interface on the uv loop, with history (read from and appended
- * to history_path) and tab completion over the words Lua last gave. Otherwise stdin is read as
+ * terminal): libedit's callback interface on the uv loop, with history (read from and saved to
+ * history_path, NULL for none; repl.c refuses a link) and tab completion over the words Lua
+ * last gave. Otherwise stdin is read as
  * lines with no prompt and no editing. In REPL mode SIGINT does not stop the job: at the
  * prompt it yields WEIR_INPUT_INTERRUPT, while Lua runs a command it sets the flag that
  * weir_repl_interrupted reads.

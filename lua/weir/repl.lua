@@ -674,7 +674,9 @@ function M.run(job)
   S.interactive = job.interactive
   S.colour = job.interactive and os.getenv("NO_COLOR") == nil
   S.script, S.args = job.script, job.args or {}
-  S.history = (os.getenv("HOME") or ".") .. "/.weir_history"
+  -- Without HOME no history file: never one in the working directory (or at /).
+  local home = os.getenv("HOME")
+  S.history = home and home ~= "" and home .. "/.weir_history" or nil
   S.globals = setmetatable({ weir = require("weir") }, { __index = _G })
   open_bare()
   if S.script then

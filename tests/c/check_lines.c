@@ -176,6 +176,34 @@ START_TEST(test_finish_returns_the_leftover_only_once)
 }
 END_TEST
 
+START_TEST(test_reopen_after_finish_starts_a_new_record_and_finish_works_again)
+{
+    wr_lines_t l;
+    wr_line_t rec;
+    wr_lines_init(&l, "||", 0);
+    feed(&l, "a||hal|", 7); /* one byte of a delimiter, then the input ends */
+    ck_assert_int_eq(wr_lines_next(&l, &rec), WR_LINES_RECORD);
+    ck_assert_int_eq(wr_lines_next(&l, &rec), WR_LINES_NONE);
+    ck_assert_int_eq(wr_lines_finish(&l, &rec), WR_LINES_RECORD);
+    ck_assert_int_eq(rec.len, 4);
+    ck_assert_mem_eq(rec.ptr, "hal|", 4);
+    wr_lines_release(&l);
+    wr_lines_reopen(&l);
+    feed(&l, "|f||g", 5); /* its "|" does not complete the earlier one */
+    ck_assert_int_eq(wr_lines_next(&l, &rec), WR_LINES_RECORD);
+    ck_assert_int_eq(rec.len, 2);
+    ck_assert_mem_eq(rec.ptr, "|f", 2);
+    ck_assert_int_eq((int)rec.index, 3);
+    ck_assert_int_eq(wr_lines_next(&l, &rec), WR_LINES_NONE);
+    ck_assert_int_eq(wr_lines_has_record(&l, 1), 1);
+    ck_assert_int_eq(wr_lines_finish(&l, &rec), WR_LINES_RECORD);
+    ck_assert_int_eq(rec.len, 1);
+    ck_assert_int_eq(rec.flags, WR_LINE_TRUNCATED_EOF);
+    ck_assert_int_eq(wr_lines_finish(&l, &rec), WR_LINES_NONE);
+    wr_lines_close(&l);
+}
+END_TEST
+
 START_TEST(test_nul_bytes_and_invalid_utf8_pass_through_untouched)
 {
     static const char text[] = "a\0b\xff\xc3(\n\0\n";
@@ -349,6 +377,8 @@ static Suite *lines_suite(void)
         {"leftover_at_eof_is_flagged_truncated",
          test_leftover_at_eof_is_a_last_record_flagged_truncated},
         {"finish_returns_leftover_once", test_finish_returns_the_leftover_only_once},
+        {"reopen_after_finish_new_record",
+         test_reopen_after_finish_starts_a_new_record_and_finish_works_again},
         {"nul_and_invalid_utf8_pass_through",
          test_nul_bytes_and_invalid_utf8_pass_through_untouched},
         {"overlong_record_dropped_keeps_index",

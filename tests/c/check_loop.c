@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -902,6 +903,7 @@ typedef struct server {
     int hold_last;      /* keep the last connection open until the client closes it */
     int close_listener; /* close the listener after the last connection */
     int big_lines;      /* > 0: a single connection gets this many "%07d\n" lines */
+    atomic_int sent;    /* connections whose payload has been sent */
     pthread_t thread;
 } server_t;
 
@@ -942,6 +944,7 @@ static void *server_main(void *arg)
         } else {
             send_all(fd, s->payloads[i], strlen(s->payloads[i]));
         }
+        atomic_fetch_add(&s->sent, 1);
         if (s->hold_last && i == conns - 1) {
             char c;
             while (read(fd, &c, 1) > 0) {
@@ -1037,7 +1040,7 @@ END_TEST
 START_TEST(test_socket_reconnects_after_peer_close_up_to_max_retry)
 {
     /* max_retry 3: attempts 1 and 2 reconnect, attempt 3 ends. The half line "tw" before a
-     * close joins the next connection's bytes, as in Flink. */
+     * close is a record of its own, as at the end (Flink would glue it to "o": "two"). */
     static const char *const payloads[] = {"one\n", "tw", "o\nend"};
     server_t srv = {.payloads = payloads, .npayloads = 3};
     server_start(&srv);
@@ -1046,13 +1049,56 @@ START_TEST(test_socket_reconnects_after_peer_close_up_to_max_retry)
     ck_assert_int_eq(weir_rt_start(rt), 0);
     evlog_t log = {0};
     run_to_end(rt, &log, 64);
-    ck_assert_int_eq(log.n, 4);
+    ck_assert_int_eq(log.n, 5);
     expect_line(&log, 0, 0, "one", 1, 0);
-    expect_line(&log, 1, 0, "two", 2, 0);
-    expect_line(&log, 2, 0, "end", 3, WEIR_LINE_TRUNCATED_EOF);
-    expect_kind(&log, 3, WEIR_EV_END, 0, WEIR_END_EXHAUSTED);
+    expect_line(&log, 1, 0, "tw", 2, WEIR_LINE_TRUNCATED_EOF);
+    expect_line(&log, 2, 0, "o", 3, 0);
+    expect_line(&log, 3, 0, "end", 4, WEIR_LINE_TRUNCATED_EOF);
+    expect_kind(&log, 4, WEIR_EV_END, 0, WEIR_END_EXHAUSTED);
     ck_assert(log.ev[1].time - log.ev[0].time >= 500); /* 500 ms between connections */
     ck_assert_int_eq((int)weir_source_stat(rt, 0, WEIR_STAT_RECONNECTS), 2);
+    log_free(&log);
+    weir_rt_free(rt);
+    server_join(&srv);
+}
+END_TEST
+
+START_TEST(test_socket_half_line_stays_apart_when_the_next_connection_comes_before_it_is_out)
+{
+    /* A slow consumer still has the first connection's lines to take when the second
+     * connection has sent "f\n": those bytes must wait, not join the half line "hal". */
+    enum { LINES = 5000 };
+    static char first[LINES * 2 + 4];
+    for (int i = 0; i < LINES; i++) {
+        memcpy(first + 2 * i, "x\n", 2);
+    }
+    memcpy(first + 2 * LINES, "hal", 4);
+    static const char *const payloads[] = {first, "f\n"};
+    server_t srv = {.payloads = payloads, .npayloads = 2};
+    server_start(&srv);
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_socket(rt, "127.0.0.1", srv.port, NULL, 2, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    /* One record per poll until the server has sent the second payload, and 50 polls more,
+     * so the client has connected again while "x" lines are still buffered. */
+    int after = 0;
+    while (after < 50) {
+        ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+        ck_assert_msg(log.ev[log.n - 1].text[0] == 'x',
+                      "the first connection's lines ran out before the reconnect");
+        if (atomic_load(&srv.sent) == 2) {
+            after++;
+        }
+        usleep(1000);
+    }
+    ck_assert_int_eq((int)weir_source_stat(rt, 0, WEIR_STAT_RECONNECTS), 1);
+    run_to_end(rt, &log, 64);
+    ck_assert_int_eq(log.n, LINES + 3);
+    expect_line(&log, LINES - 1, 0, "x", LINES, 0);
+    expect_line(&log, LINES, 0, "hal", LINES + 1, WEIR_LINE_TRUNCATED_EOF);
+    expect_line(&log, LINES + 1, 0, "f", LINES + 2, 0);
+    expect_kind(&log, LINES + 2, WEIR_EV_END, 0, WEIR_END_EXHAUSTED);
     log_free(&log);
     weir_rt_free(rt);
     server_join(&srv);
@@ -1616,6 +1662,8 @@ static Suite *loop_suite(void)
          0},
         {"socket_reconnects_up_to_max_retry",
          test_socket_reconnects_after_peer_close_up_to_max_retry, 10},
+        {"socket_half_line_apart_from_early_next_connection",
+         test_socket_half_line_stays_apart_when_the_next_connection_comes_before_it_is_out, 20},
         {"socket_failed_reconnect_counts_as_close", test_socket_failed_reconnect_counts_as_a_close,
          10},
         {"socket_localhost_tries_every_address", test_socket_localhost_tries_every_resolved_address,

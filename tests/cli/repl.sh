@@ -32,8 +32,31 @@ expect_rc 0 "the REPL on a pseudo-terminal"
 expect_out_has "(a,[0, 10000),1)" "the job ran at the terminal"
 expect_out_has "true" "tab completion completed weir.windows.tumbling_event_time"
 grep -qF 'x\040~=\040nil' "$HOME/.weir_history" && ok || bad "the history file keeps typed lines"
+[ "$(stat -c %a "$HOME/.weir_history")" = 600 ] && ok || bad "the history file has mode 0600"
+ls -A "$HOME" | grep -q 'weir_history\.' && bad "a temporary history file was left behind" || ok
 grep -q "interrupted" out && ok || bad "Ctrl-C interrupts a running command"
 expect_out_has "42" "the REPL goes on after the interrupt"
+
+# The history file is never written through a symbolic link: its target stays as it was.
+mkdir linkhome && printf 'keep\n' > victim && chmod 644 victim
+ln -s "$TMP/victim" linkhome/.weir_history
+printf '%s\n' '20 + 22' '^D' > two.txt
+HOME=$TMP/linkhome timeout 60 "$BUILD/pty_run" two.txt -- "$WEIR" repl > out 2> err
+rc=$?
+expect_rc 0 "the REPL with a symbolic link as history file"
+expect_out_has "42" "the REPL works without a history file"
+expect_out_has "weir: repl: history file $TMP/linkhome/.weir_history is a symbolic link: history is not saved" \
+  "the REPL says why it saves no history"
+[ "$(cat victim)" = keep ] && [ "$(stat -c %a victim)" = 644 ] && [ -L linkhome/.weir_history ] \
+  && ok || bad "the history file's link target was changed: $(stat -c %a victim) $(cat victim)"
+
+# Without HOME there is no history file, and none in the working directory.
+mkdir nohome
+(cd nohome && env -u HOME timeout 60 "$BUILD/pty_run" "$TMP/two.txt" -- "$WEIR" repl) > out 2> err
+rc=$?
+expect_rc 0 "the REPL with HOME unset"
+expect_out_has "42" "the REPL works with HOME unset"
+[ -z "$(ls -A nohome)" ] && ok || bad "with HOME unset the REPL wrote $(ls -A nohome) in the working directory"
 
 # --manual: the socket job's text source becomes :push, and no socket is opened
 printf '%s\n' ':start' ':push a,5' ':push oops' ':push a,10' > manual.txt

@@ -80,6 +80,20 @@ expect_out "2> (a,1)
 2> (bb,2)
 2> (ccc,3)" "multi-character delimiter; max_retry 2 reconnects once"
 
+# A half line when the server closes is a record of its own, also when weir reconnects:
+# "hal" and "f" stay apart (Flink's reader would make "half").
+printf 'a\nhal' > h1.txt
+printf 'f\nend' > h2.txt
+rm -f port; "$SERVE" port h1.txt h2.txt & srv=$!
+for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
+run_weir run sock.lua -- "$(cat port)" $'\n' 2
+wait $srv
+expect_rc 0 "socket reconnect after a half line"
+expect_out "2> (a,1)
+1> (hal,3)
+1> (f,1)
+2> (end,3)" "the half line before a reconnect is a record of its own"
+
 # A port nobody listens on: take one from the server, then let it exit.
 rm -f port; "$SERVE" port & srv=$!
 for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
