@@ -209,4 +209,28 @@ spec.describe("dynamic session gaps", function()
   end)
 end)
 
+spec.describe("integer options that C takes as int32_t", function()
+  it("are build errors beyond their range", function()
+    local env = weir.env()
+    for _, v in ipairs({ 3e9, 2 ^ 31, INF, 0, 1.5 }) do
+      raises(function() env:read_text_file("x", { max_line_bytes = v }) end,
+        "time_range_spec.lua:", "read_text_file: max_line_bytes must be an integer from 1 to "
+        .. "2147483647, got " .. tostring(v))
+      raises(function() env:stdin({ max_line_bytes = v }) end,
+        "stdin: max_line_bytes must be an integer from 1 to 2147483647")
+    end
+    raises(function() weir.env{ parallelism = 40000 } end,
+      "weir.env: parallelism must be an integer from 1 to 32768, got 40000")
+    raises(function() weir.env{ batch_size = 2 ^ 32 } end,
+      "weir.env: batch_size must be an integer from 1 to 2147483647")
+    local s = env:from_elements(1):map(tostring)
+    raises(function() s:set_parallelism(2 ^ 31) end,
+      "set_parallelism: parallelism must be an integer from 1 to 32768")
+    local got = s:collect()
+    local lines = env:read_text_file("/dev/null", { max_line_bytes = 2 ^ 31 - 1 }):collect()
+    env:execute()
+    eq({ got:values(), lines:values() }, { { "1" }, {} })
+  end)
+end)
+
 spec.finish()
