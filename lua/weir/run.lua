@@ -756,6 +756,10 @@ function Job:open_sources(clock)
     virtual = clock == "virtual"
   end
   self.rt = C.weir_rt_new(virtual and C.WEIR_CLOCK_VIRTUAL or C.WEIR_CLOCK_REAL, start or 0)
+  if self.rt == nil then -- the replay parser keeps start in range; libuv may still fail
+    job_error(("cannot start the runtime (%s clock from %s ms)"):format(
+      virtual and "virtual" or "real", duration.show(start or 0)))
+  end
   for _, node in ipairs(self.plan.sources) do
     local s, rt, id = node.source, self.rt, nil
     local what = node.label
