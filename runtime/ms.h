@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* ms.h: time (and integer ids) across the FFI. Lua gives doubles with -inf/+inf for the ends
- * of time; C keeps int64 ms with INT64_MIN/INT64_MAX for them. Finite values truncate toward
- * zero and saturate; callers reject NaN before converting. */
+ * of time; C keeps int64 ms with INT64_MIN/INT64_MAX for them. The Lua side passes only whole
+ * numbers within +-2^53 (API.md, Time range: timestamps, durations and replay times are
+ * bounded so that every time derived from them stays there), which convert exactly and back.
+ * Beyond that, as a safety net and not a rule any result relies on: finite values truncate
+ * toward zero and saturate, so a time at or beyond +-2^63 becomes an end of time; callers
+ * reject NaN before converting. */
 #ifndef WR_MS_H
 #define WR_MS_H
 

@@ -30,14 +30,15 @@ local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
 local windowop = require("weir.windowop")
+local duration = require("weir.duration")
 
 local M = {}
 
 local INF = math.huge
 local floor = math.floor
 local DIRECT = 2 ^ 30 -- key ids below are whole-number keys + 1, from it interned keys
-local NO_TS = "the record has no timestamp: an event-time window needs "
-  .. "assign_timestamps_and_watermarks before it"
+local no_timestamp = windowop.no_timestamp
+local abs, MAX_TIME = math.abs, duration.MAX_TIME
 
 -- Tests set disabled to compare the two operators on the same jobs; used counts the window
 -- nodes this operator runs.
@@ -318,8 +319,8 @@ function M.instantiate(job, node)
   local function push_tumbling(st, v, ts, key)
     local inst = instances[st + 1]
     inst.records = inst.records + 1
-    if ts == nil or ts == -INF then
-      error(NO_TS, 0)
+    if ts == nil or abs(ts) > MAX_TIME then
+      no_timestamp(ts)
     end
     local kid = intern(inst, key)
     local W = inst.watermark
@@ -381,8 +382,8 @@ function M.instantiate(job, node)
   local function push_sliding(st, v, ts, key)
     local inst = instances[st + 1]
     inst.records = inst.records + 1
-    if ts == nil or ts == -INF then
-      error(NO_TS, 0)
+    if ts == nil or abs(ts) > MAX_TIME then
+      no_timestamp(ts)
     end
     local kid = intern(inst, key)
     local W = inst.watermark

@@ -1,33 +1,72 @@
--- weir.duration: "1h30m"-style text (or a number of milliseconds) to integer milliseconds.
+-- weir.duration: "1h30m"-style text (or a number of milliseconds) to integer milliseconds, and
+-- weir's time range (API.md, Time range).
 local lpeg = require("lpeg")
 local util = require("weir.util")
 
 local M = {}
+
+-- The time range. Timestamps and clock readings are whole milliseconds within +-MAX_TIME, and
+-- durations at most MAX_DURATION. Then every time weir derives from them stays a whole number
+-- within +-MAX_EXACT, where a double holds every integer exactly: a window's start (at least
+-- timestamp - slide - offset) and stop (at most timestamp + size), its max timestamp and its
+-- cleanup time (max timestamp + lateness), a watermark (timestamp - delay - 1), a session's
+-- stop (timestamp + gap), a processing-time window's bounds; so the general and the fast
+-- window operator compute the same times, and C (runtime/ms.h) converts them without rounding.
+-- Times a user function hands weir (timer times, custom watermarks) may use all of +-MAX_EXACT.
+M.MAX_TIME = 2 ^ 52
+M.MAX_DURATION = 2 ^ 51
+M.MAX_EXACT = 2 ^ 53
+local MAX_DURATION = M.MAX_DURATION
 
 local UNIT_MS = { ms = 1, s = 1000, m = 60000, h = 3600000, d = 86400000 }
 local digits = lpeg.R("09") ^ 1
 local part = lpeg.Ct(lpeg.C(digits) * lpeg.C(lpeg.P("ms") + lpeg.S("smhd")))
 local text = lpeg.C(lpeg.P("-") ^ -1) * (lpeg.Ct(part ^ 1) + lpeg.C(digits)) * -1
 
----Parses a duration: a number of milliseconds, or text such as "250ms", "5s", "1h30m".
----@param d number|string
----@param what string|nil  what the duration is for, named in the error
----Errors name the user's script line (the nearest caller outside weir).
----@return number milliseconds (an integer, may be negative only if the text says "-")
-function M.parse(d, what)
-  if type(d) == "number" then
-    if d ~= d or d == math.huge or d == -math.huge or d ~= math.floor(d) then
-      util.build_error("invalid duration %s%s: not a whole number of milliseconds",
-        tostring(d), what and (" for " .. what) or "")
+---A value for an error message: a number exactly (tostring's 14 digits when they say it, else
+---17), a string quoted and cut, anything else by its type.
+---@return string
+function M.show(v)
+  local tv = type(v)
+  if tv == "number" then
+    local s = tostring(v)
+    if v == v and tonumber(s) ~= v then
+      s = ("%.17g"):format(v)
     end
-    return d
+    return s
+  elseif tv == "string" then
+    if #v > 60 then
+      return ("the string %q..."):format(v:sub(1, 60))
+    end
+    return ("the string %q"):format(v)
+  elseif tv == "nil" or tv == "boolean" then
+    return tostring(v)
   end
-  local sign, parts
-  if type(d) == "string" then
-    sign, parts = text:match(d)
+  return "a " .. tv
+end
+
+---Why t is not a time within +-limit ("2^52": the limit's name), or nil when it is one.
+---@return string|nil
+function M.time_problem(t, limit, limit_name)
+  if type(t) ~= "number" or t ~= t then
+    return "not a number of milliseconds"
   end
+  if t > limit or t < -limit then
+    return ("outside the time range [-%s, %s] ms"):format(limit_name, limit_name)
+  end
+  if t % 1 ~= 0 then
+    return "not a whole number of milliseconds"
+  end
+  return nil
+end
+
+---The milliseconds of duration text (nil when it is not duration text): a sum of parts, each
+---exact below 2^53; a sum beyond MAX_DURATION may round, but stays beyond it.
+---@return number|nil
+function M.text_ms(s)
+  local sign, parts = text:match(s)
   if not sign then
-    util.build_error("invalid duration %q%s", tostring(d), what and (" for " .. what) or "")
+    return nil
   end
   local ms = 0
   if type(parts) == "string" then
@@ -38,6 +77,34 @@ function M.parse(d, what)
     end
   end
   return sign == "-" and -ms or ms
+end
+
+---Parses a duration: a number of milliseconds, or text such as "250ms", "5s", "1h30m".
+---@param d number|string
+---@param what string|nil  what the duration is for, named in the error
+---Errors name the user's script line (the nearest caller outside weir).
+---@return number milliseconds (a whole number of at most MAX_DURATION in absolute value, may be
+---negative only if the text says "-")
+function M.parse(d, what)
+  local ms
+  if type(d) == "number" then
+    if d ~= d or d == math.huge or d == -math.huge or d ~= math.floor(d) then
+      util.build_error("invalid duration %s%s: not a whole number of milliseconds",
+        M.show(d), what and (" for " .. what) or "")
+    end
+    ms = d
+  elseif type(d) == "string" then
+    ms = M.text_ms(d)
+  end
+  if not ms then
+    util.build_error("invalid duration %q%s", tostring(d), what and (" for " .. what) or "")
+  end
+  if ms > MAX_DURATION or ms < -MAX_DURATION then
+    util.build_error("invalid duration %s%s: beyond the longest duration, 2^51 ms (%d ms, "
+      .. "about 71,000 years)", type(d) == "string" and ("%q"):format(d) or M.show(d),
+      what and (" for " .. what) or "", MAX_DURATION)
+  end
+  return ms
 end
 
 ---Like parse, but the result must be >= 0 (> 0 when positive is true).

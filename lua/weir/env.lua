@@ -7,6 +7,8 @@ local records = require("weir.records")
 
 local M = {}
 
+local INT32_MAX = 2 ^ 31 - 1
+
 local Env = {}
 Env.__index = Env
 Env.__tostring = function(self)
@@ -36,7 +38,7 @@ function M.new(opts)
   local self = setmetatable({ nodes = {}, sources = {}, executed = false }, Env)
   local job = job_settings()
   self.job = job
-  self.parallelism = util.check_int("weir.env", "parallelism", opts.parallelism or 1)
+  self.parallelism = util.check_int("weir.env", "parallelism", opts.parallelism or 1, 1, 32768)
   if job.parallelism and job.parallelism > 0 then
     self.parallelism = job.parallelism
   end
@@ -65,7 +67,7 @@ function M.new(opts)
   self.slicing = opts.slicing ~= false
   self.default_name = opts.name
   if opts.batch_size ~= nil then
-    util.check_int("weir.env", "batch_size", opts.batch_size)
+    util.check_int("weir.env", "batch_size", opts.batch_size, 1, INT32_MAX)
   end
   self.batch_size = opts.batch_size
   return self
@@ -134,7 +136,7 @@ local function text_opts(call, opts, extra)
     util.build_error("%s: delimiter must be a non-empty string", call)
   end
   if opts.max_line_bytes ~= nil then
-    util.check_int(call, "max_line_bytes", opts.max_line_bytes)
+    util.check_int(call, "max_line_bytes", opts.max_line_bytes, 1, INT32_MAX) -- int32_t in C
   end
   return opts
 end
@@ -189,9 +191,10 @@ function Env:socket_text_stream(host, port, opts)
   opts = text_opts("socket_text_stream", opts,
     { max_retry = true, record = true, separator = true })
   local retry = opts.max_retry or 0
-  if type(retry) ~= "number" or retry ~= math.floor(retry) or retry < -1 then
-    util.build_error("socket_text_stream: max_retry must be an integer >= -1, got %s",
-      tostring(retry))
+  if type(retry) ~= "number" or retry ~= math.floor(retry) or retry < -1
+      or retry > INT32_MAX then
+    util.build_error("socket_text_stream: max_retry must be an integer from -1 to %d, got %s",
+      INT32_MAX, tostring(retry))
   end
   return source(self, "socket", record_opts("socket_text_stream", opts, { host = host,
     port = port, delimiter = opts.delimiter, max_retry = retry,

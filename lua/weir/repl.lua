@@ -275,6 +275,9 @@ function commands.advance(arg)
   if not ok or d < 0 then
     return say(":advance needs a duration such as 5s")
   end
+  if job:now() + d > duration.MAX_TIME then
+    return say(":advance: the virtual clock goes up to 2^52 ms (API.md, Time range)")
+  end
   if C.weir_rt_advance(job.rt, job:now() + d) < 0 then
     return say(":advance moves the virtual clock; this job runs on the real clock")
   end

@@ -4,6 +4,8 @@ local duration = require("weir.duration")
 
 local M = {}
 
+local MAX_TIME = duration.MAX_TIME
+
 local P, R, S, C, Cp = lpeg.P, lpeg.R, lpeg.S, lpeg.C, lpeg.Cp
 local digits = R("09") ^ 1
 local dur = (digits * (P("ms") + S("smhd"))) ^ 1 + digits
@@ -39,7 +41,12 @@ function M.parse(text, name)
         if kind == "@" then
           at = tonumber(t)
         else
-          at = now + duration.parse(t)
+          at = now + duration.text_ms(t)
+        end
+        -- beyond MAX_TIME a sum may round, but stays beyond it; below it, all is exact
+        if at > MAX_TIME then
+          error(("%s:%d: %s is beyond the time range: the clock can reach 2^52 ms (%d)")
+            :format(name, line_no, line:match("^%S+"), MAX_TIME), 0)
         end
         if at < now then
           error(("%s:%d: time goes back (%s is before the clock's %d)")

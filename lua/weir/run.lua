@@ -582,13 +582,15 @@ function forward_status(inst, idle)
 end
 
 local TIMESTAMPS = [[
-local assign, gens, emitters, emit, bad_ts = ...
-local type, MIN = type, -math.huge
+local assign, gens, emitters, emit, bad_ts, MAX = ...
+local type, abs, MIN = type, math.abs, -math.huge
 return function(st, v, ts, key)
   local t = ts
   if assign then
     t = assign(v, ts)
-    if type(t) ~= "number" or t ~= t then bad_ts(t) end
+    -- NaN and +-inf fail the range test, fractions `% 1`; not a tail call: the error handler
+    -- finds this frame, so it names the record and the operator (and on_error routes it)
+    if type(t) ~= "number" or not (abs(t) <= MAX) or t % 1 ~= 0 then bad_ts(t) end
   end
   emit(st, v, t)
   return gens[st]:on_event(v, t or MIN, emitters[st])
@@ -596,8 +598,8 @@ end]]
 TEMPLATES.timestamps = TIMESTAMPS
 
 local function bad_ts(t)
-  error(("the timestamp assigner returned %s, not a number of milliseconds"):format(
-    tostring(t)), 0)
+  error(("the timestamp assigner returned %s, %s"):format(duration.show(t),
+    duration.time_problem(t, duration.MAX_TIME, "2^52")), 0)
 end
 
 ---The assign_timestamps_and_watermarks operator: a generator and an emitter per subtask.
@@ -633,7 +635,7 @@ function Job:instantiate_timestamps(node)
     end)
   end
   node.push = self:generate(node, "timestamps", false, strategy.assigner, node.gens,
-    node.emitters, node.emit, bad_ts)
+    node.emitters, node.emit, bad_ts, duration.MAX_TIME)
   -- upstream watermarks are ignored, except the end of input (SEMANTICS §1.3)
   node.on_watermark = function(inst, w)
     if w == INF then
@@ -754,6 +756,10 @@ function Job:open_sources(clock)
     virtual = clock == "virtual"
   end
   self.rt = C.weir_rt_new(virtual and C.WEIR_CLOCK_VIRTUAL or C.WEIR_CLOCK_REAL, start or 0)
+  if self.rt == nil then -- the replay parser keeps start in range; libuv may still fail
+    job_error(("cannot start the runtime (%s clock from %s ms)"):format(
+      virtual and "virtual" or "real", duration.show(start or 0)))
+  end
   for _, node in ipairs(self.plan.sources) do
     local s, rt, id = node.source, self.rt, nil
     local what = node.label

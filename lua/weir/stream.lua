@@ -131,7 +131,7 @@ function Stream:union(...)
 end
 
 function Stream:set_parallelism(n)
-  util.check_int("set_parallelism", "parallelism", n)
+  util.check_int("set_parallelism", "parallelism", n, 1, 32768)
   local node = own_node(self, "set_parallelism")
   if node.kind == "source" and n ~= 1 then
     util.build_error("set_parallelism: sources have parallelism 1")
@@ -208,7 +208,7 @@ function Sink:name(s)
 end
 
 function Sink:set_parallelism(n)
-  util.check_int("set_parallelism", "parallelism", n)
+  util.check_int("set_parallelism", "parallelism", n, 1, 32768)
   self.node.parallelism = n
   return self
 end

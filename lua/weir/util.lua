@@ -97,10 +97,16 @@ function M.check_opts(call, opts, allowed)
   return opts
 end
 
----Checks a positive integer argument.
-function M.check_int(call, what, v, min)
-  if type(v) ~= "number" or v ~= math.floor(v) or v < (min or 1) then
-    M.build_error("%s: %s must be an integer >= %d, got %s", call, what, min or 1, tostring(v))
+---Checks an integer argument: at least min (default 1), at most max (default 2^53 - 1, so
+---that it is exact; the option's C type when it crosses the FFI, e.g. 2^31 - 1 for int32_t).
+function M.check_int(call, what, v, min, max)
+  min, max = min or 1, max or 2 ^ 53 - 1
+  if type(v) ~= "number" or v ~= math.floor(v) or v < min or v > max then
+    if max == 2 ^ 53 - 1 then
+      M.build_error("%s: %s must be an integer >= %d, got %s", call, what, min, tostring(v))
+    end
+    M.build_error("%s: %s must be an integer from %d to %d, got %s", call, what, min, max,
+      tostring(v))
   end
   return v
 end

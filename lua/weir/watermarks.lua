@@ -6,6 +6,7 @@ local util = require("weir.util")
 local M = {}
 
 local INF = math.huge
+local MAX_EXACT = duration.MAX_EXACT
 
 local Strategy = {}
 Strategy.__index = Strategy
@@ -92,9 +93,14 @@ function M.emitter(send_wm, send_status)
                         send_status = send_status }, Emitter)
 end
 
+---w: a whole number of ms within +-2^53 (API.md, Time range), or -inf/+inf (before the first
+---and after the last record: +inf completes every window).
 function Emitter:emit_watermark(w)
-  if type(w) ~= "number" or w ~= w then
-    error("emit_watermark: expected a number, got " .. tostring(w), 2)
+  if w ~= INF and w ~= -INF then
+    local why = duration.time_problem(w, MAX_EXACT, "2^53")
+    if why then
+      error(("emit_watermark: the watermark %s is %s"):format(duration.show(w), why), 2)
+    end
   end
   if w <= self.current then
     return

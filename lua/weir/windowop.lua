@@ -8,10 +8,13 @@ local windows = require("weir.windows")
 local triggers = require("weir.triggers")
 local evictors = require("weir.evictors")
 local util = require("weir.util")
+local duration = require("weir.duration")
 
 local M = {}
 
 local INF = math.huge
+local MAX_EXACT, MAX_TIME = duration.MAX_EXACT, duration.MAX_TIME
+local abs = math.abs
 local EVENT, PROCESSING = tonumber(C.WEIR_TIME_EVENT), tonumber(C.WEIR_TIME_PROCESSING)
 local CELLS = 4
 local timer_t = ffi.typeof("weir_timer_t")
@@ -26,6 +29,20 @@ local function cleanup_time(node, maxts)
     return INF
   end
   return t
+end
+
+---Fails a record that reaches an event-time window without a timestamp it can place: none, or
+---one outside the time range, which an assigner cannot give, but a window can: its results
+---carry the window's max timestamp (+inf for the global window; past 2^52 for a window that
+---ends there). Keeping every window's input within +-2^52 keeps its times exact.
+function M.no_timestamp(ts)
+  if ts == nil then
+    error("the record has no timestamp: an event-time window needs "
+      .. "assign_timestamps_and_watermarks before it", 0)
+  end
+  error(("the record's timestamp is %s, outside the time range [-2^52, 2^52] ms (a window's "
+    .. "results carry its max timestamp, +inf for the global window): an event-time window "
+    .. "needs assign_timestamps_and_watermarks before it"):format(duration.show(ts)), 0)
 end
 
 -- Contexts ---------------------------------------------------------------------------------
@@ -114,10 +131,15 @@ function TriggerContext:current_processing_time()
   return self.job:now()
 end
 
+-- A timer's time: a whole number of ms within +-2^53 (API.md, Time range), or +inf, the end of
+-- time (the global window's max timestamp), which fires at the end of input.
 local function check_time(ctx, t, what)
-  if type(t) ~= "number" or t ~= t then
-    error(("trigger %s: %s: the time must be a number, got %s"):format(ctx.node.trigger.name,
-      what, tostring(t)), 3)
+  if t ~= INF then
+    local why = duration.time_problem(t, MAX_EXACT, "2^53")
+    if why then
+      error(("trigger %s: %s: the time %s is %s"):format(ctx.node.trigger.name, what,
+        duration.show(t), why), 3)
+    end
   end
 end
 
@@ -812,9 +834,8 @@ function M.instantiate(job, node)
   node.push = function(st, v, ts, key)
     local inst = node.instances[st + 1]
     inst.records = inst.records + 1
-    if is_event_time and (ts == nil or ts == -INF) then
-      error("the record has no timestamp: an event-time window needs "
-        .. "assign_timestamps_and_watermarks before it", 0)
+    if is_event_time and (ts == nil or abs(ts) > MAX_TIME) then
+      M.no_timestamp(ts)
     end
     if merging then
       return push_merging(st, v, ts, key)

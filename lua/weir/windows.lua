@@ -5,6 +5,7 @@ local util = require("weir.util")
 local M = {}
 
 local INF = math.huge
+local MAX_DURATION = duration.MAX_DURATION
 
 -- Windows -----------------------------------------------------------------------------------
 
@@ -132,9 +133,9 @@ function Assigner:session(v, ts, now)
   local gap = self.gap
   if self.gap_fn then
     gap = self.gap_fn(v)
-    if type(gap) ~= "number" or gap ~= gap or gap <= 0 then
-      error(("dynamic_event_time_session: the gap must be a number > 0, got %s"):format(
-        tostring(gap)), 0)
+    if type(gap) ~= "number" or not (gap > 0 and gap <= MAX_DURATION) or gap % 1 ~= 0 then
+      error(("dynamic_event_time_session: the gap must be a whole number of ms in 1..2^51, "
+        .. "got %s"):format(duration.show(gap)), 0)
     end
   end
   return t, t + gap

@@ -103,7 +103,9 @@ spec.describe("job-build errors name the call and the script line", function()
   it("rejects a bad max_retry", function()
     local env = weir.env()
     raises(function() env:socket_text_stream("localhost", 1, { max_retry = -2 }) end,
-      "max_retry must be an integer >= -1")
+      "max_retry must be an integer from -1 to 2147483647, got -2")
+    raises(function() env:socket_text_stream("localhost", 1, { max_retry = 2 ^ 31 }) end,
+      "max_retry must be an integer from -1 to 2147483647, got 2147483648")
   end)
 end)
 

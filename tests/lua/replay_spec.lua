@@ -45,4 +45,26 @@ it("names the line where time goes back", function()
     "t.replay:2: time goes back")
 end)
 
+it("keeps the clock within 2^52 ms, naming the file and line (API.md, Time range)", function()
+  local max = 2 ^ 52
+  eq(parse("@4503599627370496 a\n"), { { max, "a", 1 } })
+  eq(parse("@4503599627370495 a\n+1 b\n"), { { max - 1, "a", 1 }, { max, "b", 2 } })
+  local beyond = "is beyond the time range: the clock can reach 2^52 ms (4503599627370496)"
+  raises(function() replay.parse("@99999999999999999999 a\n", "t.replay") end,
+    "t.replay:1: @99999999999999999999 " .. beyond)
+  raises(function() replay.parse("@9223372036854775807 a\n", "t.replay") end,
+    "t.replay:1: @9223372036854775807 " .. beyond)
+  raises(function() replay.parse("+99999999999999999999d a\n", "t.replay") end,
+    "t.replay:1: +99999999999999999999d " .. beyond)
+  raises(function() replay.parse("@0 a\n+106751991167d b\n", "t.replay") end,
+    "t.replay:2: +106751991167d " .. beyond)
+  raises(function() replay.parse("@4503599627370496 a\n+1ms\n", "t.replay") end,
+    "t.replay:2: +1ms " .. beyond)
+  -- going back beyond 2^53 (where doubles skip odd numbers) cannot get that far
+  raises(function() replay.parse("@9007199254740993 a\n@9007199254740992 b\n", "t.replay") end,
+    "t.replay:1: @9007199254740993 " .. beyond)
+  raises(function() replay.parse("@4503599627370496 a\n@4503599627370495 b\n", "t.replay") end,
+    "t.replay:2: time goes back (@4503599627370495 is before the clock's 4503599627370496)")
+end)
+
 spec.finish()

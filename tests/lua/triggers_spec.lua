@@ -11,7 +11,7 @@ local punctuated = weir.watermarks.custom{
   on_event = function(_, e, _, out)
     if e.wm then out:emit_watermark(e.wm) end
   end,
-}:with_timestamp_assigner(function(e) return e[2] or e.wm end)
+}:with_timestamp_assigner(function(e) return e[2] or 0 end) -- a mark: any time
 
 local RECORDS = {
   { "a", 1000, 1 }, { "b", 1500, 7 }, { "a", 2500, 2 }, { wm = 2000 }, { "a", 4000, 9 },

@@ -12,7 +12,7 @@ local punctuated = weir.watermarks.custom{
   on_event = function(_, e, _, out)
     if e.wm then out:emit_watermark(e.wm) end
   end,
-}:with_timestamp_assigner(function(e) return e[2] or e.wm end)
+}:with_timestamp_assigner(function(e) return e[2] or 0 end) -- a mark: any time
 
 ---Runs records {key, ts} and {wm = W} through key_by + window(...) + configure(windowed),
 ---returning what the window function emitted, and the late side output.

@@ -1,0 +1,10 @@
+-- Allowed lateness beyond the longest duration (2^51 ms): a build error naming the text.
+local weir = require("weir")
+local env = weir.env()
+env:from_collection({ 1, 2, 3 })
+  :key_by(function() return "k" end)
+  :window(weir.windows.tumbling_event_time("10ms"))
+  :allowed_lateness("106751991167d")
+  :process(function(_, _, els, out) out("out:" .. #els) end)
+  :print()
+env:execute("dur")

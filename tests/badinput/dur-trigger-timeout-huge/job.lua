@@ -1,0 +1,10 @@
+-- A trigger timeout beyond the longest duration: a build error naming the text.
+local weir = require("weir")
+local env = weir.env()
+env:from_collection({ 1, 2, 3 })
+  :key_by(function() return "k" end)
+  :window(weir.windows.global())
+  :trigger(weir.triggers.processing_timeout(weir.triggers.count(2), "106751991167d"))
+  :process(function(_, _, els, out) out("out:" .. #els) end)
+  :print()
+env:execute("dur")

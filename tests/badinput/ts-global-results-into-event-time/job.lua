@@ -1,0 +1,17 @@
+-- A global window's results carry the timestamp +inf; an event-time window after it cannot
+-- place them: the job fails naming the timestamp (before: a NaN window and a timer message).
+local weir = require("weir")
+local env = weir.env()
+env:from_collection({ 1, 2, 3, 4 })
+  :assign_timestamps_and_watermarks(weir.watermarks.monotonous()
+    :with_timestamp_assigner(function(v) return v end))
+  :key_by(function() return "k" end)
+  :window(weir.windows.global())
+  :trigger(weir.triggers.count(2))
+  :process(function(_, _, els, out) out(#els) end)
+  :key_by(function() return "k" end)
+  :window(weir.windows.tumbling_event_time("10ms"))
+  :reduce(function(a, b) return a + b end)
+  :map(function(n) return "out:" .. n end)
+  :print()
+env:execute()
