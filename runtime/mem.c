@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "weir.h"
 
@@ -222,14 +223,19 @@ int wr_mem_may_grow(size_t bytes)
     }
     if (bytes >= PROBE_BYTES) {
         /* A doubling is the largest allocation weir makes, too large for the reserve to make
-         * up for: a trial malloc (freed at once; the rehash gets the same memory back) turns a
-         * system that cannot give it into a wait and a flag instead of an exit. */
-        void *p = sys_malloc(bytes);
-        if (!p) {
+         * up for: a trial mapping of its size (malloc maps blocks this large too) turns a
+         * system that cannot give it into a wait and a flag instead of an exit. Not a trial
+         * malloc: freeing it would raise glibc's mmap threshold, and later large blocks would
+         * come from the heap, where realloc copies and free keeps the pages. */
+        void *p = acct.fail_next > 0 ? MAP_FAILED
+                                     : mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) {
+            injected_failure();
             system_refused(bytes);
             return 0;
         }
-        free(p);
+        munmap(p, bytes);
     }
     return 1;
 }
