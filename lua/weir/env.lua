@@ -274,7 +274,8 @@ function Env:replay(path)
   return source(self, "replay", { path = path })
 end
 
----What the window operators held when the job ended (see Job:metrics), or nil before.
+---What the window operators held when the job ended (see Job:metrics), or nil before; .memory
+---(not listed by pairs) is the memory account then (weir.memory.figures).
 ---@return table|nil {[operator label] = {open_windows, elements, store_bytes, ...}}
 function Env:metrics()
   return self.final_metrics
