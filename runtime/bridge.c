@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mem.h"
+#include "weir.h"
+
 static int load_embedded(lua_State *L)
 {
     const wr_lua_module_t *m = lua_touserdata(L, lua_upvalueindex(1));
@@ -72,6 +75,10 @@ static void push_job(lua_State *L, const wr_bridge_job_t *job)
         lua_pushstring(L, job->stall_warning);
         lua_setfield(L, -2, "stall_warning");
     }
+    if (job->max_memory) {
+        lua_pushstring(L, job->max_memory);
+        lua_setfield(L, -2, "max_memory");
+    }
     lua_createtable(L, job->argc, 0);
     for (int i = 0; i < job->argc; i++) {
         lua_pushstring(L, job->argv[i]);
@@ -80,13 +87,35 @@ static void push_job(lua_State *L, const wr_bridge_job_t *job)
     lua_setfield(L, -2, "args");
 }
 
+/* LuaJIT's own allocator (luaL_newstate's, fast and the one its JIT is tuned for) behind the
+ * memory account's: lua_newstate with a plain malloc would change what every table costs. */
+static wr_lua_alloc_t lua_alloc;
+
+static void count_lua_heap(lua_State *L)
+{
+    lua_alloc.next = lua_getallocf(L, &lua_alloc.next_ud);
+    size_t held = (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB, 0);
+    wr_mem_set_lua_bytes(held);
+    lua_setallocf(L, wr_mem_lua_alloc, &lua_alloc);
+}
+
+/* lua_close frees LuaJIT's arena only when the state's allocator is LuaJIT's own again. */
+static void close_state(lua_State *L)
+{
+    lua_setallocf(L, lua_alloc.next, lua_alloc.next_ud);
+    lua_close(L);
+    wr_mem_set_lua_bytes(0);
+}
+
 int wr_bridge_run(const wr_bridge_job_t *job)
 {
+    weir_mem_set_limit(0); /* takes the reserve that a failing malloc releases */
     lua_State *L = luaL_newstate();
     if (!L) {
         fputs("weir: cannot create the Lua state (out of memory)\n", stderr);
         return 1;
     }
+    count_lua_heap(L);
     luaL_openlibs(L);
     preload_modules(L);
 
@@ -108,6 +137,6 @@ int wr_bridge_run(const wr_bridge_job_t *job)
         fprintf(stderr, "weir: internal error: %s\n", lua_tostring(L, -1));
     }
     fflush(stdout);
-    lua_close(L);
+    close_state(L);
     return status;
 }

@@ -26,6 +26,7 @@ typedef struct wr_bridge_job {
     int jit_verbose; /* --jit-verbose: LuaJIT's jit.v on stderr */
     int progress;              /* --progress */
     const char *stall_warning; /* --stall-warning DURATION, or NULL for the default */
+    const char *max_memory;    /* --max-memory SIZE (checked by weir_mem_parse_size), or NULL */
     int stderr_tty;            /* stderr is a terminal: redraw the progress line in place */
     int interactive;           /* repl: stdin is a terminal (line editing, prompt, history) */
     int manual;                /* repl --manual: the text source becomes the manual source */

@@ -15,7 +15,8 @@
 
 static const char USAGE[] =
     "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [--check-triggers]\n"
-    "                [--progress] [--stall-warning DURATION] [--jit-verbose] [-- ARGS...]\n"
+    "                [--progress] [--stall-warning DURATION] [--max-memory SIZE]\n"
+    "                [--jit-verbose] [-- ARGS...]\n"
     "       weir explain JOB.lua [--parallelism N] [--replay FILE]\n"
     "       weir repl [JOB.lua] [--manual] [--parallelism N] [-- ARGS...]\n"
     "       weir --version | --help\n";
@@ -41,11 +42,16 @@ static const char HELP[] =
     "  --check-triggers warn (once per trigger) when a trigger registers an event-time\n"
     "                   timer already behind the watermark, or leaves state after clear()\n"
     "  --progress       a status line on stderr at most once a second: records in and out,\n"
-    "                   events/s, the lowest watermark and its lag, open windows, late drops\n"
+    "                   events/s, the lowest watermark and its lag, open windows, late drops,\n"
+    "                   the memory weir holds\n"
     "  --stall-warning DURATION\n"
     "                   warn once per stall when a window operator's watermark has not moved\n"
     "                   for DURATION of processing time while records arrive (default 30s;\n"
     "                   0 turns it off)\n"
+    "  --max-memory SIZE\n"
+    "                   fail the job (close() runs, output is flushed, exit 1) when the memory\n"
+    "                   weir holds (its C state and the Lua heap) passes SIZE: 512m, 2g, ...;\n"
+    "                   overrides max_memory in weir.env{...}\n"
     "  --jit-verbose    LuaJIT's trace log on stderr (jit.v): which loops compile, and\n"
     "                   where and why a trace aborts (the performance check)\n"
 
@@ -139,6 +145,14 @@ static int run_command(const char *mode, int argc, char **argv)
             job.stall_warning = argv[++i];
         } else if (strncmp(a, "--stall-warning=", 16) == 0) {
             job.stall_warning = a + 16;
+        } else if (strcmp(a, "--max-memory") == 0 || strncmp(a, "--max-memory=", 13) == 0) {
+            const char *size = a[12] == '=' ? a + 13 : i + 1 < argc ? argv[++i] : NULL;
+            if (!size || weir_mem_parse_size(size) < 0) {
+                return usage_error("--max-memory needs a SIZE: bytes, or with k, m, g or t "
+                                   "(e.g. 512m, 2g), got %s",
+                                   size ? size : "nothing");
+            }
+            job.max_memory = size;
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error("unknown option %s", a);
         } else if (!job.script) {

@@ -67,8 +67,8 @@ void weir_fields_free(weir_fields_t *f)
     if (f == NULL) {
         return;
     }
-    free(f->fields);
-    free(f);
+    wr_free(f->fields);
+    wr_free(f);
 }
 
 int weir_fields_add(weir_fields_t *f, int32_t kind, int32_t offset)

@@ -24,8 +24,8 @@ void wr_lines_init(wr_lines_t *l, const char *delimiter, int64_t max_bytes)
 
 void wr_lines_close(wr_lines_t *l)
 {
-    free(l->buf);
-    free(l->delim);
+    wr_free(l->buf);
+    wr_free(l->delim);
     memset(l, 0, sizeof *l);
 }
 

@@ -220,7 +220,7 @@ int wr_loop_may_add(weir_rt_t *rt)
 
 static void destroy_source(wr_source_t *s)
 {
-    free(s->describe);
+    wr_free(s->describe);
     s->describe = NULL;
     s->ops->destroy(s);
 }
@@ -417,7 +417,7 @@ weir_rt_t *weir_rt_new(int32_t clock_kind, double virtual_start_ms)
     }
     weir_rt_t *rt = wr_xcalloc(1, sizeof *rt);
     if (uv_loop_init(&rt->loop) < 0) {
-        free(rt);
+        wr_free(rt);
         return NULL;
     }
     uv_timer_init(&rt->loop, &rt->timer);
@@ -459,8 +459,8 @@ void weir_rt_free(weir_rt_t *rt)
         destroy_source(rt->sources[i]);
     }
     wr_repl_free(rt);
-    free(rt->sources);
-    free(rt);
+    wr_free(rt->sources);
+    wr_free(rt);
 }
 
 const char *weir_rt_error(const weir_rt_t *rt)
@@ -898,7 +898,7 @@ int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name)
     } else {
         snprintf(d, n, "%s", s->kind);
     }
-    free(s->describe);
+    wr_free(s->describe);
     s->describe = d;
     return 0;
 }

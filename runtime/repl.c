@@ -167,7 +167,7 @@ static int open_plain(wr_repl_t *r, int fd_in)
         char *p = wr_lines_space(&r->lines, carry.len, &got);
         memcpy(p, carry.bytes, carry.len);
         wr_lines_commit(&r->lines, carry.len);
-        free(carry.bytes);
+        wr_free(carry.bytes);
         carry.bytes = NULL;
     }
     uv_handle_type type = S_ISREG(st.st_mode) ? UV_FILE : uv_guess_handle(fd);
@@ -234,7 +234,8 @@ static int take_plain(wr_repl_t *r)
 /* ---- line editing ------------------------------------------------------------------------ */
 
 /* The completion generator: the next word of r->words that starts with text, malloc'd (libedit
- * frees it), or NULL when there are no more. */
+ * frees it with free(), so it is not counted: plain strdup, and NULL when even that fails),
+ * or NULL when there are no more. */
 static char *next_match(const char *text, int state)
 {
     wr_repl_t *r = editing;
@@ -250,7 +251,7 @@ static char *next_match(const char *text, int state)
         size_t wlen = strlen(w); /* the copy ends with a NUL */
         r->complete_pos += wlen + 1;
         if (wlen > 0 && wlen >= tlen && memcmp(w, text, tlen) == 0) {
-            return wr_xstrdup(w);
+            return strdup(w);
         }
     }
     return NULL;
@@ -574,7 +575,7 @@ void wr_repl_close(weir_rt_t *rt)
     }
     size_t left = r->lines_open ? wr_lines_pending(&r->lines) : 0;
     if (left > 0 && !r->lines.skipping) {
-        free(carry.bytes); /* one input is carried: the process's standard input */
+        wr_free(carry.bytes); /* one input is carried: the process's standard input */
         carry.bytes = wr_xmemdup(r->lines.buf + r->lines.head, left);
         carry.len = left;
         carry.dev = r->dev;
@@ -604,12 +605,12 @@ void wr_repl_free(weir_rt_t *rt)
     if (r->lines_open) {
         wr_lines_close(&r->lines);
     }
-    free(r->prompt);
-    free(r->words);
-    free(r->history);
+    wr_free(r->prompt);
+    wr_free(r->words);
+    wr_free(r->history);
     free(r->line);
     free(r->given);
-    free(r);
+    wr_free(r);
     rt->repl = NULL;
 }
 
@@ -627,7 +628,7 @@ int weir_repl_prompt(weir_rt_t *rt, const char *prompt)
         return WEIR_EINVAL;
     }
     wr_repl_t *r = get_repl(rt);
-    free(r->prompt);
+    wr_free(r->prompt);
     r->prompt = wr_xstrdup(prompt != NULL ? prompt : "");
     if (r->mode == REPL_EDIT && r->installed && !r->closed) {
         rl_set_prompt(r->prompt);
@@ -649,7 +650,7 @@ int weir_repl_set_words(weir_rt_t *rt, const char *words, size_t len)
         return wr_loop_error(rt, WEIR_EINVAL, "weir_repl_set_words: no words");
     }
     wr_repl_t *r = get_repl(rt);
-    free(r->words);
+    wr_free(r->words);
     r->words = wr_xmemdup(len > 0 ? words : "", len); /* adds the NUL after the last word */
     r->words_len = len;
     return 0;

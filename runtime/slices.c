@@ -68,11 +68,11 @@ void wr_slices_close(wr_slices_t *t)
 {
     for (int32_t i = 0; i < t->keys_len; i++) {
         if (t->keys[i].len >= 0) {
-            free(t->keys[i].start);
+            wr_free(t->keys[i].start);
         }
     }
-    free(t->keys);
-    free(t->index);
+    wr_free(t->keys);
+    wr_free(t->index);
     memset(t, 0, sizeof *t);
     t->free_key = -1;
 }
@@ -119,7 +119,9 @@ static wr_slice_key_t *get_key(wr_slices_t *t, int32_t key)
     if (t->index[i].id >= 0) {
         return &t->keys[t->index[i].id];
     }
-    if ((size_t)(t->nkeys + 1) * 2 > t->index_cap) {
+    size_t n = (size_t)t->nkeys + 1;
+    if (n * 2 > t->index_cap &&
+        (n + 1 >= t->index_cap || wr_mem_may_grow(2 * t->index_cap * sizeof *t->index))) {
         rehash(t, t->index_cap * 2);
         i = probe(t, key);
     }
@@ -416,7 +418,7 @@ void weir_slices_free(weir_slices_t *fs)
         return;
     }
     wr_slices_close(&fs->t);
-    free(fs);
+    wr_free(fs);
 }
 
 double *weir_slices_acc(weir_slices_t *fs, double key, double start, int32_t *fresh)

@@ -235,9 +235,9 @@ static void file_destroy(wr_source_t *s)
     file_source_t *f = file_of(s);
     wr_lines_close(&f->lines);
     weir_fields_free(f->fields);
-    free(f->recs);
-    free(f->path);
-    free(f);
+    wr_free(f->recs);
+    wr_free(f->path);
+    wr_free(f);
 }
 
 static const wr_source_ops_t file_ops = {
@@ -278,7 +278,7 @@ int32_t wr_source_file_add(weir_rt_t *rt, const char *kind, const char *path,
         snprintf(describe, n, "%s", kind);
     }
     int32_t id = wr_loop_add_source(rt, &f->base, describe);
-    free(describe);
+    wr_free(describe);
     return id;
 }
 
@@ -305,7 +305,7 @@ int weir_source_parse_fields(weir_rt_t *rt, int32_t source, const weir_fields_t 
     }
     file_source_t *f = file_of(rt->sources[source]);
     weir_fields_free(f->fields);
-    free(f->recs);
+    wr_free(f->recs);
     f->fields = wr_fields_copy(fields);
     f->recs = wr_xreallocarray(NULL, WEIR_BATCH_MAX, (size_t)wr_fields_size(fields));
     return 0;

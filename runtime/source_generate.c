@@ -112,7 +112,7 @@ static void gen_fill(wr_source_t *s)
 
 static void gen_destroy(wr_source_t *s)
 {
-    free(gen_of(s));
+    wr_free(gen_of(s));
 }
 
 static const wr_source_ops_t gen_ops = {

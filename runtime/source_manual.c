@@ -39,7 +39,7 @@ static void manual_begin(wr_source_t *s)
         return;
     }
     for (size_t i = 0; i < m->next; i++) {
-        free(m->recs[i].bytes);
+        wr_free(m->recs[i].bytes);
     }
     memmove(m->recs, m->recs + m->next, (m->n - m->next) * sizeof *m->recs);
     m->n -= m->next;
@@ -81,10 +81,10 @@ static void manual_destroy(wr_source_t *s)
 {
     manual_source_t *m = manual_of(s);
     for (size_t i = 0; i < m->n; i++) {
-        free(m->recs[i].bytes);
+        wr_free(m->recs[i].bytes);
     }
-    free(m->recs);
-    free(m);
+    wr_free(m->recs);
+    wr_free(m);
 }
 
 static const wr_source_ops_t manual_ops = {

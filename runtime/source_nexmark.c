@@ -74,7 +74,7 @@ static void nexmark_fill(wr_source_t *s)
 
 static void nexmark_destroy(wr_source_t *s)
 {
-    free(nexmark_of(s));
+    wr_free(nexmark_of(s));
 }
 
 static const wr_source_ops_t nexmark_ops = {

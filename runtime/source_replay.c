@@ -89,9 +89,9 @@ static void replay_fill(wr_source_t *s)
 static void replay_destroy(wr_source_t *s)
 {
     replay_source_t *r = replay_of(s);
-    free(r->text);
-    free(r->entries);
-    free(r);
+    wr_free(r->text);
+    wr_free(r->entries);
+    wr_free(r);
 }
 
 static const wr_source_ops_t replay_ops = {

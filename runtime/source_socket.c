@@ -405,8 +405,8 @@ static void sock_destroy(wr_source_t *s)
     socket_source_t *k = sock_of(s);
     free_addrs(k);
     wr_lines_close(&k->lines);
-    free(k->host);
-    free(k);
+    wr_free(k->host);
+    wr_free(k);
 }
 
 static const wr_source_ops_t socket_ops = {
@@ -460,6 +460,6 @@ int32_t weir_source_socket(weir_rt_t *rt, const char *host, int32_t port, const 
     char *describe = wr_xmalloc(n);
     snprintf(describe, n, "socket_text_stream %s:%d", host, (int)port);
     int32_t id = wr_loop_add_source(rt, &k->base, describe);
-    free(describe);
+    wr_free(describe);
     return id;
 }

@@ -243,12 +243,14 @@ static void rehash(wr_store_t *s, bool keys, size_t new_cap)
     *cap = new_cap;
 }
 
-/* Grows a table about to take one more entry past 3/4 full. */
+/* Grows a table about to take one more entry past 3/4 full (unless the memory limit says wait,
+ * mem.h). */
 static void reserve(wr_store_t *s, bool keys)
 {
     size_t n = (size_t)(keys ? s->nkeys : s->open) + 1;
     size_t cap = keys ? s->key_index_cap : s->slot_index_cap;
-    if (n * 4 > cap * 3) {
+    if (n * 4 > cap * 3 &&
+        (n + 1 >= cap || wr_mem_may_grow(2 * cap * sizeof(wr_store_entry_t)))) {
         rehash(s, keys, cap * 2);
     }
 }
@@ -633,7 +635,7 @@ void weir_store_free(weir_store_t *fs)
         return;
     }
     wr_store_close(&fs->s);
-    free(fs);
+    wr_free(fs);
 }
 
 int32_t weir_store_slot(weir_store_t *fs, double key, double start, double stop)

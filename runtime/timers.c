@@ -31,10 +31,10 @@ static void domain_init(wr_timers_domain_t *d, uint64_t next_seq)
 
 static void domain_close(wr_timers_domain_t *d)
 {
-    free(d->heap);
-    free(d->nodes);
-    free(d->pos);
-    free(d->index);
+    wr_free(d->heap);
+    wr_free(d->nodes);
+    wr_free(d->pos);
+    wr_free(d->index);
     domain_init(d, d->next_seq);
 }
 
@@ -137,7 +137,7 @@ static void rehash(wr_timers_domain_t *d, size_t new_cap)
         }
         d->index[i] = old[j];
     }
-    free(old);
+    wr_free(old);
 }
 
 /* Backward-shift deletion: later entries of the probe run move into the hole when the hole lies
@@ -257,7 +257,9 @@ static wr_timers_domain_t *domain_of(wr_timers_t *t, int domain)
 int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer)
 {
     wr_timers_domain_t *d = domain_of(t, domain);
-    if (d->len < WR_TIMERS_MAX && (d->len + 1) * 4 > d->index_cap * 3) {
+    size_t after = d->len + 1;
+    if (d->len < WR_TIMERS_MAX && after * 4 > d->index_cap * 3 &&
+        (after + 1 >= d->index_cap || wr_mem_may_grow(2 * d->index_cap * sizeof *d->index))) {
         rehash(d, d->index_cap ? d->index_cap * 2 : MIN_INDEX_CAP);
     }
     uint32_t hash = hash_timer(timer);
@@ -354,7 +356,7 @@ void weir_timers_free(weir_timers_t *ft)
         return;
     }
     wr_timers_close(&ft->t);
-    free(ft);
+    wr_free(ft);
 }
 
 int32_t weir_timers_register(weir_timers_t *ft, int32_t domain, double time_ms, double key,

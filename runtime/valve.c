@@ -33,7 +33,7 @@ int wr_valve_init(wr_valve_t *v, int channels)
 
 void wr_valve_close(wr_valve_t *v)
 {
-    free(v->ch);
+    wr_free(v->ch);
     v->ch = NULL;
     v->channels = 0;
 }
@@ -180,7 +180,7 @@ void weir_valve_free(weir_valve_t *fv)
         return;
     }
     wr_valve_close(&fv->v);
-    free(fv);
+    wr_free(fv);
 }
 
 int32_t weir_valve_watermark(weir_valve_t *fv, int32_t channel, double wm)

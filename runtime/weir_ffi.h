@@ -176,6 +176,44 @@ int weir_rt_advance(weir_rt_t *rt, double target_ms);
 int weir_out_write(int32_t fd, const char *bytes, size_t len);
 int weir_out_flush(void);
 
+/* Memory (mem.c): weir's account of what it holds, for the whole process: C (every allocation
+ * of the runtime, as malloc sized it) and the Lua heap (the blocks LuaJIT's allocator made,
+ * garbage not yet collected included). The account never refuses C memory; it rings an alarm
+ * that the Lua driver reads between batches (weir_mem_alarm, one load) and answers with a
+ * garbage collection and weir_mem_check.
+ * With a limit L (set_limit; 0 = none, the default; WEIR_EINVAL for a negative or NaN value or
+ * one above 2^53): the alarm rings when the account passes 7/8 of L, and after a check that
+ * found it under L, half way from there to L (at least L/32 on). Lua growth past L is refused
+ * (LuaJIT raises "not enough memory"); a C hash table asks before it doubles and, told no,
+ * keeps filling until the check. Once the job is failing (a check returned nonzero, a refusal,
+ * a system failure) the refusal point moves up once by max(L/8, 4 MiB), so the failure path
+ * can run. set_limit clears the alarm, what check would report, and that failing state.
+ * Without a limit only a system failure rings: malloc returned NULL, weir released its 8 MiB
+ * reserve and retried (C allocations: when the retry fails too, weir prints "weir: out of
+ * memory" and exits 1). check returns the WEIR_MEM_* bits seen since the last check (OVER: the
+ * account is above L, or would be with the growth a table was told to wait for) and clears
+ * the alarm. parse_size reads "2g", "512m", "100k", "1.5g", "4096" (units of 1024; k, m, g, t
+ * in either case, an optional b after): bytes, or -1 when the text is not a size or gives less
+ * than 1 byte or more than 2^53. stat returns NaN for an unknown what. */
+enum {
+    WEIR_MEM_TOTAL = 0, /* weir_mem_stat: C + Lua */
+    WEIR_MEM_C = 1,
+    WEIR_MEM_LUA = 2,
+    WEIR_MEM_PEAK = 3,  /* the highest total since the process started */
+    WEIR_MEM_LIMIT = 4, /* 0: none */
+    WEIR_MEM_FAILED_BYTES = 5, /* the size the system refused last */
+    WEIR_MEM_WANTED = 6, /* the growth a table was refused, as the last check saw it */
+
+    WEIR_MEM_OVER = 1,    /* weir_mem_check bits */
+    WEIR_MEM_REFUSED = 2, /* a Lua allocation was refused at the limit */
+    WEIR_MEM_FAILED = 4   /* the system refused an allocation */
+};
+double weir_mem_parse_size(const char *text);
+int weir_mem_set_limit(double bytes);
+double weir_mem_stat(int32_t what);
+int32_t weir_mem_alarm(void);
+int32_t weir_mem_check(void);
+
 /* Flink key hashing (keygroup.c): Java hashCode of a key, then key group and subtask.
  * hash_string: String.hashCode of the UTF-8 text decoded as Java does (malformed bytes become
  * U+FFFD; bytes may be NULL when len is 0). hash_number: Integer, Long or Double hashCode (-0.0 is

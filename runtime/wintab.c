@@ -52,8 +52,8 @@ void wr_wintab_init(wr_wintab_t *t)
 
 void wr_wintab_close(wr_wintab_t *t)
 {
-    free(t->index);
-    free(t->free_ids);
+    wr_free(t->index);
+    wr_free(t->free_ids);
     memset(t, 0, sizeof *t);
 }
 
@@ -116,7 +116,8 @@ int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start)
         if (t->open >= WR_WINTAB_MAX) {
             return WEIR_ESTATE;
         }
-        if ((size_t)(t->open + 1) * 4 > t->cap * 3) {
+        size_t n = (size_t)t->open + 1;
+        if (n * 4 > t->cap * 3 && (n + 1 >= t->cap || wr_mem_may_grow(2 * t->cap * sizeof *e))) {
             rehash(t, t->cap * 2);
             e = &t->index[probe(t, key, start)];
         }
@@ -201,7 +202,7 @@ void weir_wintab_free(weir_wintab_t *ft)
         return;
     }
     wr_wintab_close(&ft->t);
-    free(ft);
+    wr_free(ft);
 }
 
 int32_t weir_wintab_add(weir_wintab_t *ft, double key, double start)

@@ -4,6 +4,7 @@ local duration = require("weir.duration")
 local stream = require("weir.stream")
 local tag = require("weir.tag")
 local records = require("weir.records")
+local memory = require("weir.memory")
 
 local M = {}
 
@@ -20,6 +21,7 @@ M.Env = Env
 local OPTIONS = {
   parallelism = true, max_parallelism = true, auto_watermark_interval = true,
   on_error = true, end_of_input = true, name = true, batch_size = true, slicing = true,
+  max_memory = true,
 }
 
 ---The job settings from the command line (weir run --parallelism/--replay, weir explain).
@@ -70,6 +72,15 @@ function M.new(opts)
     util.check_int("weir.env", "batch_size", opts.batch_size, 1, INT32_MAX)
   end
   self.batch_size = opts.batch_size
+  if opts.max_memory ~= nil then
+    self.max_memory = memory.parse(opts.max_memory)
+    if not self.max_memory then
+      util.build_error("weir.env: max_memory must be a size: bytes, or text with k, m, g or t "
+        .. "(e.g. \"512m\", \"2g\"), got %s", type(opts.max_memory) == "string"
+        and ("%q"):format(opts.max_memory) or tostring(opts.max_memory))
+    end
+    self.max_memory_text = tostring(opts.max_memory)
+  end
   return self
 end
 
@@ -266,7 +277,8 @@ function Env:replay(path)
   return source(self, "replay", { path = path })
 end
 
----What the window operators held when the job ended (see Job:metrics), or nil before.
+---What the window operators held when the job ended (see Job:metrics), or nil before; .memory
+---(not listed by pairs) is the memory account then (weir.memory.figures).
 ---@return table|nil {[operator label] = {open_windows, elements, store_bytes, ...}}
 function Env:metrics()
   return self.final_metrics

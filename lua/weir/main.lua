@@ -1,5 +1,6 @@
 -- weir.main: runs a job script for `weir run` and `weir explain`; returns the exit status.
 local env = require("weir.env")
+local memory = require("weir.memory")
 
 local M = {}
 
@@ -12,6 +13,15 @@ end
 ---@return integer exit status: 0 ok, 1 the job failed, 2 usage error
 function M.run(job)
   package.loaded["weir._job"] = job
+  if job.max_memory then
+    -- from here on, so building the job counts too (cli.c checked the size)
+    memory.set_limit(memory.parse(job.max_memory), "--max-memory " .. job.max_memory)
+    local why, figures = memory.check()
+    if why then
+      say(memory.failure_text(why, figures) .. "\n  (weir needs this much to start)")
+      return 1
+    end
+  end
   if job.jit_verbose then
     -- LuaJIT's own trace log (jit/v.lua, from libluajit-5.1-common) on stderr
     local ok, v = pcall(require, "jit.v")
@@ -51,7 +61,21 @@ function M.run(job)
   end, unpack(args))
   env.new = new
   if not ok then
-    if e.weir_job_error then
+    local why, figures = nil, nil
+    if not (type(e) == "table" and e.memory) then
+      local _
+      _, why, figures = pcall(memory.check) -- a refusal while the script built its job
+      if type(why) ~= "number" then
+        why = nil
+      end
+    end
+    if why then
+      say(memory.failure_text(why, figures))
+      return 1
+    elseif type(e) ~= "table" then
+      say(tostring(e)) -- "not enough memory": the handler does not run for it
+      return 1
+    elseif e.weir_job_error then
       say(e.text)
       return 1
     elseif e.usage then

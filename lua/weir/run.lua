@@ -16,6 +16,7 @@ local windowop = require("weir.windowop")
 local aggwindow = require("weir.aggwindow")
 local status = require("weir.status")
 local duration = require("weir.duration")
+local memory = require("weir.memory")
 
 local M = {}
 
@@ -1041,7 +1042,13 @@ function Job:handle(n)
     if ok then
       break
     end
+    if C.weir_mem_alarm() ~= 0 then
+      self:check_memory() -- a refused allocation is the job's failure, not the record's
+    end
     k, sub = self:failed(info)
+  end
+  if C.weir_mem_alarm() ~= 0 then
+    self:check_memory()
   end
   if self.progress_on then
     self:show_progress(false)
@@ -1068,11 +1075,13 @@ function Job:run_loop()
 end
 
 ---Per window operator: open (key, window) slots, buffered elements, C bytes of the store,
----pending timers and dropped late records, summed over its subtasks, keyed by label.
+---pending timers and dropped late records, summed over its subtasks, keyed by label; and
+---memory (weir.memory.figures, or the figures given).
 local STATS = { "open_windows", "elements", "store_bytes", "event_timers", "processing_timers" }
 
-function Job:metrics()
-  local m = {}
+function Job:metrics(figures)
+  -- the memory account's figures are m.memory, outside what pairs() lists: the operators
+  local m = setmetatable({}, { __index = { memory = figures or memory.figures() } })
   for _, node in ipairs(self.timer_nodes) do
     local t = { open_windows = 0, elements = 0, store_bytes = 0, event_timers = 0,
                 processing_timers = 0, late_dropped = node.late_dropped or 0 }
@@ -1085,6 +1094,35 @@ function Job:metrics()
     m[node.label] = t
   end
   return m
+end
+
+---The window operator holding the most C state (then the most windows and elements), from
+---Job:metrics(): {label, open_windows, elements, store_bytes}; nil without window operators.
+local function most_state(m)
+  local best
+  for label, t in pairs(m) do
+    local size = t.open_windows + t.elements
+    if not best or t.store_bytes > best.store_bytes or (t.store_bytes == best.store_bytes
+        and (size > best.size or (size == best.size and label < best.label))) then
+      best = { label = label, open_windows = t.open_windows, elements = t.elements,
+               store_bytes = t.store_bytes, size = size }
+    end
+  end
+  return best
+end
+
+---The memory account rang (runtime/mem.c): after a collection, either weir goes on or the job
+---fails with the figures and the operator holding the most state. M.execute still runs the
+---user's close(), and the output is flushed.
+function Job:check_memory()
+  local why, figures = memory.check()
+  if not why then
+    return
+  end
+  local m = self:metrics(figures)
+  self.plan.env.final_metrics = m
+  error({ weir_job_error = true, memory = true,
+          text = memory.failure_text(why, figures, most_state(m)) }, 0)
 end
 
 ---After the last source: weir's default fires every pending processing-time timer, in time
@@ -1109,6 +1147,9 @@ function Job:end_of_input()
     end
   end, self:error_handler())
   if not ok then
+    if C.weir_mem_alarm() ~= 0 then
+      self:check_memory()
+    end
     self:failed(info, true)
   end
 end
@@ -1153,6 +1194,14 @@ function Job:start(opts)
   opts = opts or {}
   local plan = self.plan
   M.current = self
+  -- the job's memory limit: --max-memory (set by weir.main) wins over weir.env{max_memory};
+  -- setting it again also clears what an earlier job in this process left
+  local bytes, text = memory.limit()
+  self.saved_limit = { bytes, text }
+  if plan.env.max_memory and not plan.env.job.max_memory then
+    bytes, text = plan.env.max_memory, "max_memory " .. plan.env.max_memory_text
+  end
+  memory.set_limit(bytes, text)
   for i = #plan.nodes, 1, -1 do
     self:instantiate(plan.nodes[i])
   end
@@ -1187,6 +1236,9 @@ end
 ---After the last source (or a stop): end of input, final metrics, close() of user functions.
 function Job:finish()
   self:end_of_input()
+  if C.weir_mem_alarm() ~= 0 then
+    self:check_memory()
+  end
   if self.progress_on then
     self:show_progress(true)
   end
@@ -1199,6 +1251,10 @@ end
 ---Frees the runtime (always, also after a failure).
 function Job:close()
   C.weir_out_flush()
+  if self.saved_limit then
+    memory.set_limit(self.saved_limit[1], self.saved_limit[2])
+    self.saved_limit = nil
+  end
   if M.current == self then
     M.current = nil
   end
@@ -1218,6 +1274,19 @@ function M.execute(plan)
     self:run_loop()
     self:finish()
   end)
+  if not ok and C.weir_mem_alarm() ~= 0 and not (type(err) == "table" and err.memory) then
+    -- a failure outside the batches (open(), the end of input) that the memory account explains
+    local _, merr = pcall(self.check_memory, self)
+    if type(merr) == "table" and merr.memory then
+      err = merr
+    end
+  end
+  if not ok and type(err) == "table" and err.memory then
+    local cok, cerr = pcall(self.close_functions, self)
+    if not cok then
+      err.text = err.text .. "\n  then " .. (type(cerr) == "table" and cerr.text or tostring(cerr))
+    end
+  end
   self:close()
   if not ok then
     error(err, 0)

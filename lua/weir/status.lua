@@ -3,6 +3,7 @@
 -- warning and `kill -USR1` (DESIGN.md: visibility).
 local C = require("weir.ffi")
 local format = require("weir.format")
+local memory = require("weir.memory")
 
 local M = {}
 
@@ -187,8 +188,9 @@ function M.progress_line(job, prev)
       wm = wm .. (" (%.1fs behind)"):format((now - low) / 1000)
     end
   end
-  return ("weir: %d in, %d out, %d/s, %s, %d open window(s), %d late dropped"):format(
-    job.records_in, job.out_count[1], rate + 0.5 - (rate + 0.5) % 1, wm, open, late)
+  return ("weir: %d in, %d out, %d/s, %s, %d open window(s), %d late dropped, %s"):format(
+    job.records_in, job.out_count[1], rate + 0.5 - (rate + 0.5) % 1, wm, open, late,
+    memory.progress_text())
 end
 
 ---The stall warning: a window operator subtask whose watermark has not moved for `after` ms
