@@ -13,11 +13,14 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdio_ext.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
+#include "mem.h"
 #include "weir.h"
 
 enum { WR_OUT_BUF = 64 * 1024 };
@@ -166,6 +169,37 @@ int weir_out_error(int32_t fd)
 double weir_out_lost(void)
 {
     return lost;
+}
+
+/* mkdir(2) per prefix, as mkdir -p, without a shell: a path is never read as options. */
+int weir_out_mkdirs(const char *path)
+{
+    if (path == NULL || path[0] == '\0') {
+        return WEIR_EINVAL;
+    }
+    size_t n = strlen(path);
+    char *p = wr_xmalloc(n + 1);
+    memcpy(p, path, n + 1);
+    int rc = 0;
+    for (size_t i = 1; i <= n && rc == 0; i++) {
+        if (p[i] != '/' && p[i] != '\0') {
+            continue;
+        }
+        char c = p[i];
+        p[i] = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            rc = uv_translate_sys_error(errno);
+        }
+        p[i] = c;
+    }
+    free(p);
+    struct stat st;
+    if (rc == 0 && stat(path, &st) != 0) {
+        rc = uv_translate_sys_error(errno);
+    } else if (rc == 0 && !S_ISDIR(st.st_mode)) {
+        rc = uv_translate_sys_error(ENOTDIR);
+    }
+    return rc;
 }
 
 static int64_t mono_ms(void)

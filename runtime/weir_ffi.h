@@ -186,6 +186,9 @@ int weir_out_write(int32_t fd, const char *bytes, size_t len);
 int weir_out_flush(void);
 int weir_out_error(int32_t fd);
 double weir_out_lost(void);
+/* write_text's directory: path and its parents with mkdir(2) (mode 0777 before the umask),
+ * as mkdir -p; 0, or a negative code (ENOTDIR when path exists and is no directory). */
+int weir_out_mkdirs(const char *path);
 
 /* Flink key hashing (keygroup.c): Java hashCode of a key, then key group and subtask.
  * hash_string: String.hashCode of the UTF-8 text decoded as Java does (malformed bytes become

@@ -148,12 +148,13 @@ return function(st, v, ts, key)
   if C.weir_out_write(fd, "\n", 1) ~= 0 then failed() end
 end]],
   write_text = [[
-local files, fmt, out_n = ...
+local files, fmt, out_n, failed = ...
 local type = type
 return function(st, v, ts, key)
   out_n[1] = out_n[1] + 1
   if type(v) ~= "string" then v = fmt(v) end
-  files[st]:write(v, "\n")
+  local ok, err = files[st]:write(v, "\n")
+  if not ok then failed(st, err) end
 end]],
   collect = [[
 local values, out_n = ...
@@ -508,11 +509,15 @@ function Job:instantiate_sink(node, f, rich)
   elseif s == "collect" then
     node.push = self:generate(node, "collect", false, node.values, self.out_count)
   elseif s == "write_text" then
-    local files = {}
+    local files, paths = {}, {}
     for st = 0, node.parallelism - 1 do
-      files[st] = self:open_file(node, st)
+      files[st], paths[st] = self:open_file(node, st)
     end
-    node.push = self:generate(node, "write_text", false, files, format.value, self.out_count)
+    local function failed(st, err)
+      job_error(("%s: cannot write %s: %s"):format(node.label, paths[st], tostring(err)))
+    end
+    node.push = self:generate(node, "write_text", false, files, format.value, self.out_count,
+      failed)
   end
 end
 
@@ -865,14 +870,16 @@ function Job:open_functions()
 end
 
 ---Opens the file of one write_text subtask: a file at parallelism 1, else DIR/<subtask+1>.
+---Returns the file and its path.
 function Job:open_file(node, st)
   local path = node.path
   if node.parallelism > 1 then
     path = node.path .. "/" .. (st + 1)
     if st == 0 then
-      local ok = os.execute(("mkdir -p '%s'"):format(node.path:gsub("'", "'\\''")))
-      if ok ~= 0 and ok ~= true then
-        job_error(("%s: cannot create directory %s"):format(node.label, node.path))
+      local rc = C.weir_out_mkdirs(node.path)
+      if rc ~= 0 then
+        job_error(("%s: cannot create directory %s: %s"):format(node.label, node.path,
+          ffi.string(C.weir_strerror(rc))))
       end
     end
   end
@@ -888,8 +895,8 @@ function Job:open_file(node, st)
   if not fh then
     job_error(("%s: cannot write %s"):format(node.label, tostring(err)))
   end
-  self.files[#self.files + 1] = fh
-  return fh
+  self.files[#self.files + 1] = { fh = fh, path = path, node = node }
+  return fh, path
 end
 
 function Job:close_functions()
@@ -903,14 +910,23 @@ function Job:close_functions()
       end
     end
   end
-  self:close_files()
+  self:close_files(true)
 end
 
-function Job:close_files()
-  for _, fh in ipairs(self.files) do
-    fh:close()
+---Closes every write_text file; with check, a failed close (the last buffered data could not
+---be written: disk full, I/O error) fails the job, after the other files are closed.
+function Job:close_files(check)
+  local failure
+  for _, f in ipairs(self.files) do
+    local ok, err = f.fh:close()
+    if not ok and not failure then
+      failure = ("%s: cannot write %s: %s"):format(f.node.label, f.path, tostring(err))
+    end
   end
   self.files = {}
+  if failure and check then
+    job_error(failure)
+  end
 end
 
 function Job:source_ended(src, flags)
