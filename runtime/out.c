@@ -56,6 +56,7 @@ void wr_out_init(void)
     setvbuf(stdout, out_buf, isatty(1) ? _IOLBF : _IOFBF, sizeof out_buf);
 }
 
+/* Async-signal-safe (fcntl only): wr_out_dump calls it on the way out. */
 void wr_out_release(void)
 {
     if (nonblocking) {
@@ -221,6 +222,7 @@ size_t wr_out_dump(int timeout_ms)
         return 0;
     }
     if (out_err[1] != 0 || gave_up || writing) {
+        wr_out_release(); /* weir exits: the descriptor may be shared (a terminal) */
         return n;
     }
     int fl = fcntl(1, F_GETFL);
@@ -249,5 +251,6 @@ size_t wr_out_dump(int timeout_ms)
     if (fl != -1) {
         fcntl(1, F_SETFL, fl);
     }
+    wr_out_release();
     return n - off;
 }

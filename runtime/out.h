@@ -14,7 +14,8 @@
  * weir's buffer (line-buffered on a terminal, as stdio's default). */
 void wr_out_init(void);
 
-/* After the job: puts stdout back into blocking mode if the stop's bounded wait changed it. */
+/* After the job, and on the way out of a second signal (async-signal-safe): puts stdout's
+ * flags back if the stop's bounded wait made it non-blocking (it may be a shared terminal). */
 void wr_out_release(void);
 
 /* fflush(stdout), checked: 0, or the sticky error of stdout as a negative (libuv) code. */
