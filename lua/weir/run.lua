@@ -250,7 +250,7 @@ return function(events, i, j)
 end]]
 
 -- Templates that run user code or write output record the running operator for the second
--- signal's message (weir_rt_op_slot): one store per operator call. Exchanges and fan-outs do
+-- signal's message (weir_op_slot): one store per operator call. Exchanges and fan-outs do
 -- not: they run no user code and call the next operator at once.
 local NAMES_OPERATOR = { map = true, filter = true, flat_map = true, process = true,
   sink_fn = true, print = true, write_text = true, collect = true, generate = true }
