@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bridge.h"
+#include "out.h"
 #include "weir.h"
 
 static const char USAGE[] =
@@ -28,7 +29,8 @@ static const char HELP[] =
     "Commands:\n"
     "  run JOB.lua      run the job until every source ends, or until SIGINT/SIGTERM\n"
     "                   (sources stop, what is in flight drains, sinks flush, exit 0;\n"
-    "                   a second signal exits at once with status 1)\n"
+    "                   a second signal exits at once with status 1, writing out the\n"
+    "                   output already made and naming the operator that ran)\n"
     "  explain JOB.lua  print the job graph: operators, parallelism, partitioning, chaining\n"
     "  repl [JOB.lua]   the REPL: Lua with weir loaded, the job running while you type;\n"
     "                   :help lists its commands. --manual replaces the job's text source\n"
@@ -176,11 +178,14 @@ static int run_command(const char *mode, int argc, char **argv)
     } else if (i < argc) {
         return usage_error("%s takes no job arguments", mode);
     }
-    return wr_bridge_run(&job);
+    int status = wr_bridge_run(&job);
+    wr_out_release();
+    return status;
 }
 
 int wr_cli_main(int argc, char **argv)
 {
+    wr_out_init();
     if (argc < 2) {
         if (isatty(0) && isatty(1)) {
             return run_command("repl", 0, argv + 1); /* plain `weir` on a terminal */

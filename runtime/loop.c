@@ -17,6 +17,7 @@
 
 #include "fields.h"
 #include "mem.h"
+#include "out.h"
 #include "repl.h"
 #include "rt.h"
 
@@ -40,14 +41,65 @@ static volatile sig_atomic_t repl_sigint;       /* REPL mode is on */
 static volatile sig_atomic_t in_poll;           /* weir_loop_poll is running */
 static volatile sig_atomic_t prompt_interrupt;  /* an INTERRUPT event is due */
 static volatile sig_atomic_t command_interrupt; /* Ctrl-Cs between polls Lua has not taken */
+/* The operator running now: Lua stores its id through weir_op_slot, once per operator call
+ * (a plain store in compiled code); the second-signal handler reads it. */
+static volatile int32_t op_running = -1;
 
-static void exit_interrupted_again(void)
+/* How long a stop waits for a stalled stdout (from the first signal), and how long the exit
+ * on a second signal waits to write out what is pending (docs/API.md, Signals). */
+enum { WR_STOP_WAIT_S = 5, WR_EXIT_WAIT_MS = 2000 };
+
+static void say(const char *text, size_t len)
 {
-    static const char msg[] = "weir: interrupted again, exiting\n";
-    if (write(2, msg, sizeof msg - 1) < 0) {
+    if (write(2, text, len) < 0) {
         /* nothing left to tell anyone */
     }
+}
+
+static void say_str(const char *text)
+{
+    say(text, strlen(text)); /* strlen is async-signal-safe */
+}
+
+/* Decimal digits without stdio (async-signal-safe). */
+static void say_size(size_t v)
+{
+    char d[24];
+    size_t i = sizeof d;
+    do {
+        d[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0 && i > 0);
+    say(d + i, sizeof d - i);
+}
+
+/* From the handler: writes out weir's pending stdout, names the operator that was running
+ * (the driver keeps rt->op_running current per operator call) and exits 1. */
+static void exit_interrupted_again(void)
+{
+    size_t unwritten = wr_out_dump(WR_EXIT_WAIT_MS);
+    weir_rt_t *rt = signal_rt;
+    int32_t op = op_running;
+    if (unwritten > 0) {
+        say_str("weir: interrupted again: ");
+        say_size(unwritten);
+        say_str(" byte(s) of output not written (standard output is not taking data)\n");
+    }
+    if (rt != NULL && op >= 0 && op < rt->nop_labels && rt->op_labels[op] != NULL) {
+        say_str("weir: interrupted again while ");
+        say_str(rt->op_labels[op]);
+        say_str(" was running, exiting\n");
+    } else {
+        say_str("weir: interrupted again, exiting\n");
+    }
     _exit(1);
+}
+
+/* A stop that has waited WR_STOP_WAIT_S: a write stuck on a stalled stdout gives up. */
+static void on_stop_overdue(int signo)
+{
+    (void)signo;
+    wr_out_overdue();
 }
 
 static void on_signal(int signo)
@@ -69,6 +121,7 @@ static void on_signal(int signo)
     }
     if (signal_count == 0) {
         signal_count = 1;
+        alarm(WR_STOP_WAIT_S); /* async-signal-safe; on_stop_overdue bounds the stop */
         if (rt != NULL) {
             uv_async_send(&rt->wake);
         }
@@ -124,6 +177,11 @@ static void install_signals(weir_rt_t *rt)
     su.sa_handler = on_status_signal;
     sigemptyset(&su.sa_mask);
     su.sa_flags = SA_RESTART;
+    struct sigaction sl;
+    memset(&sl, 0, sizeof sl);
+    sl.sa_handler = on_stop_overdue;
+    sigemptyset(&sl.sa_mask);
+    sl.sa_flags = 0; /* no SA_RESTART: the write blocked on stdout must return */
     signal_count = 0;
     status_requested = 0;
     repl_sigint = 0;
@@ -133,6 +191,7 @@ static void install_signals(weir_rt_t *rt)
     sigaction(SIGINT, &sa, &rt->old_sigint);
     sigaction(SIGTERM, &sa, &rt->old_sigterm);
     sigaction(SIGUSR1, &su, &rt->old_sigusr1);
+    sigaction(SIGALRM, &sl, &rt->old_sigalrm);
     rt->signals_installed = 1;
     wr_loop_sync_signals(rt);
 }
@@ -144,7 +203,9 @@ static void restore_signals(weir_rt_t *rt)
     }
     sigaction(SIGINT, &rt->old_sigint, NULL);
     sigaction(SIGTERM, &rt->old_sigterm, NULL);
+    alarm(0);
     sigaction(SIGUSR1, &rt->old_sigusr1, NULL);
+    sigaction(SIGALRM, &rt->old_sigalrm, NULL);
     signal_rt = NULL;
     signal_count = 0;
     status_requested = 0;
@@ -459,6 +520,10 @@ void weir_rt_free(weir_rt_t *rt)
         destroy_source(rt->sources[i]);
     }
     wr_repl_free(rt);
+    for (int32_t i = 0; i < rt->nop_labels; i++) {
+        wr_free(rt->op_labels[i]);
+    }
+    wr_free(rt->op_labels);
     wr_free(rt->sources);
     wr_free(rt);
 }
@@ -563,6 +628,35 @@ void weir_rt_stop(weir_rt_t *rt)
     }
 }
 
+/* Labels are fixed before start: the signal handler reads the array without a lock. */
+int weir_rt_label_op(weir_rt_t *rt, int32_t id, const char *label)
+{
+    if (rt == NULL || label == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (rt->started) {
+        return wr_loop_error(rt, WEIR_ESTATE, "weir_rt_label_op: the runtime has started");
+    }
+    if (id < 0 || id > 65535) {
+        return wr_loop_error(rt, WEIR_EINVAL, "weir_rt_label_op: bad operator id %d", (int)id);
+    }
+    if (id >= rt->nop_labels) {
+        rt->op_labels = wr_xreallocarray(rt->op_labels, (size_t)id + 1, sizeof *rt->op_labels);
+        for (int32_t i = rt->nop_labels; i <= id; i++) {
+            rt->op_labels[i] = NULL;
+        }
+        rt->nop_labels = id + 1;
+    }
+    wr_free(rt->op_labels[id]);
+    rt->op_labels[id] = wr_xstrdup(label);
+    return 0;
+}
+
+int32_t *weir_op_slot(void)
+{
+    return (int32_t *)&op_running;
+}
+
 /* ---- the poll ---------------------------------------------------------------------------- */
 
 static int all_ended(const weir_rt_t *rt)
@@ -643,7 +737,7 @@ static int64_t earliest_due(const weir_rt_t *rt)
 /* Blocks in libuv until I/O, a signal, or timeout_ms (< 0: no timeout) has passed. */
 static void block(weir_rt_t *rt, int64_t timeout_ms)
 {
-    fflush(stdout); /* output of a live job appears before it waits */
+    wr_out_flush_stdout(); /* output of a live job appears before it waits; errors stick */
     if (repl_live(rt)) {
         wr_repl_wait(rt); /* after the flush: the prompt goes below the job's output */
     }
@@ -810,6 +904,7 @@ int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
     if (!rt->started) {
         return wr_loop_error(rt, WEIR_ESTATE, "weir_loop_poll: the runtime has not started");
     }
+    op_running = -1; /* waiting is no operator's doing */
     rt->out = out;
     rt->n = 0;
     rt->max = max;
@@ -900,31 +995,6 @@ int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name)
     }
     wr_free(s->describe);
     s->describe = d;
-    return 0;
-}
-
-int weir_out_write(int32_t fd, const char *bytes, size_t len)
-{
-    FILE *f = fd == 1 ? stdout : fd == 2 ? stderr : NULL;
-    if (f == NULL) {
-        return WEIR_EINVAL;
-    }
-    if (len == 0) {
-        return 0;
-    }
-    if (fwrite(bytes, 1, len, f) != len) {
-        return errno ? uv_translate_sys_error(errno) : UV_EIO;
-    }
-    return 0;
-}
-
-int weir_out_flush(void)
-{
-    int a = fflush(stdout);
-    int b = fflush(stderr);
-    if (a != 0 || b != 0) {
-        return errno ? uv_translate_sys_error(errno) : UV_EIO;
-    }
     return 0;
 }
 

@@ -296,7 +296,7 @@ static void save_history(const char *path)
             unlink(tmp);
         }
     }
-    free(tmp);
+    wr_free(tmp);
 }
 
 /* libedit calls this with a complete line (malloc'd, no newline; the caller frees it) or NULL

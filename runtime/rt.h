@@ -72,6 +72,11 @@ struct weir_rt {
     struct sigaction old_sigint;
     struct sigaction old_sigterm;
     struct sigaction old_sigusr1;
+    struct sigaction old_sigalrm;
+
+    /* the labels the second-signal handler names (weir_op_slot), fixed from start on */
+    char **op_labels;
+    int32_t nop_labels;
 
     int64_t start_ms;  /* clock reading at weir_rt_start */
     int64_t tick_ms;   /* 0 = no ticks */

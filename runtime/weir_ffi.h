@@ -89,6 +89,12 @@ int weir_rt_set_tick(weir_rt_t *rt, double interval_ms); /* 0 = no ticks; before
 int weir_rt_set_wakeup(weir_rt_t *rt, double due_ms);    /* +inf = none */
 int weir_rt_start(weir_rt_t *rt);                        /* opens every source */
 void weir_rt_stop(weir_rt_t *rt);                        /* as SIGINT: stop, then drain */
+/* What a second SIGINT/SIGTERM names when it ends weir: label_op copies the label of operator
+ * id (before start; WEIR_ESTATE after, WEIR_EINVAL for id outside [0, 65535]). op_slot is
+ * where the driver stores the id of the operator running now (-1: none; each poll sets it);
+ * one per process (one job runs at a time), valid for the process's life. */
+int weir_rt_label_op(weir_rt_t *rt, int32_t id, const char *label);
+int32_t *weir_op_slot(void);
 int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max);
 /* The same without waiting and without reading REPL input: 0 = nothing ready right now. */
 int32_t weir_loop_poll_nowait(weir_rt_t *rt, weir_event_t *out, int32_t max);
@@ -172,9 +178,18 @@ int weir_manual_close(weir_rt_t *rt, int32_t source);
 int weir_rt_advance(weir_rt_t *rt, double target_ms);
 
 /* Output: stdout (fd 1) and stderr (fd 2) through C stdio, the same buffers Lua's print uses,
- * so user prints and print sinks keep one order. */
+ * so user prints and print sinks keep one order. write and flush return 0 or a negative code;
+ * an error is sticky per stream (every later call returns it; error reads it without writing:
+ * EPIPE when the reader closed stdout, EBADF when it was closed, ENOSPC, EIO). After a stop
+ * waited too long for a stalled stdout, stdout's output is dropped instead (0 is returned) and
+ * lost counts the bytes. */
 int weir_out_write(int32_t fd, const char *bytes, size_t len);
 int weir_out_flush(void);
+int weir_out_error(int32_t fd);
+double weir_out_lost(void);
+/* write_text's directory: path and its parents with mkdir(2) (mode 0777 before the umask),
+ * as mkdir -p; 0, or a negative code (ENOTDIR when path exists and is no directory). */
+int weir_out_mkdirs(const char *path);
 
 /* Memory (mem.c): weir's account of what it holds, for the whole process: C (every allocation
  * of the runtime, as malloc sized it) and the Lua heap (the blocks LuaJIT's allocator made,

@@ -40,6 +40,18 @@ local function job_error(text)
 end
 M.job_error = job_error
 
+---What a failed write to stdout or stderr (weir_out_write's code) means, for the message.
+local function out_error_text(fd, code)
+  local name = fd == 2 and "standard error" or "standard output"
+  local why = ffi.string(C.weir_strerror(code))
+  if why == "broken pipe" then
+    return name .. " closed (broken pipe)"
+  elseif why == "bad file descriptor" then
+    return name .. " is closed (bad file descriptor)"
+  end
+  return ("cannot write to %s: %s"):format(name, why)
+end
+
 local function record_text(v)
   local ok, s = pcall(format.value, v)
   if not ok then
@@ -95,7 +107,8 @@ local f, objs, emit, is_nil = ...
 local cur_st, cur_ts = 0, nil
 local function out(x)
   if is_nil(x) then error("out(nil): records cannot be nil", 2) end
-  return emit(cur_st, x, cur_ts)
+  emit(cur_st, x, cur_ts)
+  OP_[0] = OPID_ -- the user function runs on
 end
 return function(st, v, ts, key)
   cur_st, cur_ts = st, ts
@@ -106,7 +119,8 @@ local f, objs, emit, ctxs, is_nil = ...
 local cur_st, cur_ts = 0, nil
 local function out(x)
   if is_nil(x) then error("out(nil): records cannot be nil", 2) end
-  return emit(cur_st, x, cur_ts)
+  emit(cur_st, x, cur_ts)
+  OP_[0] = OPID_ -- the user function runs on
 end
 return function(st, v, ts, key)
   local ctx = ctxs[st]
@@ -123,7 +137,7 @@ return function(st, v, ts, key)
   CALL(v, ctx)
 end]],
   print = [[
-local C, fmt, prefixes, fd, out_n = ...
+local C, fmt, prefixes, fd, out_n, failed = ...
 local type = type
 return function(st, v, ts, key)
   out_n[1] = out_n[1] + 1
@@ -131,15 +145,17 @@ return function(st, v, ts, key)
   local p = prefixes[st]
   if #p > 0 then C.weir_out_write(fd, p, #p) end
   C.weir_out_write(fd, v, #v)
-  C.weir_out_write(fd, "\n", 1)
+  -- an error is sticky: the last write returns any of the three
+  if C.weir_out_write(fd, "\n", 1) ~= 0 then failed() end
 end]],
   write_text = [[
-local files, fmt, out_n = ...
+local files, fmt, out_n, failed = ...
 local type = type
 return function(st, v, ts, key)
   out_n[1] = out_n[1] + 1
   if type(v) ~= "string" then v = fmt(v) end
-  files[st]:write(v, "\n")
+  local ok, err = files[st]:write(v, "\n")
+  if not ok then failed(st, err) end
 end]],
   collect = [[
 local values, out_n = ...
@@ -234,6 +250,12 @@ return function(events, i, j)
   end
 end]]
 
+-- Templates that run user code or write output record the running operator for the second
+-- signal's message (weir_op_slot): one store per operator call. Exchanges and fan-outs do
+-- not: they run no user code and call the next operator at once.
+local NAMES_OPERATOR = { map = true, filter = true, flat_map = true, process = true,
+  sink_fn = true, print = true, write_text = true, collect = true, generate = true }
+
 local function fanout_source(n)
   local names = {}
   for i = 1, n do
@@ -266,8 +288,16 @@ function Job:generate(node, what, rich, ...)
     if what == "generate" and rich then
       src = src:gsub("objs%[st%]", "objs[0]")
     end
+    if NAMES_OPERATOR[what] then
+      src = src:gsub("^local ", "local OP_, OPID_, ", 1)
+      src = src:gsub("\nreturn function%(([^)]*)%)\n",
+        "\nreturn function(%1)\n  OP_[0] = OPID_\n", 1)
+    end
     factory = assert(load(src, ("=weir op %d %s"):format(node.id, what)))
     self.factories[cache_key] = factory
+  end
+  if NAMES_OPERATOR[what] then
+    return factory(self.op_slot, node.id, ...)
   end
   return factory(...)
 end
@@ -430,6 +460,12 @@ function Job:instantiate(node)
   elseif kind == "timestamps" then
     self:instantiate_timestamps(node)
   elseif kind == "window" then
+    -- a window function runs on after it emits: the running operator is the window again
+    local slot, id, downstream = self.op_slot, node.id, node.emit
+    node.emit = function(st, v, ts, key)
+      downstream(st, v, ts, key)
+      slot[0] = id
+    end
     if aggwindow.applies(self, node) then
       aggwindow.instantiate(self, node)
     else
@@ -441,6 +477,16 @@ function Job:instantiate(node)
     self:instantiate_source(node, f, rich)
   else
     error("weir: no code generator for operator kind " .. tostring(kind))
+  end
+  if node.push and (kind == "window" or kind == "timestamps") then
+    -- their code is not generated from TEMPLATES: record the running operator here (the
+    -- wrapper's tail call leaves push's frame for the error handler, so both are known)
+    local push, slot, id = node.push, self.op_slot, node.id
+    self.pushes[push] = node
+    node.push = function(st, v, ts, key)
+      slot[0] = id
+      return push(st, v, ts, key)
+    end
   end
   if node.push then
     self.pushes[node.push] = node
@@ -454,18 +500,25 @@ function Job:instantiate_sink(node, f, rich)
     for st = 0, node.parallelism - 1 do
       prefixes[st] = format.prefix(node.print_id, st, node.parallelism)
     end
+    local function failed()
+      job_error(("%s: %s"):format(node.label, out_error_text(node.fd, C.weir_out_error(node.fd))))
+    end
     node.push = self:generate(node, "print", false, C, format.value, prefixes, node.fd,
-      self.out_count)
+      self.out_count, failed)
   elseif s == "fn" then
     node.push = self:generate(node, "sink_fn", rich, f, node.objs, node.ctxs, self.out_count)
   elseif s == "collect" then
     node.push = self:generate(node, "collect", false, node.values, self.out_count)
   elseif s == "write_text" then
-    local files = {}
+    local files, paths = {}, {}
     for st = 0, node.parallelism - 1 do
-      files[st] = self:open_file(node, st)
+      files[st], paths[st] = self:open_file(node, st)
     end
-    node.push = self:generate(node, "write_text", false, files, format.value, self.out_count)
+    local function failed(st, err)
+      job_error(("%s: cannot write %s: %s"):format(node.label, paths[st], tostring(err)))
+    end
+    node.push = self:generate(node, "write_text", false, files, format.value, self.out_count,
+      failed)
   end
 end
 
@@ -541,6 +594,7 @@ end
 -- comes from upstream (SEMANTICS §1.3): they forward nothing themselves.
 
 local forward_watermark, forward_status
+local OP_SLOT = C.weir_op_slot()
 
 local function on_valve(d, flags)
   local node = d.node
@@ -549,6 +603,7 @@ local function on_valve(d, flags)
     d.watermark = w
     local hook = node.on_watermark
     if hook then
+      OP_SLOT[0] = node.id -- event-time timers fire user code
       hook(d, w)
     end
     if not node.assigner_op then
@@ -716,7 +771,9 @@ end
 ---while the timer for T fires), operator by operator, subtask 0 first.
 function Job:fire_processing_timers(upto, as_if_due)
   self.wakeup = nil
+  local slot = self.op_slot
   for _, node in ipairs(self.timer_nodes) do
+    slot[0] = node.id
     for _, inst in ipairs(node.instances) do
       node.on_processing_time(inst, upto, as_if_due)
     end
@@ -820,14 +877,16 @@ function Job:open_functions()
 end
 
 ---Opens the file of one write_text subtask: a file at parallelism 1, else DIR/<subtask+1>.
+---Returns the file and its path.
 function Job:open_file(node, st)
   local path = node.path
   if node.parallelism > 1 then
     path = node.path .. "/" .. (st + 1)
     if st == 0 then
-      local ok = os.execute(("mkdir -p '%s'"):format(node.path:gsub("'", "'\\''")))
-      if ok ~= 0 and ok ~= true then
-        job_error(("%s: cannot create directory %s"):format(node.label, node.path))
+      local rc = C.weir_out_mkdirs(node.path)
+      if rc ~= 0 then
+        job_error(("%s: cannot create directory %s: %s"):format(node.label, node.path,
+          ffi.string(C.weir_strerror(rc))))
       end
     end
   end
@@ -843,8 +902,8 @@ function Job:open_file(node, st)
   if not fh then
     job_error(("%s: cannot write %s"):format(node.label, tostring(err)))
   end
-  self.files[#self.files + 1] = fh
-  return fh
+  self.files[#self.files + 1] = { fh = fh, path = path, node = node }
+  return fh, path
 end
 
 function Job:close_functions()
@@ -858,14 +917,23 @@ function Job:close_functions()
       end
     end
   end
-  self:close_files()
+  self:close_files(true)
 end
 
-function Job:close_files()
-  for _, fh in ipairs(self.files) do
-    fh:close()
+---Closes every write_text file; with check, a failed close (the last buffered data could not
+---be written: disk full, I/O error) fails the job, after the other files are closed.
+function Job:close_files(check)
+  local failure
+  for _, f in ipairs(self.files) do
+    local ok, err = f.fh:close()
+    if not ok and not failure then
+      failure = ("%s: cannot write %s: %s"):format(f.node.label, f.path, tostring(err))
+    end
   end
   self.files = {}
+  if failure and check then
+    job_error(failure)
+  end
 end
 
 function Job:source_ended(src, flags)
@@ -1183,7 +1251,7 @@ function M.new(plan)
     assigners = {}, timer_nodes = {}, check_triggers = plan.env.job.check_triggers,
     live = #plan.sources, stopped = false, unread_errors = 0, arrival = 0, records_in = 0,
     batch = math.min(BATCH, plan.env.batch_size or BATCH), out_count = { 0 },
-    progress_state = {},
+    progress_state = {}, op_slot = C.weir_op_slot(),
   }, Job)
 end
 
@@ -1228,6 +1296,9 @@ function Job:start(opts)
       job_error(ffi.string(C.weir_rt_error(self.rt)))
     end
   end
+  for _, node in ipairs(plan.nodes) do
+    C.weir_rt_label_op(self.rt, node.id, node.label)
+  end
   if C.weir_rt_start(self.rt) < 0 then
     job_error(ffi.string(C.weir_rt_error(self.rt)))
   end
@@ -1246,11 +1317,44 @@ function Job:finish()
   self.plan.env.final_status = status.collect(self)
   self:close_functions()
   self:report_drops()
+  if self.stopped then
+    self:report_stop()
+  end
+end
+
+---A stop by signal fires nothing (API.md, Signals): say what each window operator dropped.
+function Job:report_stop()
+  for _, node in ipairs(self.timer_nodes) do
+    local m = self.plan.env.final_metrics[node.label]
+    if node.kind == "window" and m and m.open_windows > 0 then
+      io.stderr:write(("weir: %s: stopped with %d pending window(s) holding %d element(s); "
+        .. "dropped (a stop fires no window)\n"):format(node.label, m.open_windows, m.elements))
+    end
+  end
+end
+
+---After the final flush: a stdout that failed (the job fails) or stalled during a stop.
+function Job:check_output(code)
+  local lost = C.weir_out_lost()
+  if lost > 0 then
+    io.stderr:write(("weir: stop: standard output took no data for 5s; up to %d byte(s) of "
+      .. "output dropped\n"):format(lost))
+  end
+  if code ~= 0 then
+    local where = "print"
+    for _, node in ipairs(self.plan.nodes) do
+      if node.kind == "sink" and node.sink == "print" and node.fd == 1 then
+        where = node.label
+        break
+      end
+    end
+    job_error(("%s: %s"):format(where, out_error_text(1, code)))
+  end
 end
 
 ---Frees the runtime (always, also after a failure).
 function Job:close()
-  C.weir_out_flush()
+  local code = C.weir_out_flush()
   if self.saved_limit then
     memory.set_limit(self.saved_limit[1], self.saved_limit[2])
     self.saved_limit = nil
@@ -1263,6 +1367,7 @@ function Job:close()
     self.rt = nil
   end
   self:close_files()
+  return code
 end
 
 ---Runs the job to completion. Raises a weir job error on failure.
@@ -1287,10 +1392,11 @@ function M.execute(plan)
       err.text = err.text .. "\n  then " .. (type(cerr) == "table" and cerr.text or tostring(cerr))
     end
   end
-  self:close()
+  local code = self:close()
   if not ok then
     error(err, 0)
   end
+  self:check_output(code)
 end
 
 return M
