@@ -31,7 +31,7 @@ local EV_RECORDS = tonumber(C.WEIR_EV_RECORDS)
 local END_EXHAUSTED = tonumber(C.WEIR_END_EXHAUSTED)
 local INF = math.huge
 local RECORD_CUT = 200
-local RESERVE_BYTES = 1048576
+local RESERVE_BYTES = 65536
 
 -- Errors ------------------------------------------------------------------------------------
 
