@@ -1362,7 +1362,11 @@ function Job:failed(info, fatal)
   local kind = e.kind
   if not fatal and self:routable(info) and not info.fired_by
       and (kind == EV_LINE or kind == EV_RANGE or kind == EV_RECORDS) then
-    self:route(info)
+    -- what reads the side output may fail too: that fails the job, named as any failure
+    local ok, why = self:protected(self.route, self, info)
+    if not ok then
+      return self:failed(why, true)
+    end
     if kind == EV_LINE then
       return progress[1] + 1, nil
     end
