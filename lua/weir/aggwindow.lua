@@ -281,9 +281,6 @@ function M.instantiate(job, node)
     end
   end
 
-  -- WindowOperator.clearAllState of window [a, a + size): the trigger's clear has nothing left
-  -- to delete (its one timer has fired), the function's clear, then the state: the window's
-  -- slice when it is the last window covering it, and its window_state.
   local function rich_clear(inst, key, kid, a)
     local wctx = inst.wctx
     local w = windows.window(a, a + size)
@@ -291,6 +288,9 @@ function M.instantiate(job, node)
     objs[inst.index]:clear(wctx)
   end
 
+  -- WindowOperator.clearAllState of window [a, a + size): the trigger's clear has nothing left
+  -- to delete (its one timer has fired), the function's clear, then the state: the window's
+  -- slice when it is the last window covering it, and its window_state.
   local function clear(inst, key, kid, a)
     if rich and objs[inst.index].clear then
       if guard then

@@ -1,8 +1,8 @@
 -- weir.run: runs a planned job. Every operator subtask gets a push function generated for its
 -- operator (one prototype per operator, so each gets its own JIT traces); records flow as
 -- direct calls from the source driver through the chain, in one deterministic order. The
--- driver pulls batches from C (weir_loop_poll), one xpcall per batch, and resumes past a
--- failed record when the job routes errors to a side output.
+-- driver pulls batches from C (weir_loop_poll), one xpcall per batch in a worker coroutine (see
+-- Failures), and resumes past a failed record when the job routes errors to a side output.
 local ffi = require("ffi")
 local bit = require("bit")
 local C = require("weir.ffi")
@@ -945,8 +945,10 @@ end
 -- (job.firers) -- and reads the subtask, record and key from its arguments; then, above it,
 -- the window operator's frames that say which (key, window) is firing (job.places) and the
 -- trigger or evictor method that failed (job.user_places). None of it costs anything per
--- record. The handler survives anything: a failing traceback (stack overflow), an error value
--- that cannot be printed, an error inside itself (the failure then names less).
+-- record. The handler survives anything: a stack overflow (it reads the failed coroutine's
+-- stack from another one), an error value that cannot be printed, an error inside the analysis
+-- (the failure then names less). When LuaJIT runs no handler at all (out of memory), Job:failed
+-- gets a bare message and names what it can (Job:source_place).
 
 local MAX_SCAN = 250 -- frames searched from the error (and from the bottom of a deep stack)
 
