@@ -66,4 +66,12 @@ expect_rc 1 "window out of memory"
 expect_err_has "weir: not enough memory (window tumbling_event_time process (grow_window.lua:9), subtask 1/1, firing its windows)" \
   "window out of memory"
 grep -qF "attempt to index" "$TMP/err" && bad "broken error path: $(cat "$TMP/err")"
+
+# with on_error the fire runs guarded: out of memory is still no record's failure
+sed 's/local env = weir.env()/local env = weir.env{ on_error = weir.output_tag("e") }/' \
+  grow_window.lua > grow_window_routed.lua
+limit run grow_window_routed.lua
+expect_rc 1 "window out of memory, on_error"
+expect_err_has "weir: not enough memory (window tumbling_event_time process (grow_window_routed.lua:9), subtask 1/1, firing its windows)" \
+  "window out of memory, on_error"
 finish
