@@ -164,6 +164,8 @@ function M.instantiate(job, node)
   end
   local call_window_fn = windowop.caller(node)
   local instances = node.instances
+  -- With on_error, each fire and clear() runs guarded (weir.windowop says how); nil without.
+  local guard = job:fire_guard()
   node.late_dropped = 0
 
   for _, inst in ipairs(instances) do
@@ -272,15 +274,31 @@ function M.instantiate(job, node)
     return fire_with(inst, key, kid, a, contents(inst, kid, a))
   end
 
+  local function fire_in_push(inst, key, kid, a)
+    if guard then
+      guard(fire, inst, key, kid, a)
+    else
+      fire(inst, key, kid, a)
+    end
+  end
+
+  local function rich_clear(inst, key, kid, a)
+    local wctx = inst.wctx
+    local w = windows.window(a, a + size)
+    wctx.win, wctx.wstart, wctx.wstop, wctx.kid, wctx.key = w, a, a + size, kid, key
+    objs[inst.index]:clear(wctx)
+  end
+
   -- WindowOperator.clearAllState of window [a, a + size): the trigger's clear has nothing left
   -- to delete (its one timer has fired), the function's clear, then the state: the window's
   -- slice when it is the last window covering it, and its window_state.
   local function clear(inst, key, kid, a)
     if rich and objs[inst.index].clear then
-      local wctx = inst.wctx
-      local w = windows.window(a, a + size)
-      wctx.win, wctx.wstart, wctx.wstop, wctx.kid, wctx.key = w, a, a + size, kid, key
-      objs[inst.index]:clear(wctx)
+      if guard then
+        guard(rich_clear, inst, key, kid, a) -- failing, the window's state still goes
+      else
+        rich_clear(inst, key, kid, a)
+      end
     end
     if k == 1 then
       local id = C.weir_wintab_drop(inst.wtab, kid, a)
@@ -370,7 +388,7 @@ function M.instantiate(job, node)
     end
     local maxts = q + size - 1
     if maxts <= W then
-      fire(inst, key, kid, q)
+      fire_in_push(inst, key, kid, q)
     elseif fresh then
       register(inst, maxts, kid, q)
     end
@@ -458,7 +476,7 @@ function M.instantiate(job, node)
         break
       end
       if maxts <= W then
-        fire(inst, key, kid, a)
+        fire_in_push(inst, key, kid, a)
       end
       a = a - slide
     end
@@ -501,6 +519,10 @@ function M.instantiate(job, node)
     end
     return acc
   end
+  -- the j-th gathered window's fire: key and a are for the error handler while merge runs
+  local function fire_gathered(inst, key, kid, a, j)
+    return fire_with(inst, key, kid, a, gathered(inst, j))
+  end
   for _, inst in ipairs(instances) do
     inst.g_keys = ffi.new("int32_t[?]", CHUNK)
     inst.g_ids = ffi.new("int32_t[?]", CHUNK)
@@ -538,7 +560,11 @@ function M.instantiate(job, node)
           q.count = q.count - 1
           if e > 0 then
             local key = key_of(inst, e)
-            fire_with(inst, key, e, a, gathered(inst, j))
+            if guard then
+              guard(fire_gathered, inst, key, e, a, j)
+            else
+              fire_gathered(inst, key, e, a, j)
+            end
             j = j + 1
             if lateness == 0 then
               clear(inst, key, e, a)
@@ -555,6 +581,14 @@ function M.instantiate(job, node)
   end
 
   node.on_processing_time = function() end
+
+  -- for the error handler (weir.run, Failures): where a fire is, from these frames' arguments
+  job.firers[node.on_watermark] = { node = node }
+  job.places[call_window_fn] = { node = node, key = 2, win = 3, start = 6, stop = 7 }
+  for _, f in ipairs({ fire, fire_with, fire_gathered, rich_clear }) do
+    job.places[f] = { node = node, key = 2, start = 4, size = size }
+  end
+  windowop.user_places(job, node)
 
   -- The open windows, for env:status() and SIGUSR1: those with a slice and not yet cleaned.
   local function list_windows(inst)

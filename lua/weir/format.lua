@@ -99,6 +99,28 @@ function M.value(v)
   return value_text(v)
 end
 
+---For error messages: the text of v cut to `cut` bytes (a string quoted), and never an error,
+---whatever v's __tostring does (the error path must not fail).
+---@param v any
+---@param cut integer
+---@return string
+function M.brief(v, cut)
+  local ok, s = pcall(M.value, v)
+  if not ok or type(s) ~= "string" then
+    ok, s = pcall(tostring, v)
+    if not ok or type(s) ~= "string" then
+      s = "(a " .. type(v) .. " that cannot be shown)"
+    end
+  end
+  if #s > cut then
+    s = s:sub(1, cut) .. "..."
+  end
+  if type(v) == "string" then
+    return (("%q"):format(s):gsub("\\\n", "\\n"))
+  end
+  return s
+end
+
 ---Flink's PrintSinkOutputWriter prefix: "id:N> ", "N> ", "id> " or "".
 ---@param id string|nil
 ---@param subtask integer 0-based

@@ -7,10 +7,32 @@ local M = {}
 
 local type, tobit = type, bit.tobit
 
+-- Tuple keys nest at most this deep: deeper (or a table that contains itself) is a key of no
+-- Java equivalent, and the bound keeps hashing, interning and printing a key off the C stack.
+local MAX_DEPTH = 32
+M.MAX_DEPTH = MAX_DEPTH
+
+-- Only on failure: whether table t contains itself, for the message.
+local function has_cycle(t, path)
+  path = path or {}
+  if path[t] then
+    return true
+  end
+  path[t] = true
+  for _, v in pairs(t) do
+    if type(v) == "table" and has_cycle(v, path) then
+      return true
+    end
+  end
+  path[t] = nil
+  return false
+end
+
 ---Java hashCode of a Lua key, or nil and an error message for keys of no Java equivalent.
 ---@param k any
+---@param depth integer|nil the tuple depth of k (internal)
 ---@return integer|nil, string|nil
-local function java_hash(k)
+local function java_hash(k, depth)
   local tk = type(k)
   if tk == "string" then
     return C.weir_keygroup_hash_string(k, #k)
@@ -19,6 +41,10 @@ local function java_hash(k)
   elseif tk == "boolean" then
     return k and 1231 or 1237
   elseif tk == "table" and getmetatable(k) == nil then
+    depth = (depth or 0) + 1
+    if depth > MAX_DEPTH then
+      return nil, false -- the outermost call says why
+    end
     local n = #k
     local count = 0
     for _ in pairs(k) do
@@ -29,8 +55,12 @@ local function java_hash(k)
     end
     local h = 0
     for i = 1, n do
-      local fh, err = java_hash(k[i])
+      local fh, err = java_hash(k[i], depth)
       if not fh then
+        if err == false and depth == 1 then
+          err = has_cycle(k) and "a key tuple cannot contain itself"
+            or ("key tuples nest at most %d deep"):format(MAX_DEPTH)
+        end
         return nil, err
       end
       h = tobit(31 * h + fh)
@@ -48,7 +78,7 @@ function M.bad_key(k, why)
   if k == nil then
     error("key_by: the key selector returned nil", 0)
   end
-  error(("key_by: cannot hash key %s: %s"):format(format.value(k), why), 0)
+  error(("key_by: cannot hash key %s: %s"):format(format.brief(k, 200), why), 0)
 end
 
 ---Subtask (0-based) that owns key k, for a keyed operator of parallelism p.

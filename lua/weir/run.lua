@@ -1,8 +1,8 @@
 -- weir.run: runs a planned job. Every operator subtask gets a push function generated for its
 -- operator (one prototype per operator, so each gets its own JIT traces); records flow as
 -- direct calls from the source driver through the chain, in one deterministic order. The
--- driver pulls batches from C (weir_loop_poll), one xpcall per batch, and resumes past a
--- failed record when the job routes errors to a side output.
+-- driver pulls batches from C (weir_loop_poll), one xpcall per batch in a worker coroutine (see
+-- Failures), and resumes past a failed record when the job routes errors to a side output.
 local ffi = require("ffi")
 local bit = require("bit")
 local C = require("weir.ffi")
@@ -14,6 +14,7 @@ local records = require("weir.records")
 local watermarks = require("weir.watermarks")
 local windowop = require("weir.windowop")
 local aggwindow = require("weir.aggwindow")
+local windows = require("weir.windows")
 local status = require("weir.status")
 local duration = require("weir.duration")
 local memory = require("weir.memory")
@@ -31,6 +32,7 @@ local EV_RECORDS = tonumber(C.WEIR_EV_RECORDS)
 local END_EXHAUSTED = tonumber(C.WEIR_END_EXHAUSTED)
 local INF = math.huge
 local RECORD_CUT = 200
+local RESERVE_BYTES = 65536
 
 -- Errors ------------------------------------------------------------------------------------
 
@@ -53,21 +55,36 @@ local function out_error_text(fd, code)
 end
 
 local function record_text(v)
-  local ok, s = pcall(format.value, v)
-  if not ok then
-    s = tostring(v)
+  return format.brief(v, RECORD_CUT)
+end
+
+---The text of an error value, whatever it is: error(nil), error({}), an error object whose
+---__tostring fails. Never raises (it runs on the error path).
+local function message_text(msg)
+  local t = type(msg)
+  if t == "string" then
+    return msg
+  elseif t == "nil" then
+    return "nil (error() was called without a message)"
+  elseif t == "table" then
+    local mt = getmetatable(msg)
+    if type(mt) == "table" and mt.__tostring ~= nil then
+      local ok, s = pcall(tostring, msg)
+      if ok and type(s) == "string" then
+        return s
+      end
+      return "an error object whose __tostring fails"
+    end
+    return "error object " .. record_text(msg)
   end
-  if #s > RECORD_CUT then
-    s = s:sub(1, RECORD_CUT) .. "..."
-  end
-  if type(v) == "string" then
-    return ("%q"):format(s):gsub("\\\n", "\\n")
-  end
-  return s
+  return record_text(msg)
 end
 
 ---The user-facing part of a traceback: frames in the user's files, not weir's or C's.
 local function user_traceback(tb)
+  if type(tb) ~= "string" then
+    return ""
+  end
   local out = {}
   local frames = tb:match("\nstack traceback:\n(.*)$") or ""
   for line in frames:gmatch("[^\n]+") do
@@ -996,29 +1013,449 @@ function Job:dispatch(n, k, sub)
   end
 end
 
----Turns a failure caught by the batch xpcall into a routed error record or a job failure.
----info: msg, traceback, and where found: node, st (subtask), record, key_selector.
+-- Failures ----------------------------------------------------------------------------------
+-- The xpcall handler (error_handler) runs where the error happened, before the stack unwinds.
+-- It finds the innermost frame weir recognises -- an operator's push function, a key
+-- selector's sender, a source driver, or a window operator's watermark or timer entry
+-- (job.firers) -- and reads the subtask, record and key from its arguments; then, above it,
+-- the window operator's frames that say which (key, window) is firing (job.places) and the
+-- trigger or evictor method that failed (job.user_places). None of it costs anything per
+-- record. The handler survives anything: a stack overflow (it reads the failed coroutine's
+-- stack from another one), an error value that cannot be printed, an error inside the analysis
+-- (the failure then names less). When LuaJIT runs no handler at all (out of memory), Job:failed
+-- gets a bare message and names what it can (Job:source_place).
+
+local MAX_SCAN = 250 -- frames searched from the error (and from the bottom of a deep stack)
+
+local getinfo, getlocal = debug.getinfo, debug.getlocal
+
+-- The n-th local of the frame at `level` in thread th.
+local function loc(th, level, n)
+  local _, v = getlocal(th, level, n)
+  return v
+end
+
+local function frame_kind(job, f)
+  if job.pushes[f] then
+    return "push"
+  elseif job.senders[f] then
+    return "sender"
+  elseif job.drivers[f] then
+    return "driver"
+  elseif job.firers[f] then
+    return "firer"
+  end
+end
+
+-- The level in th of the innermost recognised frame, and its kind.
+local function innermost_frame(job, th)
+  for level = 0, MAX_SCAN do
+    local d = getinfo(th, level, "f")
+    if not d then
+      return nil
+    end
+    local kind = frame_kind(job, d.func)
+    if kind then
+      return level, kind
+    end
+  end
+  -- a deep stack (a stack overflow): the recognised frames are near its bottom
+  local lo, hi = MAX_SCAN, MAX_SCAN * 2
+  while getinfo(th, hi, "f") do
+    lo, hi = hi, hi * 2
+  end
+  while hi - lo > 1 do
+    local mid = math.floor((lo + hi) / 2)
+    if getinfo(th, mid, "f") then
+      lo = mid
+    else
+      hi = mid
+    end
+  end
+  local found, kind, since = nil, nil, 0
+  for level = lo, MAX_SCAN, -1 do
+    local k = frame_kind(job, getinfo(th, level, "f").func)
+    if k then
+      found, kind, since = level, k, 0
+    elseif found then
+      since = since + 1
+      if since > MAX_SCAN then
+        break
+      end
+    end
+  end
+  return found, kind
+end
+
+-- Fills info from the stack of thread th, the one that failed (see Failures above).
+local function analyse(job, info, th)
+  local ok, tb = pcall(debug.traceback, th, info.text, 0)
+  if ok then
+    info.traceback = tb
+  end
+  local stop, kind = innermost_frame(job, th)
+  if not stop then
+    return
+  end
+  local f = getinfo(th, stop, "f").func
+  local progress = job.progress
+  if kind == "push" then
+    local node = job.pushes[f]
+    info.node, info.st = node, loc(th, stop, 1)
+    info.record, info.has_record = loc(th, stop, 2), true
+    local key = loc(th, stop, 4)
+    if key ~= nil then
+      info.key, info.has_key = key, true
+    end
+  elseif kind == "sender" then
+    info.node, info.key_selector, info.has_record = job.senders[f], true, true
+    info.record = loc(th, stop, 2)
+  elseif kind == "driver" then
+    local node = job.drivers[f]
+    info.node, info.st = node, 0
+    if node.source == "generate" then
+      info.record, info.has_record = progress[2], true
+    elseif node.bad_line then
+      -- a malformed line of a typed text source: the message already shows it
+      info.record, info.routed_record, node.bad_line = node.bad_line, true, nil
+    end
+    return
+  else
+    local fr = job.firers[f]
+    local inst = loc(th, stop, 1)
+    info.node, info.st = fr.node, inst.index
+    if fr.processing then
+      if loc(th, stop, 3) then
+        info.fired_by = "the end of input (pending processing-time timers)"
+      else
+        info.fired_by = "processing-time timers due at " .. format.value(loc(th, stop, 2))
+      end
+    else
+      local w = loc(th, stop, 2)
+      info.fired_by = w == INF and "the end of input (the final watermark)"
+        or ("the watermark " .. format.value(w))
+    end
+  end
+  -- a window operator's frames above: which (key, window), and which trigger or evictor method
+  local node = info.node
+  local inst = node and info.st and node.instances and node.instances[info.st + 1]
+  if not (inst and node.kind == "window") then
+    return
+  end
+  local place, plevel, user, ulevel
+  for level = stop - 1, math.max(0, stop - MAX_SCAN), -1 do
+    local fn = getinfo(th, level, "f").func
+    local p = job.places[fn]
+    if p and p.node == node then
+      place, plevel = p, level
+    end
+    local u = job.user_places[fn]
+    if u and u[node] then
+      user, ulevel = u[node], level
+    end
+  end
+  if user then
+    info.what = user.what
+  end
+  local tctx = inst.tctx
+  if user and user.tctx and tctx and tctx.window and (not place or ulevel < plevel) then
+    -- trigger and evictor methods: the trigger context says their key and window
+    info.key, info.window = tctx.key, tctx.window
+  elseif place then
+    local key
+    if place.kid then
+      local kid = loc(th, plevel, place.kid)
+      key = inst.keys and inst.keys[kid]
+    else
+      key = loc(th, plevel, place.key)
+    end
+    local w = place.win and loc(th, plevel, place.win)
+    if not w then
+      if place.range then
+        local r = loc(th, plevel, place.range)
+        w = windows.window(r.start, r.stop)
+      elseif place.size then
+        local a = loc(th, plevel, place.start)
+        w = windows.window(a, a + place.size)
+      else
+        w = windows.window(loc(th, plevel, place.start), loc(th, plevel, place.stop))
+      end
+    end
+    info.key, info.window = key, w
+  end
+  info.has_key = node.keyed and true or nil
+end
+
+---The xpcall handler: runs where the error happened (see Failures above). Returns the table
+---info: msg, text, traceback, and where found: node, st, record (has_record), key (has_key),
+---window, what, fired_by, key_selector. The analysis runs in a coroutine of its own, on the
+---stack of the job's worker (Job:protected): after a stack overflow the failing stack has
+---about 40 slots left (LuaJIT grows it by 2 * LUA_MINSTACK for the handler), too few for it.
+function Job:error_handler()
+  local job = self
+  return function(msg)
+    if type(msg) == "table" and (msg.weir_job_error or msg.weir_info) then
+      return msg -- already a job failure, or a failure a guard passes on
+    end
+    local info = { weir_info = true, msg = msg, text = msg, traceback = "" }
+    if type(msg) ~= "string" then
+      local ok, text = pcall(message_text, msg)
+      info.text = ok and text or "an error value that cannot be shown"
+    end
+    local th = coroutine.running()
+    if th then
+      local ok = coroutine.resume(coroutine.create(analyse), job, info, th)
+      if not ok then
+        -- a half-found place would mislead
+        info.node, info.st, info.key, info.has_key, info.window = nil, nil, nil, nil, nil
+        info.fired_by, info.what, info.record, info.has_record = nil, nil, nil, nil
+        info.key_selector, info.routed_record = nil, nil
+      end
+    else
+      local ok, tb = pcall(debug.traceback, info.text, 2)
+      info.traceback = ok and tb or ""
+    end
+    return info
+  end
+end
+
+-- The job's worker: a coroutine that runs f(...) under xpcall with the job's handler, again
+-- and again, so that a failure's stack can be read from another coroutine.
+local function serve(handler, f, ...)
+  return serve(handler, coroutine.yield(xpcall(f, handler, ...)))
+end
+
+local function resumed(ok, ...)
+  if ok then
+    return ...
+  end
+  return false, (...) -- the worker itself failed: cannot happen past its xpcall, but say so
+end
+
+---xpcall(f, handler, ...) in the job's worker coroutine: returns what xpcall returns.
+function Job:protected(f, ...)
+  self.handler = self.handler or self:error_handler()
+  local co = self.worker
+  if not co or coroutine.status(co) ~= "suspended" then
+    local handler = self.handler
+    -- the frames outside the worker (the script's env:execute() call), for failure_text
+    self.outer_frames = debug.traceback("", 2):match("\nstack traceback:\n(.*)$")
+    co = coroutine.create(function(g, ...)
+      return serve(handler, g, ...)
+    end)
+    self.worker = co
+  end
+  return resumed(coroutine.resume(co, f, ...))
+end
+
+---Where the job was when a failure found no operator -- out of memory (LuaJIT calls no
+---handler then), or a stack overflow so deep in compiled code that LuaJIT had no room left to
+---run one: the source event being delivered, and its record when there is one.
+---@return string, boolean, any place, has_record, record
+function Job:source_place()
+  if self.ending then
+    return "at the end of input", false
+  end
+  local progress = self.progress
+  local e = self.events[progress[1]]
+  local src = e and self.by_source[e.source]
+  local kind = e and e.kind
+  if src and kind == EV_LINE then
+    return ("while weir delivered line %d of %s"):format(e.index, src.label), true,
+      ffi.string(e.ptr, e.len)
+  elseif src and kind == EV_RANGE then
+    local i = progress[2]
+    if src.source == "elements" then
+      return ("while weir delivered element %d of %s"):format(i + 1, src.label), true,
+        src.values[i + 1]
+    end
+    return ("while weir delivered record %d of %s"):format(i, src.label), true, i
+  elseif src and kind == EV_RECORDS then
+    return ("while weir delivered %s %d of %s"):format(src.source == "nexmark" and "record"
+      or "line", e.index + progress[2], src.label), false
+  elseif src and kind == EV_END then
+    return "at the end of " .. src.label, false
+  elseif kind == EV_TICK then
+    return "during a periodic watermark tick", false
+  elseif kind == EV_TIMER then
+    return "while processing-time timers fired", false
+  end
+  return "while weir ran the job", false
+end
+
+---Whether failure info can go to the on_error side output: a user function's failure on a
+---record or in a window's fire, at a known operator and subtask.
+function Job:routable(info)
+  return self.plan.env.on_error and not info.fatal and info.node and info.st
+    and not info.key_selector and info.node.side
+    and (info.has_record or info.routed_record or info.window) and true
+end
+
+---Sends failure info to the on_error side output of its operator (or, when no one reads it,
+---to stderr). A fire's record: { value = the record when one drove the fire, error,
+---operator, key, window } (API.md, Errors).
+function Job:route(info)
+  local on_error = self.plan.env.on_error
+  local node, st = info.node, info.st
+  local rec = { value = info.record, error = info.text, operator = node.label }
+  if info.window then
+    rec.key, rec.window = info.key, info.window
+  end
+  local side = node.side[on_error.id]
+  if side then
+    side(st, rec, nil)
+  else
+    if info.has_record then
+      self.unread_errors = self.unread_errors + 1
+    else
+      self.unread_fires = self.unread_fires + 1
+    end
+    C.weir_out_flush()
+    local what = info.has_record and ("record " .. record_text(info.record)) or
+      ("key " .. record_text(info.key) .. ", window " .. tostring(info.window))
+    io.stderr:write(("weir: %s: %s (%s; no one reads side output '%s')\n"):format(
+      node.label, info.text, what, on_error.id))
+  end
+end
+
+---For a window operator: guard(f, ...) calls f(...) and returns true and its results; when f
+---fails in a way on_error routes, it routes the failure and returns false; other failures go
+---on up (the job fails). nil without on_error: then fires are not protected, and cost nothing
+---more.
+function Job:fire_guard()
+  if not self.plan.env.on_error then
+    return nil
+  end
+  self.handler = self.handler or self:error_handler()
+  local handler = self.handler
+  local function finish(ok, ...)
+    if ok then
+      return true, ...
+    end
+    local info = ...
+    if type(info) ~= "table" or info.weir_job_error or not self:routable(info) then
+      if type(info) == "table" and info.weir_info then
+        info.fatal = true
+      end
+      error(info, 0)
+    end
+    self:route(info)
+    return false
+  end
+  return function(f, ...)
+    return finish(xpcall(f, handler, ...))
+  end
+end
+
+---The text of a failure that ends the job: where (operator, subtask; key, window and what fired
+---it; the record), what, and the user's part of the traceback.
+function Job:failure_text(info)
+  local node, st = info.node, info.st
+  local where = node and node.label
+  if info.key_selector then
+    where = "key_by (key selector feeding " .. where .. ")"
+  elseif node and st then
+    where = ("%s, subtask %d/%d"):format(where, st + 1, node.parallelism)
+  end
+  if where and info.what then
+    where = where .. ", " .. info.what
+  end
+  local text = info.text
+  if where then
+    text = ("%s: %s"):format(where, text)
+  else
+    -- no handler ran (out of memory): a window whose watermark fires were cut short says where
+    for _, n in ipairs(self.timer_nodes) do
+      for _, inst in ipairs(n.instances) do
+        if inst.firing and not where then
+          where = ("%s, subtask %d/%d, firing its windows"):format(n.label, inst.index + 1,
+            n.parallelism)
+        end
+      end
+    end
+    if not where then
+      local place, has, rec = self:source_place()
+      where = place
+      if has and not info.has_record then
+        info.has_record, info.record = true, rec
+      end
+    end
+    text = ("%s (%s)"):format(text, where)
+  end
+  if info.has_key then
+    text = text .. "\n  key: " .. record_text(info.key)
+  end
+  if info.window then
+    text = text .. "\n  window: " .. tostring(info.window)
+  end
+  if info.fired_by then
+    text = text .. "\n  fired by: " .. info.fired_by
+  end
+  if info.has_record then
+    text = text .. "\n  record: " .. record_text(info.record)
+    local e = self.events[self.progress[1]]
+    if e.kind == EV_RECORDS and not info.fired_by then
+      -- which one: a typed text source counts lines, a generator records from 0
+      local src = self.by_source[e.source]
+      text = text .. (" (%s %d of %s)"):format(src.source == "nexmark" and "record" or "line",
+        e.index + self.progress[2], src.label)
+    end
+  end
+  local full = info.traceback
+  if type(full) == "string" and self.outer_frames and full:find("\nstack traceback:\n") then
+    full = full .. "\n" .. self.outer_frames
+  end
+  local tb = user_traceback(full)
+  if os.getenv("WEIR_DEBUG") and type(full) == "string" then
+    tb = full
+  end
+  if tb ~= "" then
+    text = text .. "\n" .. tb
+  end
+  return text
+end
+
+---Turns a failure caught by the batch xpcall into a routed error record (returning where to
+---resume) or a job failure. info is the handler's table, or a bare message when LuaJIT called
+---no handler (out of memory) or the handler itself failed.
+local function out_of_memory(info)
+  return info == "not enough memory" or type(info) == "table" and info.msg == "not enough memory"
+end
+
+---Failure info as the handler makes it, from whatever the batch's xpcall returned.
+local function as_info(info)
+  if type(info) ~= "table" or not (info.weir_info or info.weir_job_error) then
+    return { weir_info = true, msg = info, text = message_text(info), traceback = "" }
+  end
+  return info
+end
+
+---Out of memory: what is still held may fill the heap, so give back the reserve first.
+function Job:release_reserve(info)
+  if out_of_memory(info) and self.reserve then
+    self.reserve = nil
+    collectgarbage()
+  end
+end
+
 function Job:failed(info, fatal)
+  self:release_reserve(info)
+  info = as_info(info)
+  if info.weir_job_error then
+    error(info, 0)
+  end
   if type(info.msg) == "table" and info.msg.weir_job_error then
     error(info.msg, 0)
   end
-  local msg = tostring(info.msg)
-  local node, st = info.node, info.st
   local progress = self.progress
   local e = self.events[progress[1]]
   local kind = e.kind
-  local on_error = self.plan.env.on_error
-  if on_error and not fatal and node and st and not info.key_selector
+  if not fatal and self:routable(info) and not info.fired_by
       and (kind == EV_LINE or kind == EV_RANGE or kind == EV_RECORDS) then
-    local rec = { value = info.record, error = msg, operator = node.label }
-    local side = node.side[on_error.id]
-    if side then
-      side(st, rec, nil)
-    else
-      self.unread_errors = self.unread_errors + 1
-      C.weir_out_flush()
-      io.stderr:write(("weir: %s: %s (record %s; no one reads side output '%s')\n"):format(
-        node.label, msg, record_text(info.record), on_error.id))
+    -- what reads the side output may fail too: that fails the job, named as any failure
+    local ok, why = self:protected(self.route, self, info)
+    if not ok then
+      return self:failed(why, true)
     end
     if kind == EV_LINE then
       return progress[1] + 1, nil
@@ -1034,84 +1471,20 @@ function Job:failed(info, fatal)
     end
     return progress[1] + 1, nil
   end
-  local where = node and node.label or "weir"
-  if info.key_selector then
-    where = "key_by (key selector feeding " .. where .. ")"
-  elseif node and st then
-    where = ("%s, subtask %d/%d"):format(where, st + 1, node.parallelism)
-  end
-  local text = ("%s: %s"):format(where, msg)
-  if info.has_record then
-    text = text .. "\n  record: " .. record_text(info.record)
-    if kind == EV_RECORDS then
-      -- which one: a typed text source counts lines, a generator records from 0
-      local src = self.by_source[e.source]
-      text = text .. (" (%s %d of %s)"):format(src.source == "nexmark" and "record" or "line",
-        e.index + progress[2], src.label)
-    end
-  end
-  local tb = user_traceback(info.traceback)
-  if os.getenv("WEIR_DEBUG") then
-    tb = info.traceback
-  end
-  if tb ~= "" then
-    text = text .. "\n" .. tb
-  end
-  job_error(text)
-end
-
----The xpcall handler: runs where the error happened, so it can find the failing operator's
----frame (its push function: locals st, v) and read the record from it. Costs nothing per record.
-function Job:error_handler()
-  local pushes, senders, drivers, progress = self.pushes, self.senders, self.drivers,
-    self.progress
-  return function(msg)
-    local info = { msg = msg, traceback = debug.traceback(tostring(msg), 2) }
-    if type(msg) == "table" and msg.weir_job_error then
-      return info
-    end
-    for level = 2, 200 do
-      local d = debug.getinfo(level, "f")
-      if not d then
-        break
-      end
-      local f = d.func
-      if pushes[f] then
-        info.node = pushes[f]
-        info.st = select(2, debug.getlocal(level, 1))
-        info.record = select(2, debug.getlocal(level, 2))
-        info.has_record = true
-        break
-      elseif senders[f] then
-        info.node, info.key_selector, info.has_record = senders[f], true, true
-        info.record = select(2, debug.getlocal(level, 2))
-        break
-      elseif drivers[f] then
-        info.node, info.st = drivers[f], 0
-        if drivers[f].source == "generate" then
-          info.record, info.has_record = progress[2], true
-        elseif drivers[f].bad_line then
-          -- a malformed line of a typed text source: the message already shows it
-          info.record, drivers[f].bad_line = drivers[f].bad_line, nil
-        end
-        break
-      end
-    end
-    return info
-  end
+  job_error(self:failure_text(info))
 end
 
 ---Dispatches the n events of one poll, one xpcall per batch (resuming past routed errors).
 function Job:handle(n)
-  self.handler = self.handler or self:error_handler()
   local k, sub = 0, nil
   while true do
-    local ok, info = xpcall(self.dispatch, self.handler, self, n, k, sub)
+    local ok, info = self:protected(self.dispatch, self, n, k, sub)
     if ok then
       break
     end
     if C.weir_mem_alarm() ~= 0 then
-      self:check_memory() -- a refused allocation is the job's failure, not the record's
+      self:release_reserve(info)
+      self:check_memory(info) -- a refused allocation is the job's failure, not the record's
     end
     k, sub = self:failed(info)
   end
@@ -1182,15 +1555,26 @@ end
 ---The memory account rang (runtime/mem.c): after a collection, either weir goes on or the job
 ---fails with the figures and the operator holding the most state. M.execute still runs the
 ---user's close(), and the output is flushed.
-function Job:check_memory()
+function Job:check_memory(info)
   local why, figures = memory.check()
   if not why then
     return
   end
   local m = self:metrics(figures)
   self.plan.env.final_metrics = m
-  error({ weir_job_error = true, memory = true,
-          text = memory.failure_text(why, figures, most_state(m)) }, 0)
+  local text = memory.failure_text(why, figures, most_state(m))
+  if info ~= nil and not (type(info) == "table" and info.weir_job_error) then
+    -- where the allocation failed: the operator or record, as for any failure
+    local i = as_info(info)
+    if out_of_memory(info) then
+      i.text = "the allocation was refused"
+    end
+    local ok, where = pcall(self.failure_text, self, i)
+    if ok then
+      text = text .. "\n  " .. where:gsub("\n", "\n  ")
+    end
+  end
+  error({ weir_job_error = true, memory = true, text = text }, 0)
 end
 
 ---After the last source: weir's default fires every pending processing-time timer, in time
@@ -1199,7 +1583,8 @@ function Job:end_of_input()
   if self.stopped or self.plan.env.end_of_input == "flink" then
     return
   end
-  local ok, info = xpcall(function()
+  self.ending = true
+  local ok, info = self:protected(function()
     -- in global time order: everything due at the earliest pending time, then the next
     while true do
       local due = INF
@@ -1213,10 +1598,11 @@ function Job:end_of_input()
       end
       self:fire_processing_timers(due, true)
     end
-  end, self:error_handler())
+  end)
   if not ok then
     if C.weir_mem_alarm() ~= 0 then
-      self:check_memory()
+      self:release_reserve(info)
+      self:check_memory(info)
     end
     self:failed(info, true)
   end
@@ -1240,6 +1626,10 @@ function Job:report_drops()
     io.stderr:write(("weir: %d failed record(s) went to an error side output no one reads\n")
       :format(self.unread_errors))
   end
+  if self.unread_fires > 0 then
+    io.stderr:write(("weir: %d failed window fire(s) went to an error side output no one "
+      .. "reads\n"):format(self.unread_fires))
+  end
 end
 
 ---A job, built but not started.
@@ -1247,11 +1637,15 @@ end
 function M.new(plan)
   return setmetatable({
     plan = plan, factories = {}, instances = {}, pushes = {}, senders = {}, drivers = {},
+    firers = {}, places = {}, user_places = {},
     by_source = {}, files = {}, progress = { 0, 0 }, events = event_array_t(BATCH),
     assigners = {}, timer_nodes = {}, check_triggers = plan.env.job.check_triggers,
-    live = #plan.sources, stopped = false, unread_errors = 0, arrival = 0, records_in = 0,
+    live = #plan.sources, stopped = false, unread_errors = 0, unread_fires = 0, arrival = 0,
+    records_in = 0,
     batch = math.min(BATCH, plan.env.batch_size or BATCH), out_count = { 0 },
     progress_state = {}, op_slot = C.weir_op_slot(),
+    -- memory given back when LuaJIT runs out, so that the failure can still be reported
+    reserve = string.rep("\0", RESERVE_BYTES),
   }, Job)
 end
 

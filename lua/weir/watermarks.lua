@@ -99,7 +99,7 @@ function Emitter:emit_watermark(w)
   if w ~= INF and w ~= -INF then
     local why = duration.time_problem(w, MAX_EXACT, "2^53")
     if why then
-      error(("emit_watermark: the watermark %s is %s"):format(duration.show(w), why), 2)
+      error(("emit_watermark was given %s, %s"):format(duration.show(w), why), 2)
     end
   end
   if w <= self.current then

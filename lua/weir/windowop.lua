@@ -137,7 +137,7 @@ local function check_time(ctx, t, what)
   if t ~= INF then
     local why = duration.time_problem(t, MAX_EXACT, "2^53")
     if why then
-      error(("trigger %s: %s: the time %s is %s"):format(ctx.node.trigger.name, what,
+      error(("trigger %s: %s was given %s, %s"):format(ctx.node.trigger.name, what,
         duration.show(t), why), 3)
     end
   end
@@ -310,6 +310,36 @@ local function check_result(node, r, what)
   return r
 end
 
+M.check_result = check_result
+
+---For the error handler (weir.run, Failures): the trigger and evictor methods of a window
+---node, whose failures name the method and take the (key, window) of the trigger context,
+---and the rich function's clear.
+function M.user_places(job, node)
+  local function add(f, what, tctx)
+    if type(f) == "function" then
+      local u = job.user_places[f] or {}
+      job.user_places[f] = u
+      u[node] = { what = what, tctx = tctx }
+    end
+  end
+  local t = node.trigger
+  local tname = ("trigger %s%s"):format(t.name, t.defined and (" (" .. t.defined .. ")") or "")
+  for _, m in ipairs({ "on_element", "on_event_time", "on_processing_time", "clear",
+                       "on_merge" }) do
+    add(t[m], tname .. " " .. m, true)
+  end
+  local e = node.evictor
+  if e then
+    add(e.evict_before, ("evictor %s evict_before"):format(e.name), true)
+    add(e.evict_after, ("evictor %s evict_after"):format(e.name), true)
+  end
+  if node.rich and type(node.fn) == "table" then
+    add(node.fn.clear, "clear", false)
+  end
+  add(check_result, nil, true)
+end
+
 ---weir run --check-triggers: state the trigger still holds for a window after its clear().
 local function check_cleared(ctx)
   local slot = ctx.slot
@@ -331,6 +361,11 @@ local function check_cleared(ctx)
   end
 end
 
+-- NaN keys: a Lua table cannot be indexed by NaN, so they intern under this stand-in. As in
+-- Flink (Double.equals compares doubleToLongBits, which folds every NaN into one), all NaNs
+-- are one key.
+local NAN_KEY = {}
+
 ---The key interning of a window node: intern(inst, key) -> key id (1, 2, ...; 1 when the
 ---stream is not keyed), inst.keys[id] being the key. Table keys intern by their contents.
 function M.interner(keyed)
@@ -339,6 +374,9 @@ function M.interner(keyed)
       return 1
     end
     local k = type(key) == "table" and canonical(key) or key
+    if k ~= k then
+      k = NAN_KEY
+    end
     local id = inst.key_ids[k]
     if not id then
       id = #inst.keys + 1
@@ -427,6 +465,9 @@ function M.instantiate(job, node)
   local starts = {}
   -- The REPL's :draw and :late read what happened; off (nil) outside the REPL.
   local trace = job.trace
+  -- With on_error, each fire, trigger call and cleanup runs guarded: a failure goes to the
+  -- error side output and the rest of the timer's work goes on (API.md, Errors).
+  local guard = job:fire_guard()
 
   local function log_late(v, ts, key, st)
     if trace then
@@ -441,6 +482,9 @@ function M.instantiate(job, node)
 
   local function trace_element(key, ts)
     if trace then
+      if key ~= key then
+        key = "nan" -- a NaN cannot index the trace's table
+      end
       local per = trace.elements[key]
       if not per then
         per = {}
@@ -612,7 +656,14 @@ function M.instantiate(job, node)
   local function apply_result(inst, r, slot, key, kid, w)
     if slot >= 0 then
       if r % 2 == 1 then
-        fire(inst, slot, key, kid, w)
+        if not guard then
+          fire(inst, slot, key, kid, w)
+        elseif not guard(fire, inst, slot, key, kid, w) and evictor then
+          -- the fire failed between evictions: the count follows what is left
+          local c = inst.contents[slot]
+          C.weir_store_count_add(inst.store, slot, (c and #c or 0)
+            - C.weir_store_count(inst.store, slot))
+        end
       end
       if r >= 2 then
         purge(inst, slot, true)
@@ -653,6 +704,35 @@ function M.instantiate(job, node)
     end
     drop_slot(inst, kid, sstart, sstop)
     drop_slot(inst, kid, w.start, w.stop)
+  end
+
+  -- The cleanup of window w at its cleanup time. Guarded, a failing clear() still drops the
+  -- window: its state goes, whatever the trigger did not delete.
+  local function cleanup(inst, key, kid, w, sstart, sstop)
+    if not guard then
+      return clear_all(inst, key, kid, w, sstart, sstop)
+    end
+    if not guard(clear_all, inst, key, kid, w, sstart, sstop) then
+      if retire then
+        retire(inst, kid, w.start, w.stop)
+      end
+      local sslot = C.weir_store_find(inst.store, kid, sstart, sstop)
+      if sslot >= 0 then
+        purge(inst, sslot)
+      end
+      drop_slot(inst, kid, sstart, sstop)
+      drop_slot(inst, kid, w.start, w.stop)
+    end
+  end
+
+  -- A call of trigger method m (on_merge, clear) during a merge: guarded, a failure is routed
+  -- and the merge goes on.
+  local function merge_call(m, w, ctx)
+    if guard then
+      guard(trigger[m], trigger, w, ctx)
+    else
+      trigger[m](trigger, w, ctx)
+    end
   end
 
   -- Merging (session) windows: per key, Flink's MergingWindowSet (SEMANTICS §5.4, §5.7) as a
@@ -727,13 +807,13 @@ function M.instantiate(job, node)
     ctx.key, ctx.kid, ctx.window = key, kid, rw
     ctx.slot = C.weir_store_find(inst.store, kid, rw.start, rw.stop)
     ctx.merging = merged
-    trigger:on_merge(rw, ctx)
+    merge_call("on_merge", rw, ctx)
     ctx.merging = nil
     for i = 1, #merged do
       local m = merged[i]
       local mw = windows.window(m.start, m.stop)
       ctx.window, ctx.slot = mw, C.weir_store_find(inst.store, kid, m.start, m.stop)
-      trigger:clear(mw, ctx)
+      merge_call("clear", mw, ctx)
       check_cleared(ctx)
       local t = cleanup_time(node, m.stop - 1)
       if t ~= INF then
@@ -868,8 +948,16 @@ function M.instantiate(job, node)
     end
   end
 
+  local function timer_result(domain, t, w, ctx)
+    if domain == EVENT then
+      return check_result(node, trigger:on_event_time(t, w, ctx), "on_event_time")
+    end
+    return check_result(node, trigger:on_processing_time(t, w, ctx), "on_processing_time")
+  end
+
   -- WindowOperator.onEventTime/onProcessingTime (SEMANTICS §5.5): the trigger first, then the
-  -- cleanup when the timer is the window's cleanup time.
+  -- cleanup when the timer is the window's cleanup time. Guarded, a failing trigger counts as
+  -- CONTINUE: the window is still cleaned up at its time.
   local function on_timer(inst, domain, t, kid, start, stop)
     local sstart, sstop = start, stop
     if merging then
@@ -886,16 +974,20 @@ function M.instantiate(job, node)
     local ctx = inst.tctx
     ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot
     local r
-    if domain == EVENT then
-      r = check_result(node, trigger:on_event_time(t, w, ctx), "on_event_time")
+    if guard then
+      local ok
+      ok, r = guard(timer_result, domain, t, w, ctx)
+      if not ok then
+        r = 0 -- CONTINUE
+      end
     else
-      r = check_result(node, trigger:on_processing_time(t, w, ctx), "on_processing_time")
+      r = timer_result(domain, t, w, ctx)
     end
     -- contents live in the state window's slot (the trigger may have created the window's)
     local sslot = merging and C.weir_store_find(inst.store, kid, sstart, sstop) or ctx.slot
     apply_result(inst, r, sslot, key, kid, w)
     if (domain == EVENT) == is_event_time and t == cleanup_time(node, w:max_timestamp()) then
-      clear_all(inst, key, kid, w, sstart, sstop)
+      cleanup(inst, key, kid, w, sstart, sstop)
     end
   end
 
@@ -921,6 +1013,17 @@ function M.instantiate(job, node)
     end
     job.now_override = nil
   end
+
+  -- for the error handler (weir.run, Failures): where a fire is, from these frames' arguments
+  job.firers[node.on_watermark] = { node = node }
+  job.firers[node.on_processing_time] = { node = node, processing = true }
+  job.places[call_window_fn] = { node = node, key = 2, win = 3, start = 6, stop = 7 }
+  job.places[fire] = { node = node, key = 3, win = 5 }
+  job.places[clear_all] = { node = node, key = 2, win = 4 }
+  job.places[on_merge] = { node = node, key = 2, range = 4 }
+  job.places[on_timer] = { node = node, kid = 4, start = 5, stop = 6 }
+  job.pushes[push_merging] = node -- node.push tail-calls it: its frame replaces the push's
+  M.user_places(job, node)
 end
 
 return M

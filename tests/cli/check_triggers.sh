@@ -69,7 +69,7 @@ env:execute()
 LUA
 run_weir run badtime.lua
 expect_rc 1 "a timer at a non-number fails the job"
-expect_err_has "badtime.lua:6: trigger nilt: register_event_time_timer: the time nil is not a number of milliseconds" "bad time names the trigger and line"
+expect_err_has "badtime.lua:6: trigger nilt: register_event_time_timer was given nil, not a number of milliseconds" "bad time names the trigger and line"
 
 cat > nomethod.lua <<'LUA'
 local weir = require("weir")

@@ -46,5 +46,24 @@ it("names keys it cannot hash", function()
   raises(function() subtask({ x = 1 }, 2) end, "cannot hash key", "sequence")
   raises(function() subtask(nil, 2) end, "returned nil")
 end)
+it("bounds tuple nesting and says when a key contains itself", function()
+  local k = "x"
+  for _ = 1, keys.MAX_DEPTH do
+    k = { k }
+  end
+  eq(keys.java_hash(k), keys.java_hash("x")) -- each one-field level hashes as 31 * 0 + h
+  raises(function() subtask({ k }, 2) end, "nest at most 32 deep")
+  local c = { 1 }
+  c[2] = c
+  raises(function() subtask(c, 2) end, "cannot contain itself")
+  local d = { 1, { 2 } }
+  d[2][2] = d
+  raises(function() subtask(d, 2) end, "cannot contain itself")
+end)
+it("hashes every NaN as Double.hashCode's canonical NaN", function()
+  local nan = 0 / 0
+  eq(keys.java_hash(nan), 2146959360)
+  eq(keys.java_hash(-nan), 2146959360)
+end)
 
 spec.finish()

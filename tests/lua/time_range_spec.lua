@@ -150,13 +150,13 @@ spec.describe("trigger timers", function()
   it("fail the job naming the trigger and the time otherwise", function()
     for _, what in ipairs({ "register_event_time_timer", "delete_event_time_timer",
                             "register_processing_time_timer" }) do
-      for _, b in ipairs({ { 0 / 0, "nan is not a number of milliseconds" },
-                           { "100", 'the string "100" is not a number of milliseconds' },
-                           { -INF, "-inf is outside the time range [-2^53, 2^53] ms" },
-                           { 2 ^ 53 + 2, "9007199254740994 is outside the time range" },
-                           { 1.5, "1.5 is not a whole number of milliseconds" } }) do
+      for _, b in ipairs({ { 0 / 0, "nan, not a number of milliseconds" },
+                           { "100", 'the string "100", not a number of milliseconds' },
+                           { -INF, "-inf, outside the time range [-2^53, 2^53] ms" },
+                           { 2 ^ 53 + 2, "9007199254740994, outside the time range" },
+                           { 1.5, "1.5, not a whole number of milliseconds" } }) do
         raises(function() timer_job(b[1], what) end,
-          "time_range_spec.lua:", "trigger tt: " .. what .. ": the time " .. b[2])
+          "time_range_spec.lua:", "trigger tt: " .. what .. " was given " .. b[2])
       end
     end
   end)
@@ -181,12 +181,12 @@ spec.describe("custom watermarks", function()
     end
   end)
   it("fail the job naming the value otherwise", function()
-    for _, b in ipairs({ { 0 / 0, "nan is not a number of milliseconds" },
-                         { "5", 'the string "5" is not a number of milliseconds' },
-                         { 2 ^ 53 + 2, "9007199254740994 is outside the time range" },
-                         { 0.5, "0.5 is not a whole number of milliseconds" } }) do
+    for _, b in ipairs({ { 0 / 0, "nan, not a number of milliseconds" },
+                         { "5", 'the string "5", not a number of milliseconds' },
+                         { 2 ^ 53 + 2, "9007199254740994, outside the time range" },
+                         { 0.5, "0.5, not a whole number of milliseconds" } }) do
       raises(function() wm_job(b[1]) end, "time_range_spec.lua:",
-        "emit_watermark: the watermark " .. b[2])
+        "emit_watermark was given " .. b[2])
     end
   end)
 end)

@@ -1,0 +1,19 @@
+-- A trigger whose on_event_time returns 42: the job fails naming the trigger, the result, the
+-- key and the window.
+local weir = require("weir")
+local env = weir.env()
+env:from_collection({ 1, 150 })
+  :assign_timestamps_and_watermarks(weir.watermarks.monotonous()
+    :with_timestamp_assigner(function(v) return v end))
+  :key_by(function() return "k" end)
+  :window(weir.windows.tumbling_event_time("100ms"))
+  :trigger(weir.trigger{
+    on_element = function(_, _, _, w, ctx)
+      ctx:register_event_time_timer(w:max_timestamp())
+      return weir.CONTINUE
+    end,
+    on_event_time = function(_, _, w) return w.start == 100 and 42 or weir.FIRE end,
+  })
+  :process(function(_, _, els, out) out("out:" .. #els) end)
+  :sink(function(v) print(v) end)
+env:execute()
