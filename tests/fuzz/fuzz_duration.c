@@ -51,7 +51,9 @@ static void check_text(const char *text, size_t size)
     int in_range = syntax && want >= -limit && want <= limit;
     lua_pushlstring(L, text, size);
     double got = 0;
-    int ok = call_parse(&got, "a string");
+    char what[96];
+    snprintf(what, sizeof what, "\"%.*s\"", size < 80 ? (int)size : 80, text);
+    int ok = call_parse(&got, what);
     FUZZ_CHECK(ok == in_range, "parse(\"%.*s\") %s, the reference says %s", (int)size, text,
                ok ? "succeeded" : "failed",
                in_range ? "a duration" : syntax ? "beyond the limit" : "not a duration");
@@ -64,7 +66,9 @@ static void check_number(double d)
     int valid = d == floor(d) && fabs(d) <= (double)limit; /* NaN, inf fail */
     lua_pushnumber(L, d);
     double got = 0;
-    int ok = call_parse(&got, "a number");
+    char what[40];
+    snprintf(what, sizeof what, "%.17g", d);
+    int ok = call_parse(&got, what);
     FUZZ_CHECK(ok == valid, "parse(%.17g) %s", d, ok ? "succeeded" : "failed");
     FUZZ_CHECK(!ok || got == d, "parse(%.17g) gave %.17g", d, got);
 }

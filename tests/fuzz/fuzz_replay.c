@@ -29,6 +29,9 @@ typedef struct entry {
 
 enum { MAX_ENTRIES = 1 << 16 };
 
+/* the start of the text an oracle message shows */
+#define SHOWN(size) ((size) < 200 ? (int)(size) : 200)
+
 /* Returns 1 with the entries and start, or 0 with *bad_line the line that must fail. */
 static int reference(const char *t, size_t n, int64_t limit, entry_t *e, size_t *n_e,
                      int64_t *start, int64_t *bad_line)
@@ -133,7 +136,8 @@ static void check(const char *text, size_t size)
         FUZZ_CHECK(lua_type(L, -1) == LUA_TSTRING, "parse failed with a %s, not a message",
                    luaL_typename(L, -1));
         const char *msg = lua_tostring(L, -1);
-        FUZZ_CHECK(!ok_want, "parse failed (%s), the reference reads %zu entries", msg, n_want);
+        FUZZ_CHECK(!ok_want, "parse of \"%.*s\" failed (%s), the reference reads %zu entries",
+                   SHOWN(size), text, msg, n_want);
         char place[32];
         snprintf(place, sizeof place, "fuzz:%lld:", (long long)bad_line);
         FUZZ_CHECK(strstr(msg, place) != NULL, "the error does not name %s: %s", place, msg);
@@ -142,8 +146,8 @@ static void check(const char *text, size_t size)
     }
     FUZZ_CHECK(lua_type(L, -2) == LUA_TTABLE && lua_type(L, -1) == LUA_TNUMBER,
                "parse returned a %s and a %s", luaL_typename(L, -2), luaL_typename(L, -1));
-    FUZZ_CHECK(ok_want, "parse succeeded, but line %lld is out of range or goes back",
-               (long long)bad_line);
+    FUZZ_CHECK(ok_want, "parse of \"%.*s\" succeeded, but line %lld is out of range or goes back",
+               SHOWN(size), text, (long long)bad_line);
     double start = lua_tonumber(L, -1);
     FUZZ_CHECK(start == (double)want_start, "start %.17g, the reference %lld", start,
                (long long)want_start);
