@@ -103,9 +103,12 @@ int32_t wr_fields_size(const weir_fields_t *f)
     return f->size;
 }
 
-static int32_t failure(int32_t reason, int32_t field)
+/* reason | n << 8 with n saturated, since a line of 2^23 or more separators would overflow the
+ * int32_t (D7). Field numbers cannot saturate: a layout has at most MAX_SIZE fields. */
+static int32_t failure(int32_t reason, size_t n)
 {
-    return reason | (field << 8);
+    uint32_t high = n < (size_t)WEIR_FIELDS_N_MAX ? (uint32_t)n : (uint32_t)WEIR_FIELDS_N_MAX;
+    return (int32_t)((uint32_t)reason | high << 8);
 }
 
 /* A decimal integer with an optional sign into *v. Returns 0, WEIR_FIELDS_NUMBER, or
@@ -298,9 +301,9 @@ static int is_blank(char c)
 }
 
 /* Counts the fields of the whole line: separators + 1. */
-static int32_t count_fields(const weir_fields_t *f, const char *p, const char *end)
+static size_t count_fields(const weir_fields_t *f, const char *p, const char *end)
 {
-    int32_t n = 1;
+    size_t n = 1;
     while ((p = memchr(p, f->separator, (size_t)(end - p))) != NULL) {
         n++;
         p++;
@@ -326,7 +329,7 @@ int32_t wr_fields_parse(const weir_fields_t *f, const char *line, size_t len, vo
         int last = i == f->n - 1;
         if (stop == NULL) {
             if (!last) {
-                return failure(WEIR_FIELDS_COUNT, i + 1);
+                return failure(WEIR_FIELDS_COUNT, (size_t)i + 1);
             }
             stop = end;
         } else if (last) {
@@ -341,7 +344,7 @@ int32_t wr_fields_parse(const weir_fields_t *f, const char *line, size_t len, vo
         }
         int rc = parse_field(f->fields[i].kind, a, b, rec + f->fields[i].offset);
         if (rc != 0) {
-            return failure(rc, i + 1);
+            return failure(rc, (size_t)i + 1);
         }
         p = stop + 1;
     }

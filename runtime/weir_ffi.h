@@ -48,6 +48,7 @@ enum {
     WEIR_FIELDS_COUNT = 1,  /* the line has another number of fields (high bits: how many) */
     WEIR_FIELDS_NUMBER = 2, /* a field is not a number of its kind (high bits: which, 1-based) */
     WEIR_FIELDS_RANGE = 3,  /* a number does not fit its field's type (high bits: which) */
+    WEIR_FIELDS_N_MAX = 8388607, /* the high bits saturate here (2^23 - 1): "that many or more" */
 
     /* weir_rt_new clock kinds */
     WEIR_CLOCK_REAL = 0,
@@ -382,7 +383,8 @@ double weir_slices_gather(const weir_slices_t *t, const int32_t *keys, int32_t n
  * bytes, filled in declaration order from one line cut at separator. new returns NULL for size
  * outside [1, 65536]; add returns 0, or WEIR_EINVAL for a bad kind or a field that does not fit
  * in size bytes. weir_fields_free(NULL) is a no-op. parse fills out (size bytes) and returns 0,
- * or reason | n << 8 with reason a WEIR_FIELDS_* (out is then partly written). */
+ * or reason | n << 8 with reason a WEIR_FIELDS_* (out is then partly written) and n at most
+ * WEIR_FIELDS_N_MAX (only a count of fields can reach it: the caller counts the separators). */
 weir_fields_t *weir_fields_new(int32_t size, int32_t separator);
 void weir_fields_free(weir_fields_t *f);
 int weir_fields_add(weir_fields_t *f, int32_t kind, int32_t offset);

@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-WEIR_PACKAGES=(gcc cmake pkg-config libluajit-5.1-dev libuv1-dev libedit-dev check lua-lpeg lua-check)
+# clang and libclang-rt-14-dev (libFuzzer's runtime, only recommended by clang) build tests/fuzz
+WEIR_PACKAGES=(gcc cmake pkg-config libluajit-5.1-dev libuv1-dev libedit-dev check lua-lpeg
+  lua-check clang libclang-rt-14-dev)
 missing=()
 for p in "${WEIR_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

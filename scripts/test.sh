@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Command 2 of the README: set up, build, and run every test: the Check suites, the Lua specs,
 # the golden scenarios and examples, luacheck, and the same suite again under ASan+UBSan,
-# plus a smoke run of the benchmarks.
+# plus a smoke run of the benchmarks and a short run of every fuzz target.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh
@@ -20,3 +20,6 @@ cmake --build build-asan -j"$jobs" >/dev/null
 
 echo "== benchmark smoke run (tiny inputs; numbers are not meaningful here)"
 bench/run --smoke
+
+echo "== fuzz targets, 10 s each from the seed corpora (build-fuzz/; longer: scripts/fuzz.sh)"
+scripts/fuzz.sh 10

@@ -548,6 +548,13 @@ local function malformed_line(node, layout, e)
   local reason, n = code % 256, math.floor(code / 256)
   local what
   if reason == tonumber(C.WEIR_FIELDS_COUNT) then
+    if n == tonumber(C.WEIR_FIELDS_N_MAX) then -- saturated: count the separators here
+      local sep = node.separator:byte()
+      n = 1
+      for i = 1, #line do
+        if line:byte(i) == sep then n = n + 1 end
+      end
+    end
     what = ("expected %d field%s separated by %q, got %d"):format(#info.names,
       #info.names == 1 and "" or "s", node.separator, n)
   else

@@ -125,6 +125,30 @@ START_TEST(test_wrong_field_count_names_the_count)
 }
 END_TEST
 
+/* A line of 2^23 or more separators overflowed `n << 8` (D7): the count now saturates at
+ * WEIR_FIELDS_N_MAX, and just below it stays exact. UBSan (the ASan build) checks the shift. */
+START_TEST(test_a_count_of_2_pow_23_fields_saturates)
+{
+    weir_fields_t *f = rec_layout(',');
+    rec_t r;
+    size_t len = (size_t)1 << 24; /* "1" and 2^24 - 1 commas: 2^24 fields */
+    char *line = malloc(len);
+    ck_assert_ptr_nonnull(line);
+    line[0] = '1';
+    memset(line + 1, ',', len - 1);
+    ck_assert_int_eq(weir_fields_parse(f, line, (int32_t)len, &r),
+                     WEIR_FIELDS_COUNT | WEIR_FIELDS_N_MAX << 8);
+    /* WEIR_FIELDS_N_MAX fields exactly: the first value that says "that many or more" */
+    int32_t n_max_len = WEIR_FIELDS_N_MAX; /* "1" and N_MAX - 1 commas */
+    ck_assert_int_eq(weir_fields_parse(f, line, n_max_len, &r),
+                     WEIR_FIELDS_COUNT | WEIR_FIELDS_N_MAX << 8);
+    ck_assert_int_eq(weir_fields_parse(f, line, n_max_len - 1, &r),
+                     WEIR_FIELDS_COUNT | (WEIR_FIELDS_N_MAX - 1) << 8);
+    free(line);
+    weir_fields_free(f);
+}
+END_TEST
+
 START_TEST(test_a_field_that_is_no_number_is_named)
 {
     weir_fields_t *f = rec_layout(',');
@@ -198,6 +222,7 @@ static Suite *fields_suite(void)
         {"every_type_at_its_limits", test_every_field_type_at_its_limits},
         {"decimals_round_as_strtod", test_decimals_round_as_strtod},
         {"wrong_field_count", test_wrong_field_count_names_the_count},
+        {"count_saturates", test_a_count_of_2_pow_23_fields_saturates},
         {"not_a_number", test_a_field_that_is_no_number_is_named},
         {"out_of_range", test_integers_out_of_their_type_are_range_errors},
         {"stops_at_len", test_parse_stops_at_len},
