@@ -4,7 +4,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-WEIR_PACKAGES=(gcc cmake pkg-config libluajit-5.1-dev libuv1-dev libedit-dev check lua-lpeg lua-check)
+# LuaJIT: the OpenResty-maintained branch (libluajit2-5.1-dev, the same library name, headers and
+# luajit.pc), not Debian 12's libluajit-5.1-dev: that snapshot (git20220320) predates LuaJIT's fix
+# "x64: Fix RETHI/RETLO swap after call" and truncates the pointer next() and pairs() return to
+# 32 bits in some compiled traces (an intermittent SEGV; tests/lua/luajit_spec.lua checks for it).
+# Installing it replaces libluajit-5.1-dev.
+WEIR_PACKAGES=(gcc cmake pkg-config libluajit2-5.1-dev libuv1-dev libedit-dev check lua-lpeg lua-check)
 missing=()
 for p in "${WEIR_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
