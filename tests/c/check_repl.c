@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "check_support.h"
-#include "repl.h"
+#include "source_repl.h"
 #include "weir.h"
 
 /* ---- event log ------------------------------------------------------------------------- */
@@ -110,7 +110,7 @@ static int open_pipe_repl(weir_rt_t *rt)
 {
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
-    ck_assert_int_eq(wr_repl_open_fd(rt, fds[0], 0, NULL), 0);
+    ck_assert_int_eq(wr_source_repl_open_fd(rt, fds[0], 0, NULL), 0);
     close(fds[0]); /* the REPL has its own duplicate */
     return fds[1];
 }
@@ -434,8 +434,8 @@ START_TEST(test_input_from_a_regular_file_is_read_as_lines)
     ck_assert_int_eq((int)lseek(fd, 0, SEEK_SET), 0);
     weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
     ck_assert_int_eq(weir_rt_start(rt), 0);
-    ck_assert_int_eq(wr_repl_open_fd(rt, fd, 1, NULL), 0); /* not a terminal: plain lines */
-    ck_assert_int_eq(wr_repl_open_fd(rt, fd, 0, NULL), WEIR_ESTATE);
+    ck_assert_int_eq(wr_source_repl_open_fd(rt, fd, 1, NULL), 0); /* not a terminal: plain lines */
+    ck_assert_int_eq(wr_source_repl_open_fd(rt, fd, 0, NULL), WEIR_ESTATE);
     close(fd);
     unlink(path);
     evlog_t log = {0};
@@ -455,7 +455,7 @@ END_TEST
 static void check_switch_keeps_read_ahead_lines(int fd)
 {
     weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
-    ck_assert_int_eq(wr_repl_open_fd(rt, fd, 0, NULL), 0);
+    ck_assert_int_eq(wr_source_repl_open_fd(rt, fd, 0, NULL), 0);
     ck_assert_int_eq(weir_rt_start(rt), 0);
     evlog_t log = {0};
     ck_assert_int_eq(poll_once(rt, &log, 16), 1);
@@ -466,7 +466,7 @@ static void check_switch_keeps_read_ahead_lines(int fd)
     ck_assert_int_eq(pipe(other), 0);
     close(other[1]);
     rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
-    ck_assert_int_eq(wr_repl_open_fd(rt, other[0], 0, NULL), 0);
+    ck_assert_int_eq(wr_source_repl_open_fd(rt, other[0], 0, NULL), 0);
     ck_assert_int_eq(weir_rt_start(rt), 0);
     ck_assert_int_eq(poll_once(rt, &log, 16), 1);
     expect_kind(&log, 1, WEIR_EV_INPUT, -1, WEIR_INPUT_EOF);
@@ -475,7 +475,7 @@ static void check_switch_keeps_read_ahead_lines(int fd)
 
     rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
     ck_assert_int_eq(weir_rt_start(rt), 0);
-    ck_assert_int_eq(wr_repl_open_fd(rt, fd, 0, NULL), 0);
+    ck_assert_int_eq(wr_source_repl_open_fd(rt, fd, 0, NULL), 0);
     ck_assert_int_eq(poll_once(rt, &log, 16), 1);
     expect_input(&log, 2, "b");
     ck_assert_int_eq(poll_once(rt, &log, 16), 1);
@@ -632,7 +632,7 @@ START_TEST(test_third_untaken_sigint_exits_with_a_message)
         close(fds[0]);
         weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
         int p[2];
-        if (pipe(p) != 0 || wr_repl_open_fd(rt, p[0], 0, NULL) != 0 ||
+        if (pipe(p) != 0 || wr_source_repl_open_fd(rt, p[0], 0, NULL) != 0 ||
             weir_rt_start(rt) != 0) {
             _exit(5);
         }
