@@ -147,6 +147,47 @@ START_TEST(test_input_from_a_regular_file_is_read_as_lines)
 }
 END_TEST
 
+/* The REPL cuts lines as every text source does (wr_source_next_line): an overlong line of a
+ * regular file (read with the file source's wr_source_file_read, in several chunks) is skipped,
+ * the first one is reported once, and the lines around it arrive. */
+START_TEST(test_overlong_input_line_is_skipped_and_reported_once)
+{
+    enum { LONG = (1 << 20) + 100 };
+    char *text = malloc(2 * LONG + 16);
+    size_t n = 0;
+    n += (size_t)sprintf(text + n, "a\n");
+    memset(text + n, 'x', LONG);
+    n += LONG;
+    text[n++] = '\n';
+    memset(text + n, 'y', LONG);
+    n += LONG;
+    n += (size_t)sprintf(text + n, "\nb\n");
+    char *path = temp_file(text, n);
+    free(text);
+    int fd = open(path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(wr_source_repl_open_fd(rt, fd, 0, NULL), 0);
+    close(fd);
+    capture_t cap;
+    capture_stderr(&cap);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_input(&log, 0, "a");
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_input(&log, 1, "b");
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_kind(&log, 2, WEIR_EV_INPUT, -1, WEIR_INPUT_EOF);
+    char *err = captured(&cap);
+    ck_assert_str_eq(err, "weir: repl: line 2: record longer than 1048576 bytes dropped\n");
+    free(err);
+    log_free(&log);
+    weir_rt_free(rt);
+    drop_file(path);
+}
+END_TEST
+
 /* Lua switches runtimes (a bare one between jobs, then the job's): lines one REPL read ahead
  * reach the next REPL on the same input, and input from elsewhere gets none of them. */
 static void check_switch_keeps_read_ahead_lines(int fd)
@@ -356,6 +397,8 @@ static Suite *source_repl_suite(void)
         {"next_line_after_pushed_records_and_advance",
          test_next_line_waits_until_pushed_records_and_advance_are_delivered, 0},
         {"regular_file_input_read_as_lines", test_input_from_a_regular_file_is_read_as_lines, 0},
+        {"overlong_input_line_skipped_reported_once",
+         test_overlong_input_line_is_skipped_and_reported_once, 0},
         {"read_ahead_lines_reach_next_repl_same_pipe",
          test_lines_read_ahead_reach_the_next_repl_on_the_same_pipe, 0},
         {"read_ahead_lines_reach_next_repl_same_file",
