@@ -3,7 +3,12 @@
  * weir.h) and by ffi.cdef (through the generated module weir._cdef), so it holds only what both
  * accept: no preprocessor lines, enum constants, fixed-width integers, full prototypes, opaque
  * handles. Times cross as double milliseconds: -inf is "before the first watermark" (INT64_MIN in
- * C), +inf is "end of input" (INT64_MAX in C). */
+ * C), +inf is "end of input" (INT64_MAX in C).
+ * Every double time (and key id) C keeps is converted by one rule (ms.h, wr_ms_from_double):
+ * -inf and +inf become INT64_MIN and INT64_MAX, a finite value truncates toward zero and
+ * saturates at those ends, and NaN is refused (WEIR_EINVAL) before converting. Lua passes only
+ * whole numbers within +-2^53 (docs/API.md, Time range), which convert exactly and back; the
+ * truncation is a safety net no result relies on. */
 
 enum {
     WEIR_BATCH_MAX = 1024,
@@ -139,10 +144,10 @@ int32_t weir_source_pending(const weir_rt_t *rt, int32_t source);
  * NULL or "" leaves the kind alone. Any time; returns 0 or WEIR_EINVAL for an unknown id. */
 int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name);
 
-/* The REPL's input (repl.c): lines arrive as WEIR_EV_INPUT events from weir_loop_poll, so
- * sources, ticks and timers keep running while the user types. Interactive (stdin is a
+/* The REPL's input (source_repl.c): lines arrive as WEIR_EV_INPUT events from weir_loop_poll,
+ * so sources, ticks and timers keep running while the user types. Interactive (stdin is a
  * terminal): libedit's callback interface on the uv loop, with history (read from and saved to
- * history_path, NULL for none; repl.c refuses a link) and tab completion over the words Lua
+ * history_path, NULL for none; a link is refused) and tab completion over the words Lua
  * last gave. Otherwise stdin is read as
  * lines with no prompt and no editing. In REPL mode SIGINT does not stop the job: at the
  * prompt it yields WEIR_INPUT_INTERRUPT, while Lua runs a command it sets the flag that
