@@ -62,7 +62,11 @@ end
 ---__tostring fails. Never raises (it runs on the error path).
 local function message_text(msg)
   local t = type(msg)
-  if t == "string" then
+  if msg == "error in error handling" then
+    -- LuaJIT's word when the handler itself could not run: after a stack overflow in compiled
+    -- code it may have no stack left for it (weir's handler raises nothing else)
+    return "stack overflow (LuaJIT had no stack left to run weir's error handler)"
+  elseif t == "string" then
     return msg
   elseif t == "nil" then
     return "nil (error() was called without a message)"
