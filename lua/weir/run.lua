@@ -358,6 +358,7 @@ function Job:handle(n)
   if C.weir_mem_alarm() ~= 0 then
     self:check_memory()
   end
+  self:sync_wakeup() -- before the next poll, which is where the runtime reads it
   if self.progress_on then
     self:show_progress(false)
   end
@@ -441,7 +442,7 @@ function M.new(plan)
     live = #plan.sources, stopped = false, unread_errors = 0, unread_fires = 0, arrival = 0,
     records_in = 0,
     batch = math.min(BATCH, plan.env.batch_size or BATCH), out_count = { 0 },
-    progress_state = {}, op_slot = C.weir_op_slot(),
+    progress_state = {}, op_slot = C.weir_op_slot(), ptimers = timeflow.new_registry(),
     -- memory given back when LuaJIT runs out, so that the failure can still be reported
     reserve = string.rep("\0", RESERVE_BYTES),
   }, Job)

@@ -1,9 +1,10 @@
 -- weir.timeflow: how time moves through a job. Owns watermark and idleness propagation through
 -- the valves (forward_watermark, forward_status), the timestamps operator (generators and
 -- emitters per subtask, the idle-advance quiet guard), periodic ticks, a source's final
--- watermark, and processing-time timers: the runtime's single wakeup, set for the earliest
--- over every window subtask, and firing them. Methods of the job (weir.run mixes them into
--- Job).
+-- watermark, and the registry of processing-time timers: the earliest due time over every
+-- window subtask, kept per subtask and refreshed only for the subtasks whose timers changed,
+-- from which the runtime's single wakeup is set once per batch. Methods of the job (weir.run
+-- mixes them into Job).
 local bit = require("bit")
 local C = require("weir.ffi")
 local watermarks = require("weir.watermarks")
@@ -162,18 +163,91 @@ function Job:tick()
 end
 
 -- Processing-time timers -------------------------------------------------------------------
+-- The runtime has one wakeup (weir_rt_set_wakeup), read only when weir polls; the registry
+-- (job.ptimers) keeps each window subtask's earliest processing-time timer and the minimum
+-- over them. A change marks its subtask (or, without one, every subtask) stale: nothing is read
+-- from C then. Before the next poll (Job:handle) the stale subtasks are read once each and the
+-- wakeup is set if the earliest time moved: a batch that registers a timer per record costs
+-- one read per changed subtask, not a scan of every subtask per registration.
 
----Re-arms the runtime's wakeup for the earliest processing-time timer of any operator.
-function Job:processing_timers_changed()
-  local due = INF
-  for _, node in ipairs(self.timer_nodes) do
-    for _, inst in ipairs(node.instances) do
-      local t = C.weir_timers_next(inst.timers, PROCESSING)
-      if t < due then
-        due = t
-      end
+---The earliest pending processing-time timer of one window subtask (+inf: none).
+local function next_processing_timer(inst)
+  return C.weir_timers_next(inst.timers, PROCESSING)
+end
+
+local function new_registry()
+  return { due = {}, stale = {}, n_stale = 0, all = false, earliest = INF }
+end
+M.new_registry = new_registry
+
+---A window subtask's processing-time timers changed (registered, deleted or fired); without
+---inst, any subtask's may have. Cheap: the timers are read before the next poll.
+function Job:processing_timers_changed(inst)
+  local r = self.ptimers
+  if inst == nil then
+    r.all = true
+  elseif not r.stale[inst] then
+    r.stale[inst] = true
+    r.n_stale = r.n_stale + 1
+    r.stale[r.n_stale] = inst
+  end
+end
+
+-- Reads the stale subtasks' earliest timers and updates the minimum.
+local function refresh(self, r)
+  local due, lowered, raised = r.due, INF, false
+  local earliest = r.earliest
+  local function read(inst)
+    local old, t = due[inst] or INF, next_processing_timer(inst)
+    due[inst] = t
+    if t < lowered then
+      lowered = t
+    end
+    if old == earliest and t > old then
+      raised = true -- the subtask that held the minimum holds it no longer
     end
   end
+  if r.all then
+    for _, node in ipairs(self.timer_nodes) do
+      for _, inst in ipairs(node.instances) do
+        read(inst)
+      end
+    end
+  else
+    for i = 1, r.n_stale do
+      read(r.stale[i])
+    end
+  end
+  for i = 1, r.n_stale do
+    r.stale[r.stale[i]], r.stale[i] = nil, nil
+  end
+  r.n_stale, r.all = 0, false
+  if raised then
+    earliest = INF
+    for _, t in pairs(due) do
+      if t < earliest then
+        earliest = t
+      end
+    end
+  elseif lowered < earliest then
+    earliest = lowered
+  end
+  r.earliest = earliest
+end
+
+---The earliest pending processing-time timer of any window operator (+inf: none).
+function Job:next_processing_time()
+  local r = self.ptimers
+  if r.all or r.n_stale > 0 then
+    refresh(self, r)
+  end
+  return r.earliest
+end
+
+---Re-arms the runtime's wakeup for the earliest processing-time timer, if it moved (before a
+---poll: the runtime reads the wakeup only there).
+function Job:sync_wakeup()
+  local due = self:next_processing_time()
   if due ~= self.wakeup and self.rt ~= nil then
     self.wakeup = due
     C.weir_rt_set_wakeup(self.rt, due)
@@ -184,7 +258,7 @@ end
 ---fires), operator by operator, subtask 0 first. With as_if_due (weir's end of input) the
 ---clock reads each timer's time + 1 while it fires.
 function Job:fire_processing_timers(upto, as_if_due)
-  self.wakeup = nil
+  self.wakeup = nil -- the runtime cleared it when it delivered the TIMER event
   local slot = self.op_slot
   for _, node in ipairs(self.timer_nodes) do
     slot[0] = node.id
@@ -205,12 +279,7 @@ function Job:end_of_input()
   local ok, info = self:protected(function()
     -- in global time order: everything due at the earliest pending time, then the next
     while true do
-      local due = INF
-      for _, node in ipairs(self.timer_nodes) do
-        for _, inst in ipairs(node.instances) do
-          due = math.min(due, C.weir_timers_next(inst.timers, PROCESSING))
-        end
-      end
+      local due = self:next_processing_time()
       if due == INF then
         break
       end
