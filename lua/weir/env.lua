@@ -288,8 +288,8 @@ end
 ---after execute(), as it was when it ended.
 ---@return table|nil
 function Env:status()
-  local job = require("weir.run").current
-  if job and job.plan.env == self then
+  local job = self.running_job -- set by weir.run while the job runs
+  if job then
     return require("weir.status").collect(job)
   end
   return self.final_status

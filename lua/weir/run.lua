@@ -454,7 +454,7 @@ end
 function Job:start(opts)
   opts = opts or {}
   local plan = self.plan
-  M.current = self
+  plan.env.running_job = self -- env:status() from user code reads the running job
   -- the job's memory limit: --max-memory (set by weir.main) wins over weir.env{max_memory};
   -- setting it again also clears what an earlier job in this process left
   local bytes, text = memory.limit()
@@ -552,8 +552,8 @@ function Job:close()
     memory.set_limit(self.saved_limit[1], self.saved_limit[2])
     self.saved_limit = nil
   end
-  if M.current == self then
-    M.current = nil
+  if self.plan.env.running_job == self then
+    self.plan.env.running_job = nil
   end
   if self.rt ~= nil then
     C.weir_rt_free(self.rt)
