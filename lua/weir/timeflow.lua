@@ -87,13 +87,15 @@ local function bad_ts(t)
     duration.time_problem(t, duration.MAX_TIME, "2^52")), 0)
 end
 
----The assign_timestamps_and_watermarks operator: a generator and an emitter per subtask.
+---The assign_timestamps_and_watermarks operator: a generator and an emitter per subtask. The
+---idle-advance guard (API.md, with_idle_advance) holds while any source feeding it has input
+---waiting; weir.env{_quiet_guard = false} (internal: tests/cli/backpressure.sh) turns it off.
 function Job:instantiate_timestamps(node)
   local strategy = node.strategy
   node.assigner_op = true
   node.gens, node.emitters = {}, {}
   local sources = self:feeding_sources(node)
-  local no_guard = os.getenv("WEIR_TEST_NO_QUIET_GUARD") ~= nil -- test-only: see backpressure
+  local no_guard = self.plan.env.quiet_guard == false
   local genv = {
     now = function() return self:now() end,
     arrival = function() return self.arrival end,
