@@ -304,12 +304,11 @@ int32_t weir_timers_count(const weir_timers_t *t, int32_t domain);
  * the timer service (keys are integers). new returns NULL for cells_per_slot outside
  * [0, 65536]; weir_store_free(NULL) is a no-op. slot/find return WEIR_EINVAL for a NaN argument,
  * slot WEIR_ESTATE at INT32_MAX open slots. For a slot that is not open (never created, or
- * dropped): drop, count_add and count return WEIR_EINVAL, cells NULL, slot_start/stop NaN.
+ * dropped): drop, count_add and count return WEIR_EINVAL, cells NULL.
  * count_add returns WEIR_EINVAL (count unchanged) when the count would leave [0, INT32_MAX].
  * cells: the slot's cells_per_slot doubles (NULL when cells_per_slot is 0), NaN until written;
  * the pointer stays valid until that slot is dropped or the store freed: creating other slots
- * never moves it. stat returns NaN for an unknown what. key_slots returns WEIR_EINVAL for a NaN
- * key, max < 0, or out NULL with max > 0. */
+ * never moves it. stat returns NaN for an unknown what. */
 enum {
     WEIR_STORE_OPEN = 0,     /* weir_store_stat: open (key, window) slots */
     WEIR_STORE_ELEMENTS = 1, /* elements counted with weir_store_count_add */
@@ -325,11 +324,6 @@ double *weir_store_cells(weir_store_t *s, int32_t slot); /* cells_per_slot doubl
 int32_t weir_store_count_add(weir_store_t *s, int32_t slot, int32_t delta); /* new count */
 int32_t weir_store_count(const weir_store_t *s, int32_t slot);
 double weir_store_stat(const weir_store_t *s, int32_t what);
-/* The slots of one key, in window start order (then stop): writes up to max ids, returns how
- * many exist (0 for an unknown key). */
-int32_t weir_store_key_slots(const weir_store_t *s, double key, int32_t *out, int32_t max);
-double weir_store_slot_start(const weir_store_t *s, int32_t slot);
-double weir_store_slot_stop(const weir_store_t *s, int32_t slot);
 
 /* Window table (wintab.c), weir.aggwindow's state for tumbling windows: (key, window start) ->
  * id, the id under which Lua keeps the window's accumulator and count (small integers >= 0,
