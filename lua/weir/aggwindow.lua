@@ -40,31 +40,10 @@ local DIRECT = 2 ^ 30 -- key ids below are whole-number keys + 1, from it intern
 local no_timestamp = windowop.no_timestamp
 local abs, MAX_TIME = math.abs, duration.MAX_TIME
 
--- Tests set disabled to compare the two operators on the same jobs; used counts the window
--- nodes this operator runs.
+-- Tests set disabled to compare the two operators on the same jobs (weir.windowing.choose reads
+-- it); used counts the window nodes this operator runs.
 M.disabled = false
 M.used = 0
-
----Whether node can run on this operator; a second result says how (tumbling, sliced).
-function M.applies(job, node)
-  local a, fn = node.assigner, node.user_fn
-  if M.disabled or job.trace or a.merging or a.global or not a.is_event_time
-      or node.evictor or node.trigger.builtin ~= "event_time" then
-    return false
-  end
-  if node.fn_kind ~= "reduce" and node.fn_kind ~= "aggregate" then
-    return false
-  end
-  if a.size == a.slide then
-    return true, "tumbling"
-  end
-  if node.fn_kind ~= "aggregate" or not fn.merge or job.plan.env.slicing == false
-      or a.size % a.slide ~= 0 then
-    return false
-  end
-  local ok, acc = pcall(fn.create)
-  return ok and type(acc) == "number", "sliced"
-end
 
 local function store_failed(rc)
   error(("window store: %s"):format(ffi.string(C.weir_strerror(rc))), 0)
@@ -130,6 +109,34 @@ local function timers_add(q, t, e)
   q.count = q.count + 1
 end
 
+-- A key id's key: a whole-number key is its id - 1; from DIRECT on, an interned one.
+local function key_of(inst, kid)
+  if kid < DIRECT then
+    return kid - 1
+  end
+  return inst.keys[kid - DIRECT]
+end
+
+-- Sliced: per key id its last slice (start, accumulator pointer, elements added through the
+-- pointer and not yet counted in C). The pointer stays valid until the key's slices change:
+-- the next slice of the key (a miss in push_sliced) or a drop, and both flush first.
+local function flush_slice(inst, kid)
+  local start = inst.sl_start[kid]
+  if start ~= nil then
+    local hits = inst.sl_hits[kid]
+    if hits > 0 then
+      C.weir_slices_count_add(inst.slices, kid, start, hits)
+    end
+    inst.sl_start[kid], inst.sl_cell[kid], inst.sl_hits[kid] = nil, nil, nil
+  end
+end
+
+local function flush_slices(inst)
+  for kid in pairs(inst.sl_start) do
+    flush_slice(inst, kid)
+  end
+end
+
 function M.instantiate(job, node)
   M.used = M.used + 1
   local assigner = node.assigner
@@ -156,12 +163,6 @@ function M.instantiate(job, node)
     end
     return interned(inst, key) + DIRECT
   end
-  local function key_of(inst, kid)
-    if kid < DIRECT then
-      return kid - 1
-    end
-    return inst.keys[kid - DIRECT]
-  end
   local call_window_fn = windowop.caller(node)
   local instances = node.instances
   -- With on_error, each fire and clear() runs guarded (weir.windowop says how); nil without.
@@ -178,8 +179,6 @@ function M.instantiate(job, node)
     end
     -- window_state(), apart, so that the slices of a key stay alone in the store
     inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
-    -- processing-time timers: none; the C service stays empty for the code that reads it
-    inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
     inst.tq = new_timers()
     inst.key_ids, inst.keys = {}, {}
     inst.accs, inst.wstate, inst.gstate = {}, {}, {}
@@ -209,26 +208,6 @@ function M.instantiate(job, node)
       timers_add(inst.tq, t, kid)
     else
       timers_add(inst.tq, t, -kid)
-    end
-  end
-
-  -- Sliced: per key id its last slice (start, accumulator pointer, elements added through the
-  -- pointer and not yet counted in C). The pointer stays valid until the key's slices change:
-  -- the next slice of the key (a miss in push_sliced) or a drop, and both flush first.
-  local function flush_slice(inst, kid)
-    local start = inst.sl_start[kid]
-    if start ~= nil then
-      local hits = inst.sl_hits[kid]
-      if hits > 0 then
-        C.weir_slices_count_add(inst.slices, kid, start, hits)
-      end
-      inst.sl_start[kid], inst.sl_cell[kid], inst.sl_hits[kid] = nil, nil, nil
-    end
-  end
-
-  local function flush_slices(inst)
-    for kid in pairs(inst.sl_start) do
-      flush_slice(inst, kid)
     end
   end
 
@@ -590,74 +569,91 @@ function M.instantiate(job, node)
   end
   windowop.user_places(job, node)
 
-  -- The open windows, for env:status() and SIGUSR1: those with a slice and not yet cleaned.
-  local function list_windows(inst)
-    local list, seen = {}, {}
-    if k == 1 then
-      local e = ffi.new("double[2]")
-      for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
-        local id = C.weir_wintab_at(inst.wtab, i, e)
-        if id >= 0 then
-          list[#list + 1] = { window = windows.window(e[1], e[1] + size), key = key_of(inst, e[0]),
-                              elements = inst.counts[id] or 0, waits_for = e[1] + size - 1 }
-        end
-      end
-      return list
-    end
-    flush_slices(inst)
-    local W = inst.watermark
-    local n = C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
-    local dump = ffi.new("double[?]", 3 * n + 3)
-    C.weir_slices_dump(inst.slices, dump, n)
-    for i = 0, n - 1 do
-      local kid, q, count = dump[3 * i], dump[3 * i + 1], dump[3 * i + 2]
-      local a = q
-      for _ = 1, k do
-        if cleanup_of(a + size - 1) <= W then
-          break
-        end
-        local id = kid .. ":" .. a
-        local e = seen[id]
-        if not e then
-          e = { window = windows.window(a, a + size), key = key_of(inst, kid), elements = 0,
-                waits_for = a + size - 1 }
-          seen[id] = e
-          list[#list + 1] = e
-        end
-        e.elements = e.elements + count
-        a = a - slide
+end
+
+-- The face's interface (weir.windowing) ------------------------------------------------------
+
+local function cleanup_of(node, maxts)
+  local t = maxts + node.lateness
+  return t >= 9.2e18 and INF or t
+end
+
+---The open windows, for env:status() and SIGUSR1: those with a slice and not yet cleaned.
+function M.windows(node, inst)
+  local size, slide = node.assigner.size, node.assigner.slide
+  local k = size / slide
+  local list, seen = {}, {}
+  if k == 1 then
+    local e = ffi.new("double[2]")
+    for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
+      local id = C.weir_wintab_at(inst.wtab, i, e)
+      if id >= 0 then
+        list[#list + 1] = { window = windows.window(e[1], e[1] + size), key = key_of(inst, e[0]),
+                            elements = inst.counts[id] or 0, waits_for = e[1] + size - 1 }
       end
     end
     return list
   end
-  -- What status and metrics read (weir.status.window_stats).
-  local function stats(inst)
-    local open, elements, bytes
-    if k == 1 then
-      open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
-      elements = 0
-      for _, n in pairs(inst.counts) do
-        elements = elements + n
+  flush_slices(inst)
+  local W = inst.watermark
+  local n = C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
+  local dump = ffi.new("double[?]", 3 * n + 3)
+  C.weir_slices_dump(inst.slices, dump, n)
+  for i = 0, n - 1 do
+    local kid, q, count = dump[3 * i], dump[3 * i + 1], dump[3 * i + 2]
+    local a = q
+    for _ = 1, k do
+      if cleanup_of(node, a + size - 1) <= W then
+        break
       end
-      bytes = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
-    else
-      -- as the general operator counts them: an element once per window it is in
-      local list = list_windows(inst)
-      open, elements = #list, 0
-      for _, w in ipairs(list) do
-        elements = elements + w.elements
+      local id = kid .. ":" .. a
+      local e = seen[id]
+      if not e then
+        e = { window = windows.window(a, a + size), key = key_of(inst, kid), elements = 0,
+              waits_for = a + size - 1 }
+        seen[id] = e
+        list[#list + 1] = e
       end
-      bytes = C.weir_slices_stat(inst.slices, C.WEIR_STORE_BYTES)
+      e.elements = e.elements + count
+      a = a - slide
     end
-    local q = inst.tq
-    return { open_windows = open, elements = elements,
-             store_bytes = bytes + C.weir_store_stat(inst.wstore, C.WEIR_STORE_BYTES),
-             event_timers = q.count, next_event_timer = q.n > 0 and q.times[1] or INF,
-             processing_timers = 0, next_processing_timer = INF }
   end
-  for _, inst in ipairs(instances) do
-    inst.list_windows, inst.window_stats = list_windows, stats
+  return list
+end
+
+---What status and metrics read (weir.windowing.stats).
+function M.stats(node, inst)
+  local open, elements, bytes
+  if node.assigner.size == node.assigner.slide then
+    open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
+    elements = 0
+    for _, n in pairs(inst.counts) do
+      elements = elements + n
+    end
+    bytes = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
+  else
+    -- as the general operator counts them: an element once per window it is in
+    local list = M.windows(node, inst)
+    open, elements = #list, 0
+    for _, w in ipairs(list) do
+      elements = elements + w.elements
+    end
+    bytes = C.weir_slices_stat(inst.slices, C.WEIR_STORE_BYTES)
   end
+  local q = inst.tq
+  return { open_windows = open, elements = elements,
+           store_bytes = bytes + C.weir_store_stat(inst.wstore, C.WEIR_STORE_BYTES),
+           event_timers = q.count, next_event_timer = q.n > 0 and q.times[1] or INF,
+           processing_timers = 0, next_processing_timer = INF }
+end
+
+---Processing-time timers: none (event-time windows only).
+function M.next_processing_time()
+  return INF
+end
+
+function M.key_of(_, inst, kid)
+  return key_of(inst, kid)
 end
 
 return M

@@ -12,8 +12,7 @@ local replay = require("weir.replay")
 local util = require("weir.util")
 local records = require("weir.records")
 local watermarks = require("weir.watermarks")
-local windowop = require("weir.windowop")
-local aggwindow = require("weir.aggwindow")
+local windowing = require("weir.windowing")
 local windows = require("weir.windows")
 local status = require("weir.status")
 local duration = require("weir.duration")
@@ -483,11 +482,7 @@ function Job:instantiate(node)
       downstream(st, v, ts, key)
       slot[0] = id
     end
-    if aggwindow.applies(self, node) then
-      aggwindow.instantiate(self, node)
-    else
-      windowop.instantiate(self, node)
-    end
+    windowing.instantiate(self, node)
   elseif kind == "sink" then
     self:instantiate_sink(node, f, rich)
   elseif kind == "source" then
@@ -779,7 +774,7 @@ function Job:processing_timers_changed()
   local due = INF
   for _, node in ipairs(self.timer_nodes) do
     for _, inst in ipairs(node.instances) do
-      local t = C.weir_timers_next(inst.timers, C.WEIR_TIME_PROCESSING)
+      local t = windowing.next_processing_time(node, inst)
       if t < due then
         due = t
       end
@@ -1172,7 +1167,7 @@ local function analyse(job, info, th)
     local key
     if place.kid then
       local kid = loc(th, plevel, place.kid)
-      key = inst.keys and inst.keys[kid]
+      key = windowing.key_of(node, inst, kid)
     else
       key = loc(th, plevel, place.key)
     end
@@ -1534,7 +1529,7 @@ function Job:metrics(figures)
     local t = { open_windows = 0, elements = 0, store_bytes = 0, event_timers = 0,
                 processing_timers = 0, late_dropped = node.late_dropped or 0 }
     for _, inst in ipairs(node.instances) do
-      local ws = status.window_stats(inst)
+      local ws = windowing.stats(node, inst)
       for _, what in ipairs(STATS) do
         t[what] = t[what] + ws[what]
       end
@@ -1597,7 +1592,7 @@ function Job:end_of_input()
       local due = INF
       for _, node in ipairs(self.timer_nodes) do
         for _, inst in ipairs(node.instances) do
-          due = math.min(due, C.weir_timers_next(inst.timers, C.WEIR_TIME_PROCESSING))
+          due = math.min(due, windowing.next_processing_time(node, inst))
         end
       end
       if due == INF then

@@ -1026,4 +1026,37 @@ function M.instantiate(job, node)
   M.user_places(job, node)
 end
 
+-- The face's interface (weir.windowing) ------------------------------------------------------
+
+function M.stats(_, inst)
+  local store, timers = inst.store, inst.timers
+  return {
+    open_windows = C.weir_store_stat(store, C.WEIR_STORE_OPEN),
+    elements = C.weir_store_stat(store, C.WEIR_STORE_ELEMENTS),
+    store_bytes = C.weir_store_stat(store, C.WEIR_STORE_BYTES),
+    event_timers = C.weir_timers_count(timers, EVENT),
+    processing_timers = C.weir_timers_count(timers, PROCESSING),
+    next_event_timer = C.weir_timers_next(timers, EVENT),
+    next_processing_timer = C.weir_timers_next(timers, PROCESSING),
+  }
+end
+
+function M.windows(_, inst)
+  local list = {}
+  for slot, w in pairs(inst.wins) do
+    list[#list + 1] = { window = w, key = inst.keys[inst.wkid[slot]],
+                        elements = C.weir_store_count(inst.store, slot),
+                        waits_for = w:max_timestamp() }
+  end
+  return list
+end
+
+function M.next_processing_time(_, inst)
+  return C.weir_timers_next(inst.timers, PROCESSING)
+end
+
+function M.key_of(_, inst, kid)
+  return inst.keys[kid]
+end
+
 return M
