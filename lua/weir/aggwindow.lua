@@ -29,7 +29,7 @@
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
-local windowop = require("weir.windowop")
+local wc = require("weir.wincontext")
 local duration = require("weir.duration")
 
 local M = {}
@@ -37,7 +37,8 @@ local M = {}
 local INF = math.huge
 local floor = math.floor
 local DIRECT = 2 ^ 30 -- key ids below are whole-number keys + 1, from it interned keys
-local no_timestamp = windowop.no_timestamp
+local no_timestamp, late = wc.no_timestamp, wc.late
+local reduce_nil, aggregate_nil = wc.reduce_nil, wc.aggregate_nil
 local abs, MAX_TIME = math.abs, duration.MAX_TIME
 
 -- Tests set disabled to compare the two operators on the same jobs (weir.windowing.choose reads
@@ -150,11 +151,13 @@ function M.instantiate(job, node)
     create, add, merge, result = fn.create, fn.add, fn.merge, fn.result
   end
   local rich, objs = node.rich, node.objs
-  local late_emit = node.late_tag and node.side[node.late_tag.id]
+  wc.setup(job, node)
+  -- The REPL's :draw and :late read what happened (weir.wincontext); off (nil) outside it.
+  local trace = job.trace
   -- Key ids: a whole-number key k in [0, DIRECT - 1) is its own id k + 1, with no table (most
-  -- keys are ids, counters or hashes already); any other key is interned (windowop.interner)
+  -- keys are ids, counters or hashes already); any other key is interned (wincontext.interner)
   -- to an id from DIRECT on. key_of turns an id back into the key.
-  local interned = windowop.interner(node.keyed)
+  local interned = wc.interner(node.keyed)
   local keyed = node.keyed
   local function intern(inst, key)
     if keyed and type(key) == "number" and key >= 0 and key < DIRECT - 1 and key == floor(key)
@@ -163,11 +166,10 @@ function M.instantiate(job, node)
     end
     return interned(inst, key) + DIRECT
   end
-  local call_window_fn = windowop.caller(node)
+  local call_window_fn = wc.caller(node)
   local instances = node.instances
   -- With on_error, each fire and clear() runs guarded (weir.windowop says how); nil without.
   local guard = job:fire_guard()
-  node.late_dropped = 0
 
   for _, inst in ipairs(instances) do
     if k == 1 then
@@ -184,7 +186,7 @@ function M.instantiate(job, node)
     inst.accs, inst.wstate, inst.gstate = {}, {}, {}
     -- tumbling: element counts by window id, and per key id its last window (start, id)
     inst.counts, inst.last_start, inst.last_id = {}, {}, {}
-    windowop.contexts(job, node, inst)
+    wc.contexts(job, node, inst)
     inst.records = 0
     inst.cells_cap = 64
     inst.cells = ffi.new("double[?]", inst.cells_cap)
@@ -192,10 +194,7 @@ function M.instantiate(job, node)
   end
   job.timer_nodes[#job.timer_nodes + 1] = node
 
-  local function cleanup_of(maxts)
-    local t = maxts + lateness
-    return t >= 9.2e18 and INF or t
-  end
+  local cleanup_of = wc.cleanup_of(node)
 
   -- A timer's entry is its window's key id, and its time says the window: a key id is a timer
   -- at the window's max timestamp (which is also the cleanup time without allowed lateness),
@@ -241,7 +240,10 @@ function M.instantiate(job, node)
     if acc == nil then
       return
     end
-    -- no window object: the function's context makes one if asked (windowop.caller)
+    if trace then
+      wc.trace_fire(trace, key, a, a + size, "fired")
+    end
+    -- no window object: the function's context makes one if asked (wincontext.caller)
     if reduce then
       call_window_fn(inst, key, nil, { acc }, kid, a, a + size)
     else
@@ -300,14 +302,6 @@ function M.instantiate(job, node)
     end
   end
 
-  local function late_element(st, v, ts)
-    if late_emit then
-      late_emit(st, v, ts)
-    else
-      node.late_dropped = node.late_dropped + 1
-    end
-  end
-
   local push_sliced
 
   -- Tumbling and sliced windows have push functions of their own: a trace recorded for one
@@ -331,7 +325,7 @@ function M.instantiate(job, node)
     else
       q = ts - (ts - offset) % slide -- the element's window
       if cleanup_of(q + size - 1) <= W then
-        return late_element(st, v, ts) -- its window is late
+        return late(node, st, v, ts, key) -- its window is late
       end
       slot = C.weir_wintab_add(inst.wtab, kid, q)
       if slot < 0 then
@@ -348,7 +342,7 @@ function M.instantiate(job, node)
       if not fresh then
         v = reduce(acc, v)
         if v == nil then
-          error("reduce function returned nil", 0)
+          reduce_nil()
         end
       end
       accs[slot] = v
@@ -356,14 +350,17 @@ function M.instantiate(job, node)
       if fresh then
         acc = create()
         if acc == nil then
-          error("aggregate: create() returned nil", 0)
+          aggregate_nil("create")
         end
       end
       acc = add(v, acc)
       if acc == nil then
-        error("aggregate: add() returned nil", 0)
+        aggregate_nil("add")
       end
       accs[slot] = acc
+    end
+    if trace then
+      wc.trace_element(trace, key, ts)
     end
     local maxts = q + size - 1
     if maxts <= W then
@@ -386,9 +383,9 @@ function M.instantiate(job, node)
     local W = inst.watermark
     local q = ts - (ts - offset) % slide -- the element's slice: its latest window starts there
     if cleanup_of(q + size - 1) <= W then
-      return late_element(st, v, ts) -- every window of the element is late
+      return late(node, st, v, ts, key) -- every window of the element is late
     end
-    return push_sliced(inst, st, v, key, kid, q, W)
+    return push_sliced(inst, ts, v, key, kid, q, W)
   end
   node.push = k == 1 and push_tumbling or push_sliding
 
@@ -397,7 +394,7 @@ function M.instantiate(job, node)
   -- that cover neither neighbouring slice of the key; their timers are registered before the
   -- element is added (registering emits nothing, so this order is the operator's), so that a
   -- failing add() routed to on_error leaves no window without its timers.
-  function push_sliced(inst, _, v, key, kid, q, W) -- luacheck: ignore 111
+  function push_sliced(inst, ts, v, key, kid, q, W) -- luacheck: ignore 111
     local cell, fresh
     if inst.sl_start[kid] == q then
       -- the key's last slice: its accumulator through the pointer kept, the count later
@@ -445,6 +442,9 @@ function M.instantiate(job, node)
         .. "(weir.env{slicing = false} keeps any value)"):format(tostring(acc)), 0)
     end
     cell[0] = acc
+    if trace then
+      wc.trace_element(trace, key, ts)
+    end
     if q + slide - 1 > W then
       return -- the earliest window of the element is not due: none is
     end
@@ -567,16 +567,12 @@ function M.instantiate(job, node)
   for _, f in ipairs({ fire, fire_with, fire_gathered, rich_clear }) do
     job.places[f] = { node = node, key = 2, start = 4, size = size }
   end
-  windowop.user_places(job, node)
+  wc.user_places(job, node)
 
 end
 
 -- The face's interface (weir.windowing) ------------------------------------------------------
 
-local function cleanup_of(node, maxts)
-  local t = maxts + node.lateness
-  return t >= 9.2e18 and INF or t
-end
 
 ---The open windows, for env:status() and SIGUSR1: those with a slice and not yet cleaned.
 function M.windows(node, inst)
@@ -603,7 +599,7 @@ function M.windows(node, inst)
     local kid, q, count = dump[3 * i], dump[3 * i + 1], dump[3 * i + 2]
     local a = q
     for _ = 1, k do
-      if cleanup_of(node, a + size - 1) <= W then
+      if wc.cleanup_time(node, a + size - 1) <= W then
         break
       end
       local id = kid .. ":" .. a
