@@ -50,9 +50,7 @@ local OPS = { tumbling = aggwindow, sliced = aggwindow, general = windowop }
 ---(slices.c keeps number accumulators), which is known only by calling it, at the start.
 function M.instantiate(job, node)
   local how = M.choose(job.plan.env, node)
-  if job.trace then
-    how = "general" -- the REPL's trace: the general operator records it
-  elseif how == "sliced" then
+  if how == "sliced" then
     local ok, acc = pcall(node.user_fn.create)
     if not ok or type(acc) ~= "number" then
       how = "general"
