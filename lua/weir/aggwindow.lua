@@ -30,6 +30,7 @@ local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
 local wc = require("weir.wincontext")
+local timerq = require("weir.timerq")
 local duration = require("weir.duration")
 
 local M = {}
@@ -50,67 +51,9 @@ local function store_failed(rc)
   error(("window store: %s"):format(ffi.string(C.weir_strerror(rc))), 0)
 end
 
--- The timer queue ----------------------------------------------------------------------------
-
-local function new_timers()
-  return { times = {}, n = 0, buckets = {}, count = 0 }
-end
-
-local function heap_push(q, t)
-  local times, i = q.times, q.n + 1
-  q.n = i
-  while i > 1 do
-    local parent = (i - i % 2) / 2
-    if times[parent] <= t then
-      break
-    end
-    times[i] = times[parent]
-    i = parent
-  end
-  times[i] = t
-end
-
-local function heap_pop(q)
-  local times, n = q.times, q.n
-  local last = times[n]
-  times[n] = nil
-  n = n - 1
-  q.n = n
-  local i = 1
-  while true do
-    local c = 2 * i
-    if c > n then
-      break
-    end
-    if c < n and times[c + 1] < times[c] then
-      c = c + 1
-    end
-    if times[c] >= last then
-      break
-    end
-    times[i] = times[c]
-    i = c
-  end
-  if n > 0 then
-    times[i] = last
-  end
-end
-
----Registers a timer at t for entry e; the caller knows it is not registered yet.
-local function timers_add(q, t, e)
-  local b = q.buckets[t]
-  if not b then
-    b = { head = 1, len = 0 }
-    q.buckets[t] = b
-    heap_push(q, t)
-  end
-  local n = b.len + 1
-  b[n] = e
-  b.len = n
-  q.count = q.count + 1
-end
-
 -- A key id's key: a whole-number key is its id - 1; from DIRECT on, an interned one.
+local timers_add = timerq.add
+
 local function key_of(inst, kid)
   if kid < DIRECT then
     return kid - 1
@@ -181,7 +124,7 @@ function M.instantiate(job, node)
     end
     -- window_state(), apart, so that the slices of a key stay alone in the store
     inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
-    inst.tq = new_timers()
+    inst.tq = timerq.new()
     inst.key_ids, inst.keys = {}, {}
     inst.accs, inst.wstate, inst.gstate = {}, {}, {}
     -- tumbling: element counts by window id, and per key id its last window (start, id)
@@ -553,8 +496,7 @@ function M.instantiate(job, node)
           end
         end
       end
-      buckets[t] = nil
-      heap_pop(q)
+      timerq.pop(q)
     end
     inst.firing = false
   end
@@ -639,7 +581,7 @@ function M.stats(node, inst)
   local q = inst.tq
   return { open_windows = open, elements = elements,
            store_bytes = bytes + C.weir_store_stat(inst.wstore, C.WEIR_STORE_BYTES),
-           event_timers = q.count, next_event_timer = q.n > 0 and q.times[1] or INF,
+           event_timers = q.count, next_event_timer = timerq.next(q),
            processing_timers = 0, next_processing_timer = INF }
 end
 

@@ -8,6 +8,7 @@ local windows = require("weir.windows")
 local evictors = require("weir.evictors")
 local duration = require("weir.duration")
 local wc = require("weir.wincontext")
+local mergeset = require("weir.mergeset")
 
 local M = {}
 
@@ -23,6 +24,7 @@ local cleanup_time, check_result, check_cleared = wc.cleanup_time, wc.check_resu
 function M.instantiate(job, node)
   local assigner, trigger, evictor = node.assigner, node.trigger, node.evictor
   local is_event_time = assigner.is_event_time
+  local merging = assigner.merging -- sessions: per key a MergingWindowSet (weir.mergeset)
   local lateness = node.lateness
   local keyed = node.keyed
   local fn_kind, fn = node.fn_kind, node.user_fn
@@ -45,7 +47,7 @@ function M.instantiate(job, node)
     inst.lua_state, inst.wstate, inst.gstate = {}, {}, {}
     wc.contexts(job, node, inst)
     inst.timer = timer_t()
-    inst.msets = {}
+    inst.msets = mergeset.new()
     inst.records = 0 -- records that reached this subtask (the stall warning's "arriving")
   end
   job.timer_nodes[#job.timer_nodes + 1] = node
@@ -207,8 +209,6 @@ function M.instantiate(job, node)
     end
   end
 
-  local retire -- merging windows only (below)
-
   -- WindowOperator.clearAllState: contents, trigger (clear), window function (clear), and for
   -- merging windows the in-flight entry. sstart/sstop is the state window (= w unless merged).
   local function clear_all(inst, key, kid, w, sstart, sstop)
@@ -226,8 +226,8 @@ function M.instantiate(job, node)
       wctx.win, wctx.wstart, wctx.wstop, wctx.kid, wctx.key = w, w.start, w.stop, kid, key
       objs[inst.index]:clear(wctx)
     end
-    if retire then
-      retire(inst, kid, w.start, w.stop)
+    if merging then
+      mergeset.retire(inst.msets, kid, w.start, w.stop)
     end
     drop_slot(inst, kid, sstart, sstop)
     drop_slot(inst, kid, w.start, w.stop)
@@ -240,8 +240,8 @@ function M.instantiate(job, node)
       return clear_all(inst, key, kid, w, sstart, sstop)
     end
     if not guard(clear_all, inst, key, kid, w, sstart, sstop) then
-      if retire then
-        retire(inst, kid, w.start, w.stop)
+      if merging then
+        mergeset.retire(inst.msets, kid, w.start, w.stop)
       end
       local sslot = C.weir_store_find(inst.store, kid, sstart, sstop)
       if sslot >= 0 then
@@ -260,35 +260,6 @@ function M.instantiate(job, node)
     else
       trigger[m](trigger, w, ctx)
     end
-  end
-
-  -- Merging (session) windows: per key, Flink's MergingWindowSet (SEMANTICS §5.4, §5.7) as a
-  -- list of in-flight windows sorted by start, each with the state window whose slot holds
-  -- its contents. In-flight windows never overlap, so the windows a new one touches are a
-  -- contiguous run found by binary search: O(log n) to find, plus the run's length.
-  local merging = assigner.merging
-  local floor = math.floor
-
-  local function first_touching(m, start)
-    local lo, hi = 1, #m + 1
-    while lo < hi do
-      local mid = floor((lo + hi) / 2)
-      if m[mid].stop < start then
-        lo = mid + 1
-      else
-        hi = mid
-      end
-    end
-    return lo
-  end
-
-  local function find_entry(m, start, stop)
-    local i = first_touching(m, start)
-    local e = m[i]
-    if e and e.start == start and e.stop == stop then
-      return i, e
-    end
-    return nil
   end
 
   local function merge_contents(inst, target, source)
@@ -368,50 +339,13 @@ function M.instantiate(job, node)
     end
   end
 
-  ---MergingWindowSet.addWindow: returns the in-flight entry the new window [s, e) ends in.
+  ---MergingWindowSet.addWindow, and the merge it makes: the in-flight entry [s, e) ends in.
   local function add_window(inst, key, kid, s, e)
-    local m = inst.msets[kid]
-    if not m then
-      m = {}
-      inst.msets[kid] = m
+    local entry, merged = mergeset.add(inst.msets, kid, s, e)
+    if merged then
+      on_merge(inst, key, kid, entry, merged)
     end
-    local i = first_touching(m, s)
-    local j = i
-    while j <= #m and m[j].start <= e do
-      j = j + 1
-    end
-    if j == i then
-      local entry = { start = s, stop = e, sstart = s, sstop = e }
-      table.insert(m, i, entry)
-      return entry
-    end
-    if j == i + 1 and m[i].start <= s and m[i].stop >= e then
-      return m[i] -- inside an existing window: no merge
-    end
-    local merged = {}
-    for k = i, j - 1 do
-      merged[#merged + 1] = m[k]
-    end
-    local first = merged[1]
-    local entry = { start = math.min(s, first.start), stop = math.max(e, m[j - 1].stop),
-                    sstart = first.sstart, sstop = first.sstop }
-    for k = j - 1, i, -1 do
-      table.remove(m, k)
-    end
-    table.insert(m, i, entry)
-    on_merge(inst, key, kid, entry, merged)
     return entry
-  end
-
-  function retire(inst, kid, start, stop) -- luacheck: ignore 111
-    local m = inst.msets[kid]
-    local i = m and find_entry(m, start, stop)
-    if i then
-      table.remove(m, i)
-      if #m == 0 then
-        inst.msets[kid] = nil
-      end
-    end
   end
 
   local function push_merging(st, v, ts, key)
@@ -420,7 +354,7 @@ function M.instantiate(job, node)
     local s, e = assigner:session(v, ts, not is_event_time and job:now() or 0)
     local entry = add_window(inst, key, kid, s, e)
     if is_event_time and cleanup_time(node, entry.stop - 1) <= inst.watermark then
-      retire(inst, kid, entry.start, entry.stop)
+      mergeset.retire(inst.msets, kid, entry.start, entry.stop)
       if ts + lateness <= inst.watermark then
         wc.late(node, st, v, ts, key)
       end
@@ -490,7 +424,7 @@ function M.instantiate(job, node)
   local function on_timer(inst, domain, t, kid, start, stop)
     local sstart, sstop = start, stop
     if merging then
-      local _, entry = find_entry(inst.msets[kid] or {}, start, stop)
+      local entry = mergeset.find(inst.msets, kid, start, stop)
       if not entry then
         return -- a stale timer of a window merged away or retired
       end
