@@ -1,7 +1,10 @@
 -- weir.windowop: Flink's WindowOperator and EvictingWindowOperator (SEMANTICS §5, §7, §8) for
 -- one window node. State per subtask: the C store maps (key, window) to a slot and holds the
 -- trigger's numeric state cells; C timers hold (time, key, window); Lua holds the contents of
--- each slot (the elements, or the reduce/aggregate accumulator) by slot id.
+-- each slot (the elements, or the reduce/aggregate accumulator) by slot id. The operator is
+-- wired from parts (contents, a window's life, merges, the per-element push, the timers), each
+-- a function that makes its closures: the per-element ones stay closures for the JIT. Its
+-- shared rules and contexts are weir.wincontext's; weir.windowing is its face.
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
@@ -20,51 +23,38 @@ local timer_t = ffi.typeof("weir_timer_t")
 local cleanup_time, check_result, check_cleared = wc.cleanup_time, wc.check_result,
   wc.check_cleared
 
----Wires the window node: node.push(st, v, ts, key) and node.on_watermark(inst, w).
-function M.instantiate(job, node)
-  local assigner, trigger, evictor = node.assigner, node.trigger, node.evictor
-  local is_event_time = assigner.is_event_time
-  local merging = assigner.merging -- sessions: per key a MergingWindowSet (weir.mergeset)
-  local lateness = node.lateness
-  local keyed = node.keyed
+-- The state of a subtask (docs/ARCHITECTURE.md, window layer): the C store maps (key id,
+-- window) to a slot with the element count and the trigger's numeric cells; the Lua tables by
+-- slot hold the contents, the evictor's timestamps, the window object, its key id, the
+-- trigger's other state and window_state(); C timers hold (time, key id, window).
+local function init(job, node, inst)
+  inst.store = ffi.gc(C.weir_store_new(wc.CELLS), C.weir_store_free)
+  inst.wstore = inst.store -- window_state() lives in the window's own slot
+  inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
+  inst.key_ids, inst.keys = {}, {}
+  inst.contents, inst.stamps, inst.wins, inst.wkid = {}, {}, {}, {}
+  inst.lua_state, inst.wstate, inst.gstate = {}, {}, {}
+  wc.contexts(job, node, inst)
+  inst.timer = timer_t()
+  inst.msets = mergeset.new()
+  inst.records = 0 -- records that reached this subtask (the stall warning's "arriving")
+end
+
+-- The window object of a slot, made once.
+local function window_of(inst, slot, start, stop, kid)
+  local w = inst.wins[slot]
+  if not w then
+    w = windows.window(start, stop)
+    inst.wins[slot], inst.wkid[slot] = w, kid
+  end
+  return w
+end
+
+-- A slot's contents: add an element, fire, purge, and merge two slots' (sessions).
+local function contents_ops(node, call_window_fn)
+  local evictor = node.evictor
   local fn_kind, fn = node.fn_kind, node.user_fn
-  local rich = node.rich
-  local objs = node.objs
-  wc.setup(job, node)
-  local starts = {}
-  -- The REPL's :draw and :late read what happened (weir.wincontext); off (nil) outside it.
-  local trace = job.trace
-  -- With on_error, each fire, trigger call and cleanup runs guarded: a failure goes to the
-  -- error side output and the rest of the timer's work goes on (API.md, Errors).
-  local guard = job:fire_guard()
-
-  for _, inst in ipairs(node.instances) do
-    inst.store = ffi.gc(C.weir_store_new(wc.CELLS), C.weir_store_free)
-    inst.wstore = inst.store -- window_state() lives in the window's own slot
-    inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
-    inst.key_ids, inst.keys = {}, {}
-    inst.contents, inst.stamps, inst.wins, inst.wkid = {}, {}, {}, {}
-    inst.lua_state, inst.wstate, inst.gstate = {}, {}, {}
-    wc.contexts(job, node, inst)
-    inst.timer = timer_t()
-    inst.msets = mergeset.new()
-    inst.records = 0 -- records that reached this subtask (the stall warning's "arriving")
-  end
-  job.timer_nodes[#job.timer_nodes + 1] = node
-
-  local intern = wc.interner(keyed)
-
-  local function window_of(inst, slot, start, stop, kid)
-    local w = inst.wins[slot]
-    if not w then
-      w = windows.window(start, stop)
-      inst.wins[slot], inst.wkid[slot] = w, kid
-    end
-    return w
-  end
-
-  local call_window_fn = wc.caller(node)
-
+  local trace = node.trace
   local function result_of(values)
     -- reduce/aggregate over a list (evicting operator), as Flink computes them at fire time
     if fn_kind == "reduce" then
@@ -168,6 +158,45 @@ function M.instantiate(job, node)
     C.weir_store_count_add(inst.store, slot, 1)
   end
 
+  local function merge_contents(inst, target, source)
+    local t, c = inst.contents[target], inst.contents[source]
+    if c == nil then
+      return
+    end
+    local moved = C.weir_store_count(inst.store, source)
+    if t == nil then
+      inst.contents[target], inst.stamps[target] = c, inst.stamps[source]
+    elseif evictor or fn_kind == "process" or fn_kind == "apply" then
+      for i = 1, #c do
+        t[#t + 1] = c[i]
+      end
+      local ts, cs = inst.stamps[target], inst.stamps[source]
+      if ts and cs then
+        for i = 1, #cs do
+          ts[#ts + 1] = cs[i]
+        end
+      end
+    elseif fn_kind == "reduce" then
+      inst.contents[target] = fn(t, c)
+    else
+      inst.contents[target] = fn.merge(t, c)
+    end
+    inst.contents[source], inst.stamps[source] = nil, nil
+    C.weir_store_count_add(inst.store, source, -moved)
+    C.weir_store_count_add(inst.store, target, moved)
+  end
+
+  return { fire = fire, purge = purge, add = add, merge_contents = merge_contents }
+end
+
+-- A window's life: its cleanup timer, a trigger result, its clearing.
+local function window_ops(job, node, guard, cops)
+  local trigger, evictor = node.trigger, node.evictor
+  local rich, objs = node.rich, node.objs
+  local is_event_time = node.assigner.is_event_time
+  local merging = node.assigner.merging
+  local fire, purge = cops.fire, cops.purge
+
   local function register_cleanup(inst, kid, w)
     local t = cleanup_time(node, w:max_timestamp())
     if t ~= INF then
@@ -252,6 +281,16 @@ function M.instantiate(job, node)
     end
   end
 
+  return { register_cleanup = register_cleanup, apply_result = apply_result,
+           clear_all = clear_all, cleanup = cleanup, drop_slot = drop_slot }
+end
+
+-- Merging (session) windows: the merge a new window makes (WindowOperator's merge callback).
+local function merge_ops(job, node, guard, cops, drop_slot)
+  local trigger = node.trigger
+  local is_event_time = node.assigner.is_event_time
+  local lateness = node.lateness
+  local merge_contents = cops.merge_contents
   -- A call of trigger method m (on_merge, clear) during a merge: guarded, a failure is routed
   -- and the merge goes on.
   local function merge_call(m, w, ctx)
@@ -260,34 +299,6 @@ function M.instantiate(job, node)
     else
       trigger[m](trigger, w, ctx)
     end
-  end
-
-  local function merge_contents(inst, target, source)
-    local t, c = inst.contents[target], inst.contents[source]
-    if c == nil then
-      return
-    end
-    local moved = C.weir_store_count(inst.store, source)
-    if t == nil then
-      inst.contents[target], inst.stamps[target] = c, inst.stamps[source]
-    elseif evictor or fn_kind == "process" or fn_kind == "apply" then
-      for i = 1, #c do
-        t[#t + 1] = c[i]
-      end
-      local ts, cs = inst.stamps[target], inst.stamps[source]
-      if ts and cs then
-        for i = 1, #cs do
-          ts[#ts + 1] = cs[i]
-        end
-      end
-    elseif fn_kind == "reduce" then
-      inst.contents[target] = fn(t, c)
-    else
-      inst.contents[target] = fn.merge(t, c)
-    end
-    inst.contents[source], inst.stamps[source] = nil, nil
-    C.weir_store_count_add(inst.store, source, -moved)
-    C.weir_store_count_add(inst.store, target, moved)
   end
 
   -- The merge callback of WindowOperator: trigger.on_merge, clear the swallowed windows'
@@ -348,6 +359,20 @@ function M.instantiate(job, node)
     return entry
   end
 
+  return { on_merge = on_merge, add_window = add_window }
+end
+
+-- The per-element functions: node.push, and push_merging for sessions (returned).
+local function wire_push(job, node, intern, c, o, m)
+  local assigner, trigger = node.assigner, node.trigger
+  local is_event_time = assigner.is_event_time
+  local merging = assigner.merging
+  local lateness = node.lateness
+  local trace = node.trace
+  local starts = {}
+  local add = c.add
+  local apply_result, register_cleanup, add_window = o.apply_result, o.register_cleanup,
+    m.add_window
   local function push_merging(st, v, ts, key)
     local inst = node.instances[st + 1]
     local kid = intern(inst, key)
@@ -410,7 +435,15 @@ function M.instantiate(job, node)
       wc.late(node, st, v, ts, key)
     end
   end
+  return push_merging
+end
 
+-- The timers: node.on_watermark and node.on_processing_time; on_timer returned.
+local function wire_timers(job, node, guard, o)
+  local trigger = node.trigger
+  local is_event_time = node.assigner.is_event_time
+  local merging = node.assigner.merging
+  local apply_result, cleanup = o.apply_result, o.cleanup
   local function timer_result(domain, t, w, ctx)
     if domain == EVENT then
       return check_result(node, trigger:on_event_time(t, w, ctx), "on_event_time")
@@ -476,7 +509,27 @@ function M.instantiate(job, node)
     end
     job.now_override = nil
   end
+  return on_timer
+end
 
+---Wires the window node: node.push(st, v, ts, key), node.on_watermark(inst, w) and
+---node.on_processing_time(inst, t, as_if_due) (weir.windowing has the interface).
+function M.instantiate(job, node)
+  wc.setup(job, node)
+  -- With on_error, each fire, trigger call and cleanup runs guarded: a failure goes to the
+  -- error side output and the rest of the timer's work goes on (API.md, Errors).
+  local guard = job:fire_guard()
+  for _, inst in ipairs(node.instances) do
+    init(job, node, inst)
+  end
+  job.timer_nodes[#job.timer_nodes + 1] = node
+  local call_window_fn = wc.caller(node)
+  local c = contents_ops(node, call_window_fn)
+  local o = window_ops(job, node, guard, c)
+  local m = merge_ops(job, node, guard, c, o.drop_slot)
+  local push_merging = wire_push(job, node, wc.interner(node.keyed), c, o, m)
+  local on_timer = wire_timers(job, node, guard, o)
+  local fire, clear_all, on_merge = c.fire, o.clear_all, m.on_merge
   -- for the error handler (weir.run, Failures): where a fire is, from these frames' arguments
   job.firers[node.on_watermark] = { node = node }
   job.firers[node.on_processing_time] = { node = node, processing = true }
