@@ -80,63 +80,69 @@ local function flush_slices(inst)
     flush_slice(inst, kid)
   end
 end
+-- The chunk of a watermark's fires whose state one C call gathers (k slices per window).
+local function chunk_of(k)
+  return k == 1 and 4096 or math.max(1, math.min(4096, math.floor(2 ^ 20 / k)))
+end
 
-function M.instantiate(job, node)
-  M.used = M.used + 1
-  local assigner = node.assigner
-  local size, slide, offset = assigner.size, assigner.slide, assigner.offset
-  local k = size / slide -- slices per window
-  local lateness = node.lateness
-  local fn_kind, fn = node.fn_kind, node.user_fn
-  local reduce = fn_kind == "reduce" and fn or nil
-  local create, add, merge, result
-  if not reduce then
-    create, add, merge, result = fn.create, fn.add, fn.merge, fn.result
+-- The state of a subtask (docs/ARCHITECTURE.md, window layer): tumbling windows in a wintab
+-- (window id by key id and start; accumulators and counts by window id in Lua), sliced ones in
+-- slices.c (a number accumulator per key and slice), window_state() in a store of its own,
+-- the timers in a timerq.
+local function init(job, node, inst, k)
+  if k == 1 then
+    inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
+  else
+    inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
+    inst.sl_start, inst.sl_cell, inst.sl_hits = {}, {}, {}
+    inst.fresh = ffi.new("int32_t[1]")
   end
-  local rich, objs = node.rich, node.objs
-  wc.setup(job, node)
-  -- The REPL's :draw and :late read what happened (weir.wincontext); off (nil) outside it.
-  local trace = job.trace
-  -- Key ids: a whole-number key k in [0, DIRECT - 1) is its own id k + 1, with no table (most
-  -- keys are ids, counters or hashes already); any other key is interned (wincontext.interner)
-  -- to an id from DIRECT on. key_of turns an id back into the key.
+  -- window_state(), apart, so that the slices of a key stay alone in the store
+  inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
+  inst.tq = timerq.new()
+  inst.key_ids, inst.keys = {}, {}
+  inst.accs, inst.wstate, inst.gstate = {}, {}, {}
+  -- tumbling: element counts by window id, and per key id its last window (start, id)
+  inst.counts, inst.last_start, inst.last_id = {}, {}, {}
+  wc.contexts(job, node, inst)
+  inst.records = 0
+  inst.cells_cap = 64
+  inst.cells = ffi.new("double[?]", inst.cells_cap)
+  inst.nb = ffi.new("double[2]")
+  local chunk = chunk_of(k)
+  inst.g_keys = ffi.new("int32_t[?]", chunk)
+  inst.g_ids = ffi.new("int32_t[?]", chunk)
+  inst.g_off = ffi.new("int32_t[?]", chunk + 1)
+  inst.g_cap = 0
+end
+
+-- Key ids: a whole-number key k in [0, DIRECT - 1) is its own id k + 1, with no table (most
+-- keys are ids, counters or hashes already); any other key is interned (wincontext.interner)
+-- to an id from DIRECT on. key_of turns an id back into the key.
+local function interner(node)
   local interned = wc.interner(node.keyed)
   local keyed = node.keyed
-  local function intern(inst, key)
+  return function(inst, key)
     if keyed and type(key) == "number" and key >= 0 and key < DIRECT - 1 and key == floor(key)
         and (key ~= 0 or 1 / key > 0) then
       return key + 1
     end
     return interned(inst, key) + DIRECT
   end
-  local call_window_fn = wc.caller(node)
-  local instances = node.instances
-  -- With on_error, each fire and clear() runs guarded (weir.windowop says how); nil without.
-  local guard = job:fire_guard()
+end
 
-  for _, inst in ipairs(instances) do
-    if k == 1 then
-      inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
-    else
-      inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
-      inst.sl_start, inst.sl_cell, inst.sl_hits = {}, {}, {}
-      inst.fresh = ffi.new("int32_t[1]")
-    end
-    -- window_state(), apart, so that the slices of a key stay alone in the store
-    inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
-    inst.tq = timerq.new()
-    inst.key_ids, inst.keys = {}, {}
-    inst.accs, inst.wstate, inst.gstate = {}, {}, {}
-    -- tumbling: element counts by window id, and per key id its last window (start, id)
-    inst.counts, inst.last_start, inst.last_id = {}, {}, {}
-    wc.contexts(job, node, inst)
-    inst.records = 0
-    inst.cells_cap = 64
-    inst.cells = ffi.new("double[?]", inst.cells_cap)
-    inst.nb = ffi.new("double[2]")
+-- A window's timers, contents, fire and clearing.
+local function window_ops(node, guard, call_window_fn)
+  local size, slide = node.assigner.size, node.assigner.slide
+  local k = size / slide
+  local fn_kind, fn = node.fn_kind, node.user_fn
+  local reduce = fn_kind == "reduce" and fn or nil
+  local create, merge, result
+  if not reduce then
+    create, merge, result = fn.create, fn.merge, fn.result
   end
-  job.timer_nodes[#job.timer_nodes + 1] = node
-
+  local rich, objs = node.rich, node.objs
+  local trace = node.trace
   local cleanup_of = wc.cleanup_of(node)
 
   -- A timer's entry is its window's key id, and its time says the window: a key id is a timer
@@ -245,12 +251,29 @@ function M.instantiate(job, node)
     end
   end
 
-  local push_sliced
+  return { cleanup_of = cleanup_of, register = register, fire_with = fire_with, fire = fire,
+           fire_in_push = fire_in_push, rich_clear = rich_clear, clear = clear }
+end
 
+-- Tumbling and sliced windows have push functions of their own: a trace recorded for one
+-- is entered by every closure of its prototype, and a branch on the kind would send the other
+-- kind's elements out through a side exit on every element.
+local function tumbling_push(node, intern, o)
+  local size, slide, offset = node.assigner.size, node.assigner.slide, node.assigner.offset
+  local lateness = node.lateness
+  local fn_kind, fn = node.fn_kind, node.user_fn
+  local reduce = fn_kind == "reduce" and fn or nil
+  local create, add
+  if not reduce then
+    create, add = fn.create, fn.add
+  end
+  local trace = node.trace
+  local instances = node.instances
+  local cleanup_of, register, fire_in_push = o.cleanup_of, o.register, o.fire_in_push
   -- Tumbling and sliced windows have push functions of their own: a trace recorded for one
   -- is entered by every closure of its prototype, and a branch on the kind would send the other
   -- kind's elements out through a side exit on every element.
-  local function push_tumbling(st, v, ts, key)
+  return function(st, v, ts, key)
     local inst = instances[st + 1]
     inst.records = inst.records + 1
     if ts == nil or abs(ts) > MAX_TIME then
@@ -316,6 +339,18 @@ function M.instantiate(job, node)
     end
   end
 
+end
+
+local function sliding_push(node, intern, o)
+  local size, slide, offset = node.assigner.size, node.assigner.slide, node.assigner.offset
+  local k = size / slide
+  local lateness = node.lateness
+  local add, create = node.user_fn.add, node.user_fn.create
+  local trace = node.trace
+  local instances = node.instances
+  local cleanup_of, register, fire_in_push = o.cleanup_of, o.register, o.fire_in_push
+  local push_sliced
+
   local function push_sliding(st, v, ts, key)
     local inst = instances[st + 1]
     inst.records = inst.records + 1
@@ -330,7 +365,6 @@ function M.instantiate(job, node)
     end
     return push_sliced(inst, ts, v, key, kid, q, W)
   end
-  node.push = k == 1 and push_tumbling or push_sliding
 
   -- A sliding window element: into its slice, then the windows it is in: q, q - slide, ...
   -- that are not late, latest first (the assigner's order). A new slice creates the windows
@@ -403,11 +437,23 @@ function M.instantiate(job, node)
       a = a - slide
     end
   end
+  return push_sliding
+end
 
+-- WindowOperator.onEventTime, over the timerq; fire_gathered returned (the error handler's).
+local function wire_watermark(node, guard, o)
+  local size, slide = node.assigner.size, node.assigner.slide
+  local k = size / slide
+  local lateness = node.lateness
+  local create, merge -- sliced: always an aggregate
+  if k > 1 then
+    create, merge = node.user_fn.create, node.user_fn.merge
+  end
+  local fire_with, clear = o.fire_with, o.clear
   -- The accumulators of the m windows [a, a + size) of inst.g_keys[0 .. m), found in one C
   -- call per chunk of a watermark's fires, so that their cache misses overlap. gathered(inst,
   -- j) is then the j-th one's accumulator, or nil when it has none.
-  local CHUNK = k == 1 and 4096 or math.max(1, math.min(4096, math.floor(2 ^ 20 / k)))
+  local CHUNK = chunk_of(k)
   local function gather(inst, m, a)
     if k == 1 then
       C.weir_wintab_gather(inst.wtab, inst.g_keys, m, a, inst.g_ids)
@@ -444,12 +490,6 @@ function M.instantiate(job, node)
   -- the j-th gathered window's fire: key and a are for the error handler while merge runs
   local function fire_gathered(inst, key, kid, a, j)
     return fire_with(inst, key, kid, a, gathered(inst, j))
-  end
-  for _, inst in ipairs(instances) do
-    inst.g_keys = ffi.new("int32_t[?]", CHUNK)
-    inst.g_ids = ffi.new("int32_t[?]", CHUNK)
-    inst.g_off = ffi.new("int32_t[?]", CHUNK + 1)
-    inst.g_cap = 0
   end
 
   -- WindowOperator.onEventTime: event_time() fires at the window's max timestamp; the window is
@@ -500,8 +540,28 @@ function M.instantiate(job, node)
     end
     inst.firing = false
   end
+  return fire_gathered
+end
 
+---Wires the window node (weir.windowing has the interface).
+function M.instantiate(job, node)
+  M.used = M.used + 1
+  local size, slide = node.assigner.size, node.assigner.slide
+  local k = size / slide -- slices per window
+  wc.setup(job, node)
+  for _, inst in ipairs(node.instances) do
+    init(job, node, inst, k)
+  end
+  job.timer_nodes[#job.timer_nodes + 1] = node
+  local call_window_fn = wc.caller(node)
+  -- With on_error, each fire and clear() runs guarded (weir.windowop says how); nil without.
+  local guard = job:fire_guard()
+  local o = window_ops(node, guard, call_window_fn)
+  local intern = interner(node)
+  node.push = k == 1 and tumbling_push(node, intern, o) or sliding_push(node, intern, o)
+  local fire_gathered = wire_watermark(node, guard, o)
   node.on_processing_time = function() end
+  local fire, fire_with, rich_clear = o.fire, o.fire_with, o.rich_clear
 
   -- for the error handler (weir.run, Failures): where a fire is, from these frames' arguments
   job.firers[node.on_watermark] = { node = node }
@@ -510,11 +570,9 @@ function M.instantiate(job, node)
     job.places[f] = { node = node, key = 2, start = 4, size = size }
   end
   wc.user_places(job, node)
-
 end
 
 -- The face's interface (weir.windowing) ------------------------------------------------------
-
 
 ---The open windows, for env:status() and SIGUSR1: those with a slice and not yet cleaned.
 function M.windows(node, inst)
