@@ -270,9 +270,6 @@ local function tumbling_push(node, intern, o)
   local trace = node.trace
   local instances = node.instances
   local cleanup_of, register, fire_in_push = o.cleanup_of, o.register, o.fire_in_push
-  -- Tumbling and sliced windows have push functions of their own: a trace recorded for one
-  -- is entered by every closure of its prototype, and a branch on the kind would send the other
-  -- kind's elements out through a side exit on every element.
   return function(st, v, ts, key)
     local inst = instances[st + 1]
     inst.records = inst.records + 1
@@ -338,7 +335,6 @@ local function tumbling_push(node, intern, o)
       register(inst, cleanup_of(maxts), kid, q)
     end
   end
-
 end
 
 local function sliding_push(node, intern, o)
@@ -602,12 +598,16 @@ function M.windows(node, inst)
       if wc.cleanup_time(node, a + size - 1) <= W then
         break
       end
-      local id = kid .. ":" .. a
-      local e = seen[id]
+      local per = seen[kid] -- by number, not by string: a string of a time can round
+      if not per then
+        per = {}
+        seen[kid] = per
+      end
+      local e = per[a]
       if not e then
         e = { window = windows.window(a, a + size), key = key_of(inst, kid), elements = 0,
               waits_for = a + size - 1 }
-        seen[id] = e
+        per[a] = e
         list[#list + 1] = e
       end
       e.elements = e.elements + count
