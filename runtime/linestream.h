@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* linestream.h: a pipe, tty or socket read through libuv into a line splitter, paused while
  * much text waits to be cut (backpressure). Shared by source_file.c (stdin and paths that are
- * streams) and repl.c (plain input); it includes uv.h, so only those files include it. */
+ * streams) and source_repl.c (plain input); it includes uv.h, so only those files include it. */
 #ifndef WR_LINESTREAM_H
 #define WR_LINESTREAM_H
 

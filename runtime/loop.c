@@ -6,236 +6,24 @@
 #include "loop.h"
 
 #include <assert.h>
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
-#include "fields.h"
 #include "mem.h"
+#include "ms.h"
 #include "out.h"
-#include "repl.h"
 #include "rt.h"
-
-/* ---- signals ---------------------------------------------------------------------------- */
-
-/* One runtime at a time owns SIGINT, SIGTERM and SIGUSR1; the handlers only touch these
- * flags and uv_async_send, which is async-signal-safe. SIGUSR1 has its own flag: it asks for a
- * status report, never for a stop, and does not count towards "interrupted again". */
-static weir_rt_t *volatile signal_rt;
-static volatile sig_atomic_t signal_count;
-static volatile sig_atomic_t status_requested;
-
-/* REPL mode (a live REPL on signal_rt): SIGINT never stops the job. Inside weir_loop_poll (the
- * user is at the prompt, or the job is waiting) it asks for an INPUT event flagged INTERRUPT;
- * between polls (Lua runs a command) it raises the flag weir_repl_interrupted takes, and a flag
- * Lua has not taken by the next poll becomes that INTERRUPT event. The third Ctrl-C that Lua
- * has not taken exits, as a second stop signal does: Lua is stuck where no hook runs (compiled
- * code, a C call), and the user has no other way out. */
-enum { WR_UNTAKEN_INTERRUPTS_MAX = 2 };
-static volatile sig_atomic_t repl_sigint;       /* REPL mode is on */
-static volatile sig_atomic_t in_poll;           /* weir_loop_poll is running */
-static volatile sig_atomic_t prompt_interrupt;  /* an INTERRUPT event is due */
-static volatile sig_atomic_t command_interrupt; /* Ctrl-Cs between polls Lua has not taken */
-/* The operator running now: Lua stores its id through weir_op_slot, once per operator call
- * (a plain store in compiled code); the second-signal handler reads it. */
-static volatile int32_t op_running = -1;
-
-/* How long a stop waits for a stalled stdout (from the first signal), and how long the exit
- * on a second signal waits to write out what is pending (docs/API.md, Signals). */
-enum { WR_STOP_WAIT_S = 5, WR_EXIT_WAIT_MS = 2000 };
-
-static void say(const char *text, size_t len)
-{
-    if (write(2, text, len) < 0) {
-        /* nothing left to tell anyone */
-    }
-}
-
-static void say_str(const char *text)
-{
-    say(text, strlen(text)); /* strlen is async-signal-safe */
-}
-
-/* Decimal digits without stdio (async-signal-safe). */
-static void say_size(size_t v)
-{
-    char d[24];
-    size_t i = sizeof d;
-    do {
-        d[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v > 0 && i > 0);
-    say(d + i, sizeof d - i);
-}
-
-/* From the handler: writes out weir's pending stdout, names the operator that was running
- * (the driver keeps rt->op_running current per operator call) and exits 1. */
-static void exit_interrupted_again(void)
-{
-    size_t unwritten = wr_out_dump(WR_EXIT_WAIT_MS);
-    weir_rt_t *rt = signal_rt;
-    int32_t op = op_running;
-    if (unwritten > 0) {
-        say_str("weir: interrupted again: ");
-        say_size(unwritten);
-        say_str(" byte(s) of output not written (standard output is not taking data)\n");
-    }
-    if (rt != NULL && op >= 0 && op < rt->nop_labels && rt->op_labels[op] != NULL) {
-        say_str("weir: interrupted again while ");
-        say_str(rt->op_labels[op]);
-        say_str(" was running, exiting\n");
-    } else {
-        say_str("weir: interrupted again, exiting\n");
-    }
-    _exit(1);
-}
-
-/* A stop that has waited WR_STOP_WAIT_S: a write stuck on a stalled stdout gives up. */
-static void on_stop_overdue(int signo)
-{
-    (void)signo;
-    wr_out_overdue();
-}
-
-static void on_signal(int signo)
-{
-    weir_rt_t *rt = signal_rt;
-    if (signo == SIGINT && repl_sigint) {
-        if (in_poll) {
-            prompt_interrupt = 1;
-            if (rt != NULL) {
-                uv_async_send(&rt->wake);
-            }
-            return;
-        }
-        if (command_interrupt < WR_UNTAKEN_INTERRUPTS_MAX) {
-            command_interrupt = command_interrupt + 1;
-            return;
-        }
-        exit_interrupted_again();
-    }
-    if (signal_count == 0) {
-        signal_count = 1;
-        alarm(WR_STOP_WAIT_S); /* async-signal-safe; on_stop_overdue bounds the stop */
-        if (rt != NULL) {
-            uv_async_send(&rt->wake);
-        }
-        return;
-    }
-    exit_interrupted_again();
-}
-
-/* Signals that arrive before the poll sees the flag coalesce into one STATUS event. */
-static void on_status_signal(int signo)
-{
-    (void)signo;
-    status_requested = 1;
-    weir_rt_t *rt = signal_rt;
-    if (rt != NULL) {
-        uv_async_send(&rt->wake);
-    }
-}
-
-/* The REPL reads input until its EOF event or STOP; after that SIGINT stops the job again. */
-static int repl_live(const weir_rt_t *rt)
-{
-    return rt->repl != NULL && !rt->stop_delivered && wr_repl_live(rt);
-}
-
-void wr_loop_sync_signals(weir_rt_t *rt)
-{
-    if (signal_rt != rt || !rt->signals_installed) {
-        return;
-    }
-    int on = repl_live(rt);
-    if (!on) {
-        prompt_interrupt = 0;
-        command_interrupt = 0;
-    }
-    repl_sigint = on;
-}
-
-static void install_signals(weir_rt_t *rt)
-{
-    if (signal_rt != NULL) {
-        return; /* another runtime has them; it restores them when it is freed */
-    }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaddset(&sa.sa_mask, SIGINT);
-    sigaddset(&sa.sa_mask, SIGTERM);
-    sa.sa_flags = SA_RESTART;
-    struct sigaction su;
-    memset(&su, 0, sizeof su);
-    su.sa_handler = on_status_signal;
-    sigemptyset(&su.sa_mask);
-    su.sa_flags = SA_RESTART;
-    struct sigaction sl;
-    memset(&sl, 0, sizeof sl);
-    sl.sa_handler = on_stop_overdue;
-    sigemptyset(&sl.sa_mask);
-    sl.sa_flags = 0; /* no SA_RESTART: the write blocked on stdout must return */
-    signal_count = 0;
-    status_requested = 0;
-    repl_sigint = 0;
-    prompt_interrupt = 0;
-    command_interrupt = 0;
-    signal_rt = rt;
-    sigaction(SIGINT, &sa, &rt->old_sigint);
-    sigaction(SIGTERM, &sa, &rt->old_sigterm);
-    sigaction(SIGUSR1, &su, &rt->old_sigusr1);
-    sigaction(SIGALRM, &sl, &rt->old_sigalrm);
-    rt->signals_installed = 1;
-    wr_loop_sync_signals(rt);
-}
-
-static void restore_signals(weir_rt_t *rt)
-{
-    if (!rt->signals_installed) {
-        return;
-    }
-    sigaction(SIGINT, &rt->old_sigint, NULL);
-    sigaction(SIGTERM, &rt->old_sigterm, NULL);
-    alarm(0);
-    sigaction(SIGUSR1, &rt->old_sigusr1, NULL);
-    sigaction(SIGALRM, &rt->old_sigalrm, NULL);
-    signal_rt = NULL;
-    signal_count = 0;
-    status_requested = 0;
-    repl_sigint = 0;
-    prompt_interrupt = 0;
-    command_interrupt = 0;
-    rt->signals_installed = 0;
-}
-
-/* Between polls, so Lua's debug hook can end a long command; outside REPL mode always 0. */
-int32_t weir_repl_interrupted(weir_rt_t *rt)
-{
-    if (rt == NULL || signal_rt != rt || !repl_sigint || command_interrupt == 0) {
-        return 0;
-    }
-    command_interrupt = 0;
-    return 1;
-}
-
-static void on_wake(uv_async_t *h)
-{
-    (void)h; /* waking uv_run was the point; the poll loop reads the signal flags */
-}
+#include "signals.h"
+#include "source.h"
 
 static void on_timer(uv_timer_t *h)
 {
-    (void)h;
+    (void)h; /* waking uv_run was the point */
 }
 
-/* ---- helpers for the sources (loop.h) ---------------------------------------------------- */
+/* ---- what the sources ask (loop.h) -------------------------------------------------------- */
 
 int64_t wr_loop_next_tick(int64_t start_ms, int64_t interval_ms, int64_t now_ms)
 {
@@ -247,16 +35,6 @@ int64_t wr_loop_next_tick(int64_t start_ms, int64_t interval_ms, int64_t now_ms)
     return start_ms + k * interval_ms;
 }
 
-int wr_loop_error(weir_rt_t *rt, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(rt->err.msg, sizeof rt->err.msg, fmt, ap);
-    va_end(ap);
-    rt->err.code = code;
-    return code;
-}
-
 int wr_loop_fail(weir_rt_t *rt, int code, const char *fmt, ...)
 {
     if (rt->fail.code != 0) {
@@ -264,43 +42,9 @@ int wr_loop_fail(weir_rt_t *rt, int code, const char *fmt, ...)
     }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(rt->fail.msg, sizeof rt->fail.msg, fmt, ap);
+    wr_err_vset(&rt->fail, code, fmt, ap);
     va_end(ap);
-    rt->fail.code = code;
     return code;
-}
-
-int wr_loop_may_add(weir_rt_t *rt)
-{
-    if (rt->started) {
-        wr_loop_error(rt, WEIR_ESTATE, "sources must be declared before weir_rt_start");
-        return 0;
-    }
-    return 1;
-}
-
-static void destroy_source(wr_source_t *s)
-{
-    wr_free(s->describe);
-    s->describe = NULL;
-    s->ops->destroy(s);
-}
-
-int32_t wr_loop_add_source(weir_rt_t *rt, wr_source_t *s, const char *describe)
-{
-    if (!wr_loop_may_add(rt)) {
-        destroy_source(s);
-        return WEIR_ESTATE;
-    }
-    if ((size_t)rt->nsources == rt->sources_cap) {
-        rt->sources_cap = rt->sources_cap ? rt->sources_cap * 2 : 4;
-        rt->sources = wr_xreallocarray(rt->sources, rt->sources_cap, sizeof *rt->sources);
-    }
-    s->rt = rt;
-    s->id = rt->nsources;
-    s->describe = wr_xstrdup(describe);
-    rt->sources[rt->nsources++] = s;
-    return s->id;
 }
 
 int64_t wr_loop_now(const weir_rt_t *rt)
@@ -308,159 +52,9 @@ int64_t wr_loop_now(const weir_rt_t *rt)
     return rt->now_ms;
 }
 
-int32_t wr_loop_room(const weir_rt_t *rt)
+int wr_loop_clock_is_virtual(const weir_rt_t *rt)
 {
-    return rt->max - rt->n;
-}
-
-weir_event_t *wr_loop_push(weir_rt_t *rt, wr_source_t *s, int32_t kind)
-{
-    if (rt->n >= rt->max) {
-        return NULL;
-    }
-    weir_event_t *e = &rt->out[rt->n++];
-    e->kind = kind;
-    e->source = s ? s->id : -1;
-    e->ptr = NULL;
-    e->len = 0;
-    e->flags = 0;
-    e->index = 0;
-    e->time_ms = (double)rt->now_ms;
-    return e;
-}
-
-/* An overlong record: counted, and the first one per source reported on stderr. */
-static void count_dropped(wr_source_t *s, const wr_lines_t *l, const wr_line_t *rec)
-{
-    s->stat[WEIR_STAT_DROPPED] += 1;
-    if (!s->drop_reported) {
-        s->drop_reported = 1;
-        fprintf(stderr, "weir: %s: line %lld: record longer than %zu bytes dropped\n",
-                s->describe, (long long)rec->index, l->max_bytes);
-    }
-}
-
-/* The next line of l into rec, the unterminated last one too at EOF: WR_LINES_RECORD,
- * WR_LINES_NONE (none complete yet, or nothing left), or WR_LINES_DROPPED for an overlong
- * line, which is counted and reported here. */
-static int next_line(wr_source_t *s, wr_lines_t *l, int at_eof, wr_line_t *rec)
-{
-    int r = wr_lines_next(l, rec);
-    if (r == WR_LINES_NONE && at_eof) {
-        r = wr_lines_finish(l, rec);
-    }
-    if (r == WR_LINES_DROPPED) {
-        count_dropped(s, l, rec);
-    }
-    return r;
-}
-
-int wr_loop_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof)
-{
-    for (;;) {
-        if (rt->n >= rt->max) {
-            return 0;
-        }
-        wr_line_t rec;
-        int r = next_line(s, l, at_eof, &rec);
-        if (r == WR_LINES_NONE) {
-            return 1;
-        }
-        if (r == WR_LINES_DROPPED) {
-            continue;
-        }
-        weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_LINE);
-        e->ptr = rec.ptr;
-        e->len = (int32_t)rec.len; /* rec.len <= max_bytes <= INT32_MAX */
-        e->flags = rec.flags == WR_LINE_TRUNCATED_EOF ? WEIR_LINE_TRUNCATED_EOF : 0;
-        e->index = (double)rec.index;
-        s->stat[WEIR_STAT_RECORDS] += 1;
-    }
-}
-
-int wr_loop_emit_fields(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof,
-                        const weir_fields_t *fields, char *buf, int32_t cap, int32_t *used)
-{
-    size_t size = (size_t)wr_fields_size(fields);
-    weir_event_t *run = NULL; /* the RECORDS event the next parsed line may extend */
-    if (cap > rt->max) {
-        cap = rt->max;
-    }
-    for (;;) {
-        /* A line is cut only with room for both its record and a new event. */
-        if (rt->n >= rt->max || *used >= cap) {
-            return 0;
-        }
-        wr_line_t rec;
-        int r = next_line(s, l, at_eof, &rec);
-        if (r == WR_LINES_NONE) {
-            return 1;
-        }
-        if (r == WR_LINES_DROPPED) {
-            run = NULL; /* its line number is skipped: the run cannot go on */
-            continue;
-        }
-        s->stat[WEIR_STAT_RECORDS] += 1;
-        char *slot = buf + (size_t)*used * size;
-        if (wr_fields_parse(fields, rec.ptr, rec.len, slot) != 0) {
-            weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_LINE);
-            e->ptr = rec.ptr;
-            e->len = (int32_t)rec.len;
-            e->flags = WEIR_LINE_MALFORMED
-                       | (rec.flags == WR_LINE_TRUNCATED_EOF ? WEIR_LINE_TRUNCATED_EOF : 0);
-            e->index = (double)rec.index;
-            run = NULL;
-            continue;
-        }
-        (*used)++;
-        if (run != NULL) {
-            run->len++;
-            continue;
-        }
-        run = wr_loop_push(rt, s, WEIR_EV_RECORDS);
-        run->ptr = slot;
-        run->len = 1;
-        run->index = (double)rec.index;
-    }
-}
-
-int wr_loop_emit_end(weir_rt_t *rt, wr_source_t *s, int32_t flags)
-{
-    weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_END);
-    if (e == NULL) {
-        return 0;
-    }
-    e->flags = flags;
-    s->ended = 1;
-    return 1;
-}
-
-int wr_loop_unread(const uv_handle_t *h)
-{
-    uv_os_fd_t fd;
-    if (uv_fileno(h, &fd) < 0) {
-        return 0;
-    }
-    int n = 0;
-    if (ioctl(fd, FIONREAD, &n) < 0) {
-        return 0;
-    }
-    return n > 0;
-}
-
-int wr_loop_ms(double v, int64_t *out)
-{
-    if (isnan(v)) {
-        return -1;
-    }
-    if (v >= 9.2e18) {
-        *out = INT64_MAX;
-    } else if (v <= -9.2e18) {
-        *out = INT64_MIN;
-    } else {
-        *out = (int64_t)floor(v);
-    }
-    return 0;
+    return wr_clock_is_virtual(&rt->clock);
 }
 
 /* ---- the runtime ------------------------------------------------------------------------- */
@@ -469,8 +63,11 @@ weir_rt_t *weir_rt_new(int32_t clock_kind, double virtual_start_ms)
 {
     int64_t start = 0;
     if (clock_kind == WEIR_CLOCK_VIRTUAL) {
-        if (wr_loop_ms(virtual_start_ms, &start) < 0 || start == INT64_MAX ||
-            start == INT64_MIN) {
+        if (isnan(virtual_start_ms)) {
+            return NULL;
+        }
+        start = wr_ms_from_double(virtual_start_ms);
+        if (start == INT64_MAX || start == INT64_MIN) {
             return NULL;
         }
     } else if (clock_kind != WEIR_CLOCK_REAL) {
@@ -482,7 +79,7 @@ weir_rt_t *weir_rt_new(int32_t clock_kind, double virtual_start_ms)
         return NULL;
     }
     uv_timer_init(&rt->loop, &rt->timer);
-    uv_async_init(&rt->loop, &rt->wake, on_wake);
+    wr_signals_init_wake(rt);
     if (clock_kind == WEIR_CLOCK_VIRTUAL) {
         wr_clock_init_virtual(&rt->clock, start);
     } else {
@@ -501,14 +98,16 @@ void weir_rt_free(weir_rt_t *rt)
     if (rt == NULL) {
         return;
     }
-    restore_signals(rt);
+    wr_signals_restore(rt);
     for (int32_t i = 0; i < rt->nsources; i++) {
         wr_source_t *s = rt->sources[i];
         if (s->ops->close) {
             s->ops->close(s);
         }
     }
-    wr_repl_close(rt);
+    if (rt->alone != NULL && rt->alone->ops->close) {
+        rt->alone->ops->close(rt->alone);
+    }
     uv_close((uv_handle_t *)&rt->timer, NULL);
     uv_close((uv_handle_t *)&rt->wake, NULL);
     /* Runs close callbacks and waits out a getaddrinfo that could not be cancelled. */
@@ -517,9 +116,12 @@ void weir_rt_free(weir_rt_t *rt)
     assert(rc == 0);
     (void)rc;
     for (int32_t i = 0; i < rt->nsources; i++) {
-        destroy_source(rt->sources[i]);
+        wr_source_destroy(rt->sources[i]);
     }
-    wr_repl_free(rt);
+    if (rt->alone != NULL) {
+        wr_source_destroy(rt->alone);
+        rt->alone = NULL;
+    }
     for (int32_t i = 0; i < rt->nop_labels; i++) {
         wr_free(rt->op_labels[i]);
     }
@@ -550,12 +152,12 @@ int weir_rt_set_tick(weir_rt_t *rt, double interval_ms)
         return WEIR_EINVAL;
     }
     if (rt->started) {
-        return wr_loop_error(rt, WEIR_ESTATE, "weir_rt_set_tick: the runtime has started");
+        return wr_err_set(&rt->err, WEIR_ESTATE, "weir_rt_set_tick: the runtime has started");
     }
     if (!(interval_ms >= 0) || isinf(interval_ms)) {
-        return wr_loop_error(rt, WEIR_EINVAL, "weir_rt_set_tick: bad interval %g", interval_ms);
+        return wr_err_set(&rt->err, WEIR_EINVAL, "weir_rt_set_tick: bad interval %g", interval_ms);
     }
-    rt->tick_ms = (int64_t)ceil(interval_ms);
+    rt->tick_ms = wr_ms_from_double(interval_ms);
     return 0;
 }
 
@@ -564,11 +166,10 @@ int weir_rt_set_wakeup(weir_rt_t *rt, double due_ms)
     if (rt == NULL) {
         return WEIR_EINVAL;
     }
-    int64_t due;
-    if (wr_loop_ms(due_ms, &due) < 0) {
-        return wr_loop_error(rt, WEIR_EINVAL, "weir_rt_set_wakeup: due time is NaN");
+    if (isnan(due_ms)) {
+        return wr_err_set(&rt->err, WEIR_EINVAL, "weir_rt_set_wakeup: due time is NaN");
     }
-    rt->wakeup_ms = due; /* +inf became WR_NEVER */
+    rt->wakeup_ms = wr_ms_from_double(due_ms); /* +inf becomes WR_NEVER */
     return 0;
 }
 
@@ -580,16 +181,16 @@ int weir_rt_advance(weir_rt_t *rt, double target_ms)
         return WEIR_EINVAL;
     }
     if (!wr_clock_is_virtual(&rt->clock)) {
-        return wr_loop_error(rt, WEIR_ESTATE, "weir_rt_advance: needs the virtual clock");
+        return wr_err_set(&rt->err, WEIR_ESTATE, "weir_rt_advance: needs the virtual clock");
     }
-    int64_t target;
-    if (wr_loop_ms(target_ms, &target) < 0 || isinf(target_ms)) {
-        return wr_loop_error(rt, WEIR_EINVAL, "weir_rt_advance: bad target %g", target_ms);
+    if (isnan(target_ms) || isinf(target_ms)) {
+        return wr_err_set(&rt->err, WEIR_EINVAL, "weir_rt_advance: bad target %g", target_ms);
     }
+    int64_t target = wr_ms_from_double(target_ms);
     int64_t now = wr_clock_now(&rt->clock);
     if (target < now) {
-        return wr_loop_error(rt, WEIR_ESTATE, "weir_rt_advance: %lld is before now (%lld)",
-                             (long long)target, (long long)now);
+        return wr_err_set(&rt->err, WEIR_ESTATE, "weir_rt_advance: %lld is before now (%lld)",
+                          (long long)target, (long long)now);
     }
     rt->advance_ms = target;
     return 0;
@@ -601,7 +202,7 @@ int weir_rt_start(weir_rt_t *rt)
         return WEIR_EINVAL;
     }
     if (rt->started) {
-        return wr_loop_error(rt, WEIR_ESTATE, "weir_rt_start: already started");
+        return wr_err_set(&rt->err, WEIR_ESTATE, "weir_rt_start: already started");
     }
     rt->started = 1;
     rt->start_ms = wr_clock_now(&rt->clock);
@@ -617,7 +218,7 @@ int weir_rt_start(weir_rt_t *rt)
             }
         }
     }
-    install_signals(rt);
+    wr_signals_install(rt);
     return 0;
 }
 
@@ -635,10 +236,10 @@ int weir_rt_label_op(weir_rt_t *rt, int32_t id, const char *label)
         return WEIR_EINVAL;
     }
     if (rt->started) {
-        return wr_loop_error(rt, WEIR_ESTATE, "weir_rt_label_op: the runtime has started");
+        return wr_err_set(&rt->err, WEIR_ESTATE, "weir_rt_label_op: the runtime has started");
     }
     if (id < 0 || id > 65535) {
-        return wr_loop_error(rt, WEIR_EINVAL, "weir_rt_label_op: bad operator id %d", (int)id);
+        return wr_err_set(&rt->err, WEIR_EINVAL, "weir_rt_label_op: bad operator id %d", (int)id);
     }
     if (id >= rt->nop_labels) {
         rt->op_labels = wr_xreallocarray(rt->op_labels, (size_t)id + 1, sizeof *rt->op_labels);
@@ -650,11 +251,6 @@ int weir_rt_label_op(weir_rt_t *rt, int32_t id, const char *label)
     wr_free(rt->op_labels[id]);
     rt->op_labels[id] = wr_xstrdup(label);
     return 0;
-}
-
-int32_t *weir_op_slot(void)
-{
-    return (int32_t *)&op_running;
 }
 
 /* ---- the poll ---------------------------------------------------------------------------- */
@@ -738,8 +334,8 @@ static int64_t earliest_due(const weir_rt_t *rt)
 static void block(weir_rt_t *rt, int64_t timeout_ms)
 {
     wr_out_flush_stdout(); /* output of a live job appears before it waits; errors stick */
-    if (repl_live(rt)) {
-        wr_repl_wait(rt); /* after the flush: the prompt goes below the job's output */
+    if (wr_rt_alone_live(rt) && rt->alone->ops->wait) {
+        rt->alone->ops->wait(rt->alone); /* after the flush: a prompt goes below the output */
     }
     if (timeout_ms >= 0) {
         uv_update_time(&rt->loop);
@@ -753,9 +349,9 @@ static void block(weir_rt_t *rt, int64_t timeout_ms)
 static void deliver_stop(weir_rt_t *rt)
 {
     rt->now_ms = wr_clock_now(&rt->clock);
-    wr_loop_push(rt, NULL, WEIR_EV_STOP);
+    wr_source_push(rt, NULL, WEIR_EV_STOP);
     rt->stop_delivered = 1;
-    wr_loop_sync_signals(rt); /* the REPL stops reading: SIGINT stops again */
+    wr_signals_sync(rt); /* the input delivered alone stops reading: SIGINT stops again */
     for (int32_t i = 0; i < rt->nsources; i++) {
         wr_source_t *s = rt->sources[i];
         if (!s->ended) {
@@ -772,13 +368,13 @@ static int deliver_clock_event(weir_rt_t *rt)
 {
     if (rt->wakeup_ms != WR_NEVER && rt->now_ms > rt->wakeup_ms) {
         rt->wakeup_ms = WR_NEVER; /* once per weir_rt_set_wakeup */
-        wr_loop_push(rt, NULL, WEIR_EV_TIMER);
+        wr_source_push(rt, NULL, WEIR_EV_TIMER);
         return 1;
     }
     if (rt->next_tick_ms != WR_NEVER && rt->now_ms >= rt->next_tick_ms) {
         /* Missed ticks collapse into this one; the next falls on the grid after now. */
         rt->next_tick_ms = wr_loop_next_tick(rt->start_ms, rt->tick_ms, rt->now_ms);
-        wr_loop_push(rt, NULL, WEIR_EV_TICK);
+        wr_source_push(rt, NULL, WEIR_EV_TICK);
         return 1;
     }
     return 0;
@@ -793,8 +389,8 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
             s->ops->begin(s);
         }
     }
-    if (rt->repl != NULL) {
-        wr_repl_begin(rt);
+    if (rt->alone != NULL && rt->alone->ops->begin) {
+        rt->alone->ops->begin(rt->alone);
     }
     int loop_ran = 0;
     for (;;) {
@@ -805,11 +401,11 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
             rt->err = rt->fail;
             return rt->fail.code;
         }
-        int repl = repl_live(rt);
-        if (all_ended(rt) && !repl) {
+        int alone = wr_rt_alone_live(rt);
+        if (all_ended(rt) && !alone) {
             break;
         }
-        if (signal_rt == rt && signal_count > 0) {
+        if (wr_signals_stop_asked(rt)) {
             rt->stop_requested = 1;
         }
         if (rt->stop_requested && !rt->stop_delivered) {
@@ -819,21 +415,20 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
             break;
         }
         rt->now_ms = wr_clock_now(&rt->clock);
-        if (signal_rt == rt && status_requested && rt->n == 0) {
-            status_requested = 0; /* cleared first: a later signal asks for another report */
-            wr_loop_push(rt, NULL, WEIR_EV_STATUS);
+        if (rt->n == 0 && wr_signals_take_status(rt)) {
+            wr_source_push(rt, NULL, WEIR_EV_STATUS);
             break; /* alone, like TICK and STOP */
         }
-        if (signal_rt == rt && prompt_interrupt && repl && rt->n == 0) {
-            prompt_interrupt = 0;
-            wr_repl_interrupt(rt);
-            wr_loop_push(rt, NULL, WEIR_EV_INPUT)->flags = WEIR_INPUT_INTERRUPT;
+        if (alone && rt->n == 0 && wr_signals_take_interrupt(rt)) {
+            if (rt->alone->ops->interrupt) {
+                rt->alone->ops->interrupt(rt->alone);
+            }
             break; /* alone, like STATUS */
         }
         if (!rt->stop_delivered && rt->n == 0 && deliver_clock_event(rt)) {
             break; /* alone, so Lua reacts before anything later happens */
         }
-        if (!loop_ran && (repl || any_live(rt, 1, 0))) {
+        if (!loop_ran && (alone || any_live(rt, 1, 0))) {
             uv_run(&rt->loop, UV_RUN_NOWAIT); /* pick up socket, pipe and terminal input */
             loop_ran = 1;
             if (rt->fail.code != 0) {
@@ -860,17 +455,20 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
         if (rt->nowait) {
             break; /* weir_loop_poll_nowait: nothing is ready, and it does not wait */
         }
-        if (repl && wr_repl_emit(rt)) {
-            wr_loop_sync_signals(rt); /* after EOF SIGINT stops again */
-            break; /* alone: Lua runs the line before the next one is read */
+        if (alone) {
+            rt->alone->ops->fill(rt->alone);
+            if (rt->n > 0) {
+                wr_signals_sync(rt); /* after its end SIGINT stops again */
+                break; /* alone: Lua runs the line before the next one is read */
+            }
         }
         if (is_virtual) {
-            if (repl || any_live(rt, 1, 0)) {
+            if (alone || any_live(rt, 1, 0)) {
                 block(rt, -1);
                 loop_ran = 1;
                 continue;
             }
-        } else if (repl || any_live(rt, 1, 0) || due != WR_NEVER) {
+        } else if (alone || any_live(rt, 1, 0) || due != WR_NEVER) {
             block(rt, due == WR_NEVER ? -1 : (due > rt->now_ms ? due - rt->now_ms : 0));
             loop_ran = 1;
             continue;
@@ -884,14 +482,15 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
     return rt->n;
 }
 
-/* Order within a poll: STOP, STATUS, a REPL interrupt, then one due TIMER or TICK, each alone;
- * then whatever the sources have ready at the clock reading. Only when nothing is ready does
- * time move or input get read: the virtual clock jumps to the next due time while a clocked
- * source (replay, generator with a rate) is live, or steps towards weir_rt_advance's target;
- * then a complete REPL line is delivered, alone, so a piped session runs the same way every
- * time; then the poll waits in uv_run. Sockets and stdin are read whenever data is there and
- * their records carry the current virtual time, but they never hold the virtual clock back and
- * never move it: once only I/O sources (or the REPL) remain, the poll waits for their data in
+/* Order within a poll: STOP, STATUS, an interrupt of the input delivered alone, then one due
+ * TIMER or TICK, each alone; then whatever the sources have ready at the clock reading. Only
+ * when nothing is ready does time move or input get read: the virtual clock jumps to the next
+ * due time while a clocked source (replay, generator with a rate) is live, or steps towards
+ * weir_rt_advance's target; then the input delivered alone (the REPL's) gives one event, a
+ * complete line, alone, so a piped session runs the same way every time; then the poll waits
+ * in uv_run. Sockets and stdin are read whenever data is there and their records carry the
+ * current virtual time, but they never hold the virtual clock back and never move it: once
+ * only I/O sources (or the input delivered alone) remain, the poll waits for their data in
  * real time and ticks and the wakeup stand still until weir_rt_advance. */
 int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
 {
@@ -899,36 +498,27 @@ int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
         return WEIR_EINVAL;
     }
     if (out == NULL || max <= 0) {
-        return wr_loop_error(rt, WEIR_EINVAL, "weir_loop_poll: no room for events");
+        return wr_err_set(&rt->err, WEIR_EINVAL, "weir_loop_poll: no room for events");
     }
     if (!rt->started) {
-        return wr_loop_error(rt, WEIR_ESTATE, "weir_loop_poll: the runtime has not started");
+        return wr_err_set(&rt->err, WEIR_ESTATE, "weir_loop_poll: the runtime has not started");
     }
-    op_running = -1; /* waiting is no operator's doing */
     rt->out = out;
     rt->n = 0;
     rt->max = max;
-    int owner = signal_rt == rt;
-    if (owner) {
-        in_poll = 1; /* first: a Ctrl-C from now on asks for an INTERRUPT itself */
-        if (command_interrupt > 0) {
-            command_interrupt = 0; /* the command is over; Lua did not take it */
-            prompt_interrupt = 1;
-        }
-    }
+    wr_signals_poll_begin(rt);
     int32_t n = fill_batch(rt, wr_clock_is_virtual(&rt->clock));
-    if (n != 0 && rt->repl != NULL) {
-        wr_repl_returning(rt); /* events or an error: Lua is about to print */
+    if (n != 0 && rt->alone != NULL && rt->alone->ops->returning) {
+        rt->alone->ops->returning(rt->alone); /* events or an error: Lua is about to print */
     }
-    if (owner) {
-        in_poll = 0;
-    }
+    wr_signals_poll_end(rt);
     return n;
 }
 
-/* Like weir_loop_poll, but it never reads a REPL line and never waits: it returns 0 when
- * nothing is ready now (which here does not mean the end). The REPL uses it to run what a
- * command caused (a pushed record, the ticks of an :advance) before it prints its result. */
+/* Like weir_loop_poll, but it never reads a line of the input delivered alone and never waits:
+ * it returns 0 when nothing is ready now (which here does not mean the end). The REPL uses it
+ * to run what a command caused (a pushed record, the ticks of an :advance) before it prints
+ * its result. */
 int32_t weir_loop_poll_nowait(weir_rt_t *rt, weir_event_t *out, int32_t max)
 {
     if (rt == NULL) {
@@ -938,84 +528,4 @@ int32_t weir_loop_poll_nowait(weir_rt_t *rt, weir_event_t *out, int32_t max)
     int32_t n = weir_loop_poll(rt, out, max);
     rt->nowait = 0;
     return n;
-}
-
-/* ---- introspection and output -------------------------------------------------------------- */
-
-static wr_source_t *find_source(const weir_rt_t *rt, int32_t id)
-{
-    if (rt == NULL || id < 0 || id >= rt->nsources) {
-        return NULL;
-    }
-    return rt->sources[id];
-}
-
-double weir_source_stat(const weir_rt_t *rt, int32_t source, int32_t what)
-{
-    const wr_source_t *s = find_source(rt, source);
-    if (s == NULL || what < WEIR_STAT_RECORDS || what > WEIR_STAT_RECONNECTS) {
-        return -1;
-    }
-    return s->stat[what];
-}
-
-const char *weir_source_describe(const weir_rt_t *rt, int32_t source)
-{
-    const wr_source_t *s = find_source(rt, source);
-    return s ? s->describe : "";
-}
-
-/* The idle-advance guard asks this between polls: time may push a watermark forward only while
- * the source is quiet, so records held back by backpressure (a full batch, unread kernel
- * bytes) are never made late. Each kind says what "waiting" means in its pending hook. */
-int32_t weir_source_pending(const weir_rt_t *rt, int32_t source)
-{
-    const wr_source_t *s = find_source(rt, source);
-    if (s == NULL) {
-        return WEIR_EINVAL;
-    }
-    if (!rt->started || s->ended) {
-        return 0;
-    }
-    return s->ops->pending(s, wr_clock_now(&rt->clock)) ? 1 : 0;
-}
-
-int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name)
-{
-    wr_source_t *s = find_source(rt, source);
-    if (s == NULL) {
-        return rt ? wr_loop_error(rt, WEIR_EINVAL, "no source %d", (int)source) : WEIR_EINVAL;
-    }
-    size_t n = strlen(s->kind) + (name ? strlen(name) : 0) + 2;
-    char *d = wr_xmalloc(n);
-    if (name != NULL && name[0] != '\0') {
-        snprintf(d, n, "%s %s", s->kind, name);
-    } else {
-        snprintf(d, n, "%s", s->kind);
-    }
-    wr_free(s->describe);
-    s->describe = d;
-    return 0;
-}
-
-const char *weir_strerror(int code)
-{
-    switch (code) {
-    case WEIR_EOK:
-        return "success";
-    case WEIR_EINVAL:
-        return "invalid argument";
-    case WEIR_ESOURCE:
-        return "source failed";
-    case WEIR_ESTATE:
-        return "call not allowed in this state";
-    default:
-        break;
-    }
-    if (code < 0) {
-        /* uv_strerror leaks for unknown codes; the _r form writes into our buffer */
-        static _Thread_local char buf[128];
-        return uv_strerror_r(code, buf, sizeof buf);
-    }
-    return "unknown error";
 }

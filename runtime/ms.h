@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* ms.h: time (and integer ids) across the FFI. Lua gives doubles with -inf/+inf for the ends
+/* ms.h: time (and integer ids) across the FFI, the one conversion every C API uses (its rule is
+ * stated in weir_ffi.h too). Lua gives doubles with -inf/+inf for the ends
  * of time; C keeps int64 ms with INT64_MIN/INT64_MAX for them. The Lua side passes only whole
  * numbers within +-2^53 (API.md, Time range: timestamps, durations and replay times are
  * bounded so that every time derived from them stays there), which convert exactly and back.

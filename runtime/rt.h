@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* rt.h: the runtime and the source base, private to loop.c, the source_*.c files and repl.c
- * (it includes uv.h). The runtime owns the uv loop, the clock and every source; a source is owned
- * by the runtime from wr_loop_add_source until weir_rt_free. */
+/* rt.h: the runtime's and the source base's structs, private to the event layer (loop.c,
+ * signals.c, source.c and the source_*.c files; it includes uv.h). The runtime owns the uv loop,
+ * the clock and every source; a source is owned by the runtime from wr_source_add (or
+ * wr_source_add_alone) until weir_rt_free. It includes no other module's header but the base
+ * ones, so every part of the event layer may include it without a circle. */
 #ifndef WR_RT_H
 #define WR_RT_H
 
@@ -11,17 +13,20 @@
 
 #include "clock.h"
 #include "err.h"
-#include "loop.h"
 #include "weir.h"
 
-/* What the loop asks of a source kind. Every hook but fill and pending may be NULL. */
+typedef struct wr_source wr_source_t; /* also in source.h: C11 allows the repeat */
+
+/* What the loop asks of a source kind. Every hook but fill and pending may be NULL (pending
+ * too for the input delivered alone, which weir_source_pending cannot name). */
 typedef struct wr_source_ops {
     /* weir_rt_start: open files, start connecting. Returns 0 or a negative code with the
-     * detail set through wr_loop_error. */
+     * detail set through wr_err_set(&rt->err, ...). */
     int (*open)(wr_source_t *s);
     /* Start of a poll: records handed out by the previous poll are no longer referenced. */
     void (*begin)(wr_source_t *s);
-    /* Append whatever is ready at wr_loop_now (records, then END) without blocking. */
+    /* Append whatever is ready at wr_loop_now (records, then END) without blocking. The
+     * input delivered alone appends at most one event, into an empty batch. */
     void (*fill)(wr_source_t *s);
     /* The next time the source becomes ready by time alone (rate generator, replay), or
      * WR_NEVER. */
@@ -36,6 +41,15 @@ typedef struct wr_source_ops {
      * close callbacks have run, and destroy frees the memory. */
     void (*close)(wr_source_t *s);
     void (*destroy)(wr_source_t *s);
+
+    /* The input delivered alone (wr_source_add_alone) only, each optional: */
+    /* The poll is about to wait in uv_run (after stdout was flushed): show a prompt. */
+    void (*wait)(wr_source_t *s);
+    /* The poll returns events or an error, so Lua is about to print: clear the prompt. */
+    void (*returning)(wr_source_t *s);
+    /* A SIGINT while a poll runs (signals.c): drop the line being typed and append the one
+     * event that reports it. */
+    void (*interrupt)(wr_source_t *s);
 } wr_source_ops_t;
 
 struct wr_source {
@@ -48,7 +62,7 @@ struct wr_source {
     int io;            /* reads through libuv streams, so a poll runs the loop for it */
     int fed;           /* only Lua feeds it (manual): a poll never waits for it */
     int stopping;      /* STOP was delivered: drain, then END(STOPPED) */
-    int ended;         /* its END is in a delivered batch */
+    int ended;         /* its END is in a delivered batch (delivered alone: not reading) */
     int drop_reported; /* the first overlong record has been reported on stderr */
     double stat[4];    /* WEIR_STAT_* */
 };
@@ -85,7 +99,7 @@ struct weir_rt {
     int64_t advance_ms; /* virtual clock: weir_rt_advance's target; at or below now = none */
     int nowait;         /* weir_loop_poll_nowait: stop where a poll would read input or wait */
 
-    struct wr_repl *repl; /* owned; NULL until a weir_repl_* call (repl.c) */
+    wr_source_t *alone; /* owned; the input delivered alone (source_repl.c) or NULL */
 
     /* the batch being filled by the current poll */
     weir_event_t *out;
@@ -95,8 +109,15 @@ struct weir_rt {
     uint32_t rotate; /* real clock: the source that fills first, for fairness */
 };
 
+/* 1 while the input delivered alone is reading and the STOP has not been delivered: a poll may
+ * wait for it, and SIGINT is its interrupt instead of a stop (signals.c). */
+static inline int wr_rt_alone_live(const weir_rt_t *rt)
+{
+    return rt->alone != NULL && !rt->alone->ended && !rt->stop_delivered;
+}
+
 /* 1 when the kernel holds unread bytes for h's descriptor (ioctl FIONREAD), else 0 (also when
- * h has no descriptor or the ioctl fails). For the pending hooks of stream sources. */
-int wr_loop_unread(const uv_handle_t *h);
+ * h has no descriptor or the ioctl fails). For the pending hooks of stream sources (source.c). */
+int wr_source_unread(const uv_handle_t *h);
 
 #endif

@@ -8,9 +8,11 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "idtab.h"
 #include "mem.h"
 #include "weir.h"
 
@@ -47,21 +49,38 @@ static void move(wr_slice_key_t *k, int32_t dst, int32_t src, int32_t n)
     memmove(&k->count[dst], &k->count[src], (size_t)n * sizeof *k->count);
 }
 
-static wr_slices_entry_t *new_index(wr_slices_t *t, size_t cap)
+static size_t home_of(int32_t key, size_t mask)
 {
-    wr_slices_entry_t *index = resize(t, NULL, 0, cap, sizeof *index);
-    for (size_t i = 0; i < cap; i++) {
-        index[i].id = -1;
-    }
-    return index;
+    uint64_t h = ((uint64_t)(uint32_t)key + 1) * UINT64_C(0x9e3779b97f4a7c15);
+    return (size_t)(h >> 32) & mask;
+}
+
+static size_t entry_home(const void *entry, size_t mask)
+{
+    return home_of(((const wr_slices_entry_t *)entry)->key, mask);
+}
+
+static const wr_idtab_kind_t KIND = {
+    .size = sizeof(wr_slices_entry_t),
+    .id_at = offsetof(wr_slices_entry_t, id),
+    .home = entry_home,
+};
+
+static bool same_key(const void *entry, const void *query)
+{
+    return ((const wr_slices_entry_t *)entry)->key == *(const int32_t *)query;
+}
+
+static wr_slices_entry_t *entries(const wr_slices_t *t)
+{
+    return t->index.entries;
 }
 
 void wr_slices_init(wr_slices_t *t)
 {
     memset(t, 0, sizeof *t);
     t->free_key = -1;
-    t->index = new_index(t, MIN_INDEX);
-    t->index_cap = MIN_INDEX;
+    wr_idtab_init(&t->index, &KIND, MIN_INDEX, &t->bytes);
 }
 
 void wr_slices_close(wr_slices_t *t)
@@ -72,57 +91,31 @@ void wr_slices_close(wr_slices_t *t)
         }
     }
     wr_free(t->keys);
-    wr_free(t->index);
+    wr_free(t->index.entries);
     memset(t, 0, sizeof *t);
     t->free_key = -1;
 }
 
-static size_t home_of(int32_t key, size_t mask)
-{
-    uint64_t h = ((uint64_t)(uint32_t)key + 1) * UINT64_C(0x9e3779b97f4a7c15);
-    return (size_t)(h >> 32) & mask;
-}
-
 static size_t probe(const wr_slices_t *t, int32_t key)
 {
-    size_t mask = t->index_cap - 1;
-    size_t i = home_of(key, mask);
-    while (t->index[i].id >= 0 && t->index[i].key != key) {
-        i = (i + 1) & mask;
-    }
-    return i;
-}
-
-static void rehash(wr_slices_t *t, size_t cap)
-{
-    wr_slices_entry_t *old = t->index;
-    size_t old_cap = t->index_cap;
-    t->index = new_index(t, cap);
-    t->index_cap = cap;
-    for (size_t j = 0; j < old_cap; j++) {
-        if (old[j].id >= 0) {
-            t->index[probe(t, old[j].key)] = old[j];
-        }
-    }
-    release(t, old, old_cap, sizeof *old);
+    bool found;
+    return wr_idtab_find(&t->index, &KIND, home_of(key, t->index.cap - 1), same_key, &key, &found);
 }
 
 static wr_slice_key_t *find_key(const wr_slices_t *t, int32_t key)
 {
-    int32_t id = t->index[probe(t, key)].id;
+    int32_t id = entries(t)[probe(t, key)].id;
     return id >= 0 ? &t->keys[id] : NULL;
 }
 
 static wr_slice_key_t *get_key(wr_slices_t *t, int32_t key)
 {
     size_t i = probe(t, key);
-    if (t->index[i].id >= 0) {
-        return &t->keys[t->index[i].id];
+    if (entries(t)[i].id >= 0) {
+        return &t->keys[entries(t)[i].id];
     }
-    size_t n = (size_t)t->nkeys + 1;
-    if (n * 2 > t->index_cap &&
-        (n + 1 >= t->index_cap || wr_mem_may_grow(2 * t->index_cap * sizeof *t->index))) {
-        rehash(t, t->index_cap * 2);
+    if (wr_idtab_should_grow(&t->index, &KIND, (size_t)t->nkeys + 1, 1, 2)) {
+        wr_idtab_rehash(&t->index, &KIND, t->index.cap * 2, &t->bytes);
         i = probe(t, key);
     }
     int32_t id;
@@ -140,7 +133,7 @@ static wr_slice_key_t *get_key(wr_slices_t *t, int32_t key)
     wr_slice_key_t *k = &t->keys[id];
     *k = (wr_slice_key_t){.key = key, .head = 0, .len = 0};
     new_block(t, k, MIN_SLICES);
-    t->index[i] = (wr_slices_entry_t){.id = id, .key = key};
+    entries(t)[i] = (wr_slices_entry_t){.id = id, .key = key};
     t->nkeys++;
     return k;
 }
@@ -148,21 +141,8 @@ static wr_slice_key_t *get_key(wr_slices_t *t, int32_t key)
 static void free_key(wr_slices_t *t, wr_slice_key_t *k)
 {
     size_t hole = probe(t, k->key);
-    int32_t id = t->index[hole].id;
-    size_t mask = t->index_cap - 1;
-    size_t j = hole;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (t->index[j].id < 0) {
-            break;
-        }
-        size_t home = home_of(t->index[j].key, mask);
-        if (((j - home) & mask) >= ((j - hole) & mask)) {
-            t->index[hole] = t->index[j];
-            hole = j;
-        }
-    }
-    t->index[hole].id = -1;
+    int32_t id = entries(t)[hole].id;
+    wr_idtab_remove_at(&t->index, &KIND, hole);
     release(t, k->start, (size_t)k->cap, SLICE_BYTES);
     k->start = NULL;
     k->len = -1;
@@ -175,10 +155,9 @@ static void free_key(wr_slices_t *t, wr_slice_key_t *k)
         t->keys = NULL;
         t->keys_len = t->keys_cap = 0;
         t->free_key = -1;
-        if (t->index_cap > MIN_INDEX) {
-            release(t, t->index, t->index_cap, sizeof *t->index);
-            t->index = new_index(t, MIN_INDEX);
-            t->index_cap = MIN_INDEX;
+        if (t->index.cap > MIN_INDEX) {
+            wr_idtab_close(&t->index, &KIND, &t->bytes);
+            wr_idtab_init(&t->index, &KIND, MIN_INDEX, &t->bytes);
         }
     }
 }
@@ -341,12 +320,12 @@ int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, i
 {
     /* In passes, so that the cache misses of n keys overlap: index entries, then key records,
      * then the keys' arrays, then the copy. */
-    size_t mask = t->index_cap - 1;
+    size_t mask = t->index.cap - 1;
     for (int32_t i = 0; i < n; i++) {
-        __builtin_prefetch(&t->index[home_of(keys[i], mask)]);
+        __builtin_prefetch(&entries(t)[home_of(keys[i], mask)]);
     }
     for (int32_t i = 0; i < n; i++) {
-        int32_t id = t->index[probe(t, keys[i])].id;
+        int32_t id = entries(t)[probe(t, keys[i])].id;
         scratch[i] = id;
         if (id >= 0) {
             __builtin_prefetch(&t->keys[id]);
@@ -399,12 +378,6 @@ struct weir_slices {
     wr_slices_t t;
 };
 
-/* A key id as the FFI gives it: a double holding an int32 >= 0, else -1. */
-static int32_t key_id(double key)
-{
-    return key >= 0 && key <= INT32_MAX && key == (double)(int32_t)key ? (int32_t)key : -1;
-}
-
 weir_slices_t *weir_slices_new(void)
 {
     weir_slices_t *fs = wr_xmalloc(sizeof *fs);
@@ -423,11 +396,11 @@ void weir_slices_free(weir_slices_t *fs)
 
 double *weir_slices_acc(weir_slices_t *fs, double key, double start, int32_t *fresh)
 {
-    if (key_id(key) < 0 || isnan(start) || !fresh) {
+    if (wr_idtab_key_id(key) < 0 || isnan(start) || !fresh) {
         return NULL;
     }
     int f = 0;
-    double *acc = wr_slices_acc(&fs->t, key_id(key), wr_ms_from_double(start), &f);
+    double *acc = wr_slices_acc(&fs->t, wr_idtab_key_id(key), wr_ms_from_double(start), &f);
     *fresh = f;
     return acc;
 }
@@ -435,21 +408,21 @@ double *weir_slices_acc(weir_slices_t *fs, double key, double start, int32_t *fr
 int32_t weir_slices_range(const weir_slices_t *fs, double key, double lo, double hi, double *out,
                           int32_t max)
 {
-    if (key_id(key) < 0 || isnan(lo) || isnan(hi) || max < 0 || (max > 0 && !out)) {
+    if (wr_idtab_key_id(key) < 0 || isnan(lo) || isnan(hi) || max < 0 || (max > 0 && !out)) {
         return WEIR_EINVAL;
     }
-    return wr_slices_range(&fs->t, key_id(key), wr_ms_from_double(lo), wr_ms_from_double(hi),
-                           out, max);
+    return wr_slices_range(&fs->t, wr_idtab_key_id(key), wr_ms_from_double(lo),
+                           wr_ms_from_double(hi), out, max);
 }
 
 int weir_slices_neighbors(const weir_slices_t *fs, double key, double start, double *out)
 {
-    if (key_id(key) < 0 || isnan(start) || !out) {
+    if (wr_idtab_key_id(key) < 0 || isnan(start) || !out) {
         return WEIR_EINVAL;
     }
     int64_t prev;
     int64_t next;
-    wr_slices_neighbors(&fs->t, key_id(key), wr_ms_from_double(start), &prev, &next);
+    wr_slices_neighbors(&fs->t, wr_idtab_key_id(key), wr_ms_from_double(start), &prev, &next);
     out[0] = wr_ms_to_double(prev);
     out[1] = wr_ms_to_double(next);
     return 0;
@@ -457,18 +430,18 @@ int weir_slices_neighbors(const weir_slices_t *fs, double key, double start, dou
 
 int weir_slices_drop(weir_slices_t *fs, double key, double start)
 {
-    if (key_id(key) < 0 || isnan(start)) {
+    if (wr_idtab_key_id(key) < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }
-    return wr_slices_drop(&fs->t, key_id(key), wr_ms_from_double(start));
+    return wr_slices_drop(&fs->t, wr_idtab_key_id(key), wr_ms_from_double(start));
 }
 
 int weir_slices_count_add(weir_slices_t *fs, double key, double start, int32_t n)
 {
-    if (key_id(key) < 0 || isnan(start)) {
+    if (wr_idtab_key_id(key) < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }
-    return wr_slices_count_add(&fs->t, key_id(key), wr_ms_from_double(start), n);
+    return wr_slices_count_add(&fs->t, wr_idtab_key_id(key), wr_ms_from_double(start), n);
 }
 
 double weir_slices_gather(const weir_slices_t *fs, const int32_t *keys, int32_t n, double lo,

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idtab.h"
+
 enum { WR_SLICES_MAX = INT32_MAX }; /* open slices per table, and slices per key */
 
 /* One key: its slices are positions [head, head + len) of three parallel arrays (one
@@ -40,8 +42,7 @@ typedef struct wr_slices {
     int32_t keys_cap;
     int32_t free_key;
     int32_t nkeys;
-    wr_slices_entry_t *index;
-    size_t index_cap;
+    wr_idtab_t index; /* of wr_slices_entry_t */
     int64_t open;
     int64_t elements;
     size_t bytes;

@@ -18,8 +18,10 @@
 #include "fields.h"
 #include "lines.h"
 #include "linestream.h"
+#include "loop.h"
 #include "mem.h"
 #include "rt.h"
+#include "source.h"
 
 enum {
     FILE_CHUNK = 256 * 1024,   /* bytes per read(2) of a regular file */
@@ -69,7 +71,7 @@ static int open_stream(file_source_t *f, int fd, uv_handle_type type)
         sfd = dup(fd);
         if (sfd < 0) {
             int code = uv_translate_sys_error(errno);
-            return wr_loop_error(s->rt, code, "%s: %s", s->describe, weir_strerror(code));
+            return wr_err_set(&s->rt->err, code, "%s: %s", s->describe, weir_strerror(code));
         }
     } else {
         f->own_fd = 0; /* the handle closes it */
@@ -81,7 +83,7 @@ static int open_stream(file_source_t *f, int fd, uv_handle_type type)
         rc = wr_linestream_start(&f->ls);
     }
     if (rc < 0) {
-        return wr_loop_error(s->rt, rc, "%s: %s", s->describe, weir_strerror(rc));
+        return wr_err_set(&s->rt->err, rc, "%s: %s", s->describe, weir_strerror(rc));
     }
     return 0;
 }
@@ -96,7 +98,7 @@ static int file_open(wr_source_t *s)
         } while (fd < 0 && errno == EINTR);
         if (fd < 0) {
             int code = uv_translate_sys_error(errno);
-            return wr_loop_error(s->rt, code, "%s: %s", s->describe, weir_strerror(code));
+            return wr_err_set(&s->rt->err, code, "%s: %s", s->describe, weir_strerror(code));
         }
         f->own_fd = 1;
     }
@@ -104,10 +106,10 @@ static int file_open(wr_source_t *s)
     struct stat st;
     if (fstat(fd, &st) < 0) {
         int code = uv_translate_sys_error(errno);
-        return wr_loop_error(s->rt, code, "%s: %s", s->describe, weir_strerror(code));
+        return wr_err_set(&s->rt->err, code, "%s: %s", s->describe, weir_strerror(code));
     }
     if (S_ISDIR(st.st_mode)) {
-        return wr_loop_error(s->rt, UV_EISDIR, "%s: %s", s->describe, weir_strerror(UV_EISDIR));
+        return wr_err_set(&s->rt->err, UV_EISDIR, "%s: %s", s->describe, weir_strerror(UV_EISDIR));
     }
     if (S_ISREG(st.st_mode)) {
         return 0;
@@ -135,33 +137,48 @@ static void file_begin(wr_source_t *s)
     }
 }
 
+int wr_source_file_read(int fd, wr_lines_t *l, size_t chunk, size_t min_room, size_t *nread)
+{
+    *nread = 0;
+    size_t got = 0;
+    char *p = wr_lines_space(l, chunk, &got);
+    if (got < min_room && l->pinned) {
+        return 1;
+    }
+    if (got > 4 * chunk) {
+        got = 4 * chunk;
+    }
+    ssize_t r;
+    do {
+        r = read(fd, p, got);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0) {
+        return uv_translate_sys_error(errno);
+    }
+    if (r > 0) {
+        wr_lines_commit(l, (size_t)r);
+        *nread = (size_t)r;
+    }
+    return 0;
+}
+
 /* One read(2) into the buffer. Returns 0 after progress (bytes or EOF), -1 when the poll must
  * go on without it (a failure, or no room while this poll's records pin the buffer). */
 static int read_chunk(file_source_t *f)
 {
     wr_source_t *s = &f->base;
-    size_t got = 0;
-    char *p = wr_lines_space(&f->lines, FILE_CHUNK, &got);
-    if (got < FILE_MIN_READ && f->lines.pinned) {
+    size_t n = 0;
+    int rc = wr_source_file_read(f->fd, &f->lines, FILE_CHUNK, FILE_MIN_READ, &n);
+    if (rc < 0) {
+        wr_loop_fail(s->rt, rc, "%s: %s", s->describe, weir_strerror(rc));
+    }
+    if (rc != 0) {
         return -1;
     }
-    if (got > 4 * (size_t)FILE_CHUNK) {
-        got = 4 * (size_t)FILE_CHUNK;
-    }
-    ssize_t r;
-    do {
-        r = read(f->fd, p, got);
-    } while (r < 0 && errno == EINTR);
-    if (r < 0) {
-        int code = uv_translate_sys_error(errno);
-        wr_loop_fail(s->rt, code, "%s: %s", s->describe, weir_strerror(code));
-        return -1;
-    }
-    if (r == 0) {
+    if (n == 0) {
         f->eof = 1;
     } else {
-        wr_lines_commit(&f->lines, (size_t)r);
-        s->stat[WEIR_STAT_BYTES] += (double)r;
+        s->stat[WEIR_STAT_BYTES] += (double)n;
     }
     return 0;
 }
@@ -174,18 +191,18 @@ static void file_fill(wr_source_t *s)
         /* After STOP only complete records still count: the partial tail is dropped. */
         int at_eof = f->eof && !s->stopping;
         int drained = f->fields == NULL
-                          ? wr_loop_emit_text(rt, s, &f->lines, at_eof)
-                          : wr_loop_emit_fields(rt, s, &f->lines, at_eof, f->fields, f->recs,
+                          ? wr_source_emit_text(rt, s, &f->lines, at_eof)
+                          : wr_source_emit_fields(rt, s, &f->lines, at_eof, f->fields, f->recs,
                                                 WEIR_BATCH_MAX, &f->recs_used);
         if (!drained) {
             return;
         }
         if (s->stopping) {
-            wr_loop_emit_end(rt, s, WEIR_END_STOPPED);
+            wr_source_emit_end(rt, s, WEIR_END_STOPPED);
             return;
         }
         if (f->eof) {
-            wr_loop_emit_end(rt, s, WEIR_END_EXHAUSTED);
+            wr_source_emit_end(rt, s, WEIR_END_EXHAUSTED);
             return;
         }
         if (f->streaming || read_chunk(f) < 0) {
@@ -211,7 +228,7 @@ static int file_pending(const wr_source_t *s, int64_t now_ms)
     if (!f->streaming) {
         return !f->eof && f->fd >= 0;
     }
-    return !f->eof && f->ls.handle_open && wr_loop_unread(&f->ls.h.handle);
+    return !f->eof && f->ls.handle_open && wr_source_unread(&f->ls.h.handle);
 }
 
 static void file_stop(wr_source_t *s)
@@ -257,11 +274,11 @@ int32_t wr_source_file_add(weir_rt_t *rt, const char *kind, const char *path,
     if (rt == NULL) {
         return WEIR_EINVAL;
     }
-    if (!wr_loop_may_add(rt)) {
+    if (!wr_source_may_add(rt)) {
         return WEIR_ESTATE;
     }
     if (delimiter != NULL && delimiter[0] == '\0') {
-        return wr_loop_error(rt, WEIR_EINVAL, "%s: the delimiter is empty", kind);
+        return wr_err_set(&rt->err, WEIR_EINVAL, "%s: the delimiter is empty", kind);
     }
     file_source_t *f = wr_xcalloc(1, sizeof *f);
     f->base.ops = &file_ops;
@@ -277,7 +294,7 @@ int32_t wr_source_file_add(weir_rt_t *rt, const char *kind, const char *path,
     } else {
         snprintf(describe, n, "%s", kind);
     }
-    int32_t id = wr_loop_add_source(rt, &f->base, describe);
+    int32_t id = wr_source_add(rt, &f->base, describe);
     wr_free(describe);
     return id;
 }
@@ -286,7 +303,7 @@ int32_t weir_source_file(weir_rt_t *rt, const char *path, const char *delimiter,
                          int32_t max_line_bytes)
 {
     if (rt != NULL && path == NULL) {
-        return wr_loop_error(rt, WEIR_EINVAL, "read_text_file: no path");
+        return wr_err_set(&rt->err, WEIR_EINVAL, "read_text_file: no path");
     }
     return wr_source_file_add(rt, "read_text_file", path, delimiter, max_line_bytes);
 }
@@ -297,11 +314,11 @@ int weir_source_parse_fields(weir_rt_t *rt, int32_t source, const weir_fields_t 
         return WEIR_EINVAL;
     }
     if (rt->started) {
-        return wr_loop_error(rt, WEIR_ESTATE, "parse_fields: the runtime has started");
+        return wr_err_set(&rt->err, WEIR_ESTATE, "parse_fields: the runtime has started");
     }
     if (source < 0 || source >= rt->nsources || rt->sources[source]->ops != &file_ops
         || fields == NULL) {
-        return wr_loop_error(rt, WEIR_EINVAL, "parse_fields: not a file or stdin source");
+        return wr_err_set(&rt->err, WEIR_EINVAL, "parse_fields: not a file or stdin source");
     }
     file_source_t *f = file_of(rt->sources[source]);
     weir_fields_free(f->fields);

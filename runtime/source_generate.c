@@ -7,8 +7,10 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "loop.h"
 #include "mem.h"
 #include "rt.h"
+#include "source.h"
 
 typedef struct gen_source {
     wr_source_t base;
@@ -82,7 +84,7 @@ static void gen_fill(wr_source_t *s)
     gen_source_t *g = gen_of(s);
     weir_rt_t *rt = s->rt;
     if (s->stopping) {
-        wr_loop_emit_end(rt, s, WEIR_END_STOPPED);
+        wr_source_emit_end(rt, s, WEIR_END_STOPPED);
         return;
     }
     int64_t limit = g->count < 0 ? INT64_MAX : g->count;
@@ -95,7 +97,7 @@ static void gen_fill(wr_source_t *s)
             }
         }
         if (hi > g->next) {
-            weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_RANGE);
+            weir_event_t *e = wr_source_push(rt, s, WEIR_EV_RANGE);
             if (e == NULL) {
                 return;
             }
@@ -106,7 +108,7 @@ static void gen_fill(wr_source_t *s)
         }
     }
     if (g->next >= limit) {
-        wr_loop_emit_end(rt, s, WEIR_END_EXHAUSTED);
+        wr_source_emit_end(rt, s, WEIR_END_EXHAUSTED);
     }
 }
 
@@ -131,11 +133,11 @@ int32_t weir_source_generate(weir_rt_t *rt, double count, double rate_per_s)
     if (rt == NULL) {
         return WEIR_EINVAL;
     }
-    if (!wr_loop_may_add(rt)) {
+    if (!wr_source_may_add(rt)) {
         return WEIR_ESTATE;
     }
     if (isnan(count) || isnan(rate_per_s)) {
-        return wr_loop_error(rt, WEIR_EINVAL, "generate: count and rate must be numbers");
+        return wr_err_set(&rt->err, WEIR_EINVAL, "generate: count and rate must be numbers");
     }
     gen_source_t *g = wr_xcalloc(1, sizeof *g);
     g->base.ops = &gen_ops;
@@ -147,5 +149,5 @@ int32_t weir_source_generate(weir_rt_t *rt, double count, double rate_per_s)
     }
     g->rate = rate_per_s > 0 && !isinf(rate_per_s) ? rate_per_s : 0;
     g->base.clocked = g->rate > 0;
-    return wr_loop_add_source(rt, &g->base, "generate");
+    return wr_source_add(rt, &g->base, "generate");
 }

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loop.h"
 #include "mem.h"
 #include "rt.h"
+#include "source.h"
 
 typedef struct manual_record {
     char *bytes; /* owned copy */
@@ -52,7 +54,7 @@ static void manual_fill(wr_source_t *s)
     manual_source_t *m = manual_of(s);
     weir_rt_t *rt = s->rt;
     while (m->next < m->n) {
-        weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_LINE);
+        weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
         if (e == NULL) {
             return;
         }
@@ -64,9 +66,9 @@ static void manual_fill(wr_source_t *s)
         s->stat[WEIR_STAT_BYTES] += (double)r->len;
     }
     if (s->stopping) {
-        wr_loop_emit_end(rt, s, WEIR_END_STOPPED);
+        wr_source_emit_end(rt, s, WEIR_END_STOPPED);
     } else if (m->closed) {
-        wr_loop_emit_end(rt, s, WEIR_END_EXHAUSTED);
+        wr_source_emit_end(rt, s, WEIR_END_EXHAUSTED);
     }
 }
 
@@ -103,22 +105,22 @@ int32_t weir_source_manual(weir_rt_t *rt)
     if (rt == NULL) {
         return WEIR_EINVAL;
     }
-    if (!wr_loop_may_add(rt)) {
+    if (!wr_source_may_add(rt)) {
         return WEIR_ESTATE;
     }
     manual_source_t *m = wr_xcalloc(1, sizeof *m);
     m->base.ops = &manual_ops;
     m->base.kind = "manual";
     m->base.fed = 1;
-    return wr_loop_add_source(rt, &m->base, "manual");
+    return wr_source_add(rt, &m->base, "manual");
 }
 
 /* The manual source with that id, or NULL with the error set. */
 static manual_source_t *find_manual(weir_rt_t *rt, int32_t source, const char *what)
 {
     if (source < 0 || source >= rt->nsources || rt->sources[source]->ops != &manual_ops) {
-        wr_loop_error(rt, WEIR_EINVAL, "%s: source %d is not a manual source", what,
-                      (int)source);
+        wr_err_set(&rt->err, WEIR_EINVAL, "%s: source %d is not a manual source", what,
+                   (int)source);
         return NULL;
     }
     return manual_of(rt->sources[source]);
@@ -134,11 +136,11 @@ int weir_manual_push(weir_rt_t *rt, int32_t source, const char *bytes, size_t le
         return WEIR_EINVAL;
     }
     if ((bytes == NULL && len > 0) || len > INT32_MAX) {
-        return wr_loop_error(rt, WEIR_EINVAL, "%s: bad record (%zu bytes)", m->base.describe,
-                             len);
+        return wr_err_set(&rt->err, WEIR_EINVAL, "%s: bad record (%zu bytes)", m->base.describe,
+                          len);
     }
     if (m->closed || m->base.stopping || m->base.ended) {
-        return wr_loop_error(rt, WEIR_ESTATE, "%s: closed", m->base.describe);
+        return wr_err_set(&rt->err, WEIR_ESTATE, "%s: closed", m->base.describe);
     }
     if (m->n == m->cap) {
         m->cap = m->cap ? m->cap * 2 : 16;

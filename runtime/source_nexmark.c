@@ -6,9 +6,11 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "loop.h"
 #include "mem.h"
 #include "nexmark_gen.h"
 #include "rt.h"
+#include "source.h"
 
 _Static_assert(sizeof(wr_nexmark_bid_t) == 24, "weir.nexmark.bid is 24 bytes");
 _Static_assert(offsetof(wr_nexmark_bid_t, price) == 8, "weir.nexmark.bid: price at 8");
@@ -45,7 +47,7 @@ static void nexmark_fill(wr_source_t *s)
     nexmark_source_t *g = nexmark_of(s);
     weir_rt_t *rt = s->rt;
     if (s->stopping) {
-        wr_loop_emit_end(rt, s, WEIR_END_STOPPED);
+        wr_source_emit_end(rt, s, WEIR_END_STOPPED);
         return;
     }
     int64_t limit = g->count < 0 ? INT64_MAX : g->count;
@@ -53,7 +55,7 @@ static void nexmark_fill(wr_source_t *s)
         int64_t n = limit - g->next;
         int64_t max = rt->max < WEIR_BATCH_MAX ? rt->max : WEIR_BATCH_MAX;
         n = n > max ? max : n;
-        weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_RECORDS);
+        weir_event_t *e = wr_source_push(rt, s, WEIR_EV_RECORDS);
         if (e == NULL) {
             return;
         }
@@ -68,7 +70,7 @@ static void nexmark_fill(wr_source_t *s)
         g->busy = 1;
     }
     if (g->next >= limit) {
-        wr_loop_emit_end(rt, s, WEIR_END_EXHAUSTED);
+        wr_source_emit_end(rt, s, WEIR_END_EXHAUSTED);
     }
 }
 
@@ -94,19 +96,19 @@ int32_t weir_source_nexmark(weir_rt_t *rt, double count, const weir_nexmark_conf
     if (rt == NULL) {
         return WEIR_EINVAL;
     }
-    if (!wr_loop_may_add(rt)) {
+    if (!wr_source_may_add(rt)) {
         return WEIR_ESTATE;
     }
     if (config == NULL || record_size != (int32_t)sizeof(wr_nexmark_bid_t)) {
-        return wr_loop_error(rt, WEIR_EINVAL, "nexmark_bids: the record is not %zu bytes",
-                             sizeof(wr_nexmark_bid_t));
+        return wr_err_set(&rt->err, WEIR_EINVAL, "nexmark_bids: the record is not %zu bytes",
+                          sizeof(wr_nexmark_bid_t));
     }
     const weir_nexmark_config_t *c = config;
     if (isnan(count) || !(c->events_per_second > 0) || isinf(c->events_per_second)
         || !(c->seed >= 0 && c->seed < 18446744073709551616.0) || !isfinite(c->base_time_ms)
         || c->hot_auction_ratio < 1 || c->hot_bidder_ratio < 1 || c->in_flight_auctions < 1
         || c->active_people < 1) {
-        return wr_loop_error(rt, WEIR_EINVAL, "nexmark_bids: bad configuration");
+        return wr_err_set(&rt->err, WEIR_EINVAL, "nexmark_bids: bad configuration");
     }
     nexmark_source_t *g = wr_xcalloc(1, sizeof *g);
     g->base.ops = &nexmark_ops;
@@ -121,5 +123,5 @@ int32_t weir_source_nexmark(weir_rt_t *rt, double count, const weir_nexmark_conf
         .active_people = c->active_people,
     };
     g->count = count < 0 || count >= 4.0e18 ? -1 : (int64_t)floor(count);
-    return wr_loop_add_source(rt, &g->base, "nexmark_bids");
+    return wr_source_add(rt, &g->base, "nexmark_bids");
 }

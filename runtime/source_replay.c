@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loop.h"
 #include "mem.h"
+#include "ms.h"
 #include "rt.h"
+#include "source.h"
 
 typedef struct replay_entry {
     int64_t time_ms;
@@ -62,14 +65,14 @@ static void replay_fill(wr_source_t *s)
     replay_source_t *r = replay_of(s);
     weir_rt_t *rt = s->rt;
     if (s->stopping) {
-        wr_loop_emit_end(rt, s, WEIR_END_STOPPED);
+        wr_source_emit_end(rt, s, WEIR_END_STOPPED);
         return;
     }
     int64_t now = wr_loop_now(rt);
     while (r->next < r->n && r->entries[r->next].time_ms <= now) {
         const replay_entry_t *en = &r->entries[r->next];
         if (en->len >= 0) {
-            weir_event_t *e = wr_loop_push(rt, s, WEIR_EV_LINE);
+            weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
             if (e == NULL) {
                 return;
             }
@@ -82,7 +85,7 @@ static void replay_fill(wr_source_t *s)
         r->next++;
     }
     if (r->next >= r->n) {
-        wr_loop_emit_end(rt, s, WEIR_END_EXHAUSTED);
+        wr_source_emit_end(rt, s, WEIR_END_EXHAUSTED);
     }
 }
 
@@ -110,15 +113,15 @@ int32_t weir_source_replay(weir_rt_t *rt, const char *text, size_t len)
     if (rt == NULL) {
         return WEIR_EINVAL;
     }
-    if (!wr_loop_may_add(rt)) {
+    if (!wr_source_may_add(rt)) {
         return WEIR_ESTATE;
     }
-    if (!wr_clock_is_virtual(&rt->clock)) {
-        return wr_loop_error(rt, WEIR_EINVAL,
-                             "replay: needs the virtual clock (weir_rt_new(WEIR_CLOCK_VIRTUAL))");
+    if (!wr_loop_clock_is_virtual(rt)) {
+        return wr_err_set(&rt->err, WEIR_EINVAL,
+                          "replay: needs the virtual clock (weir_rt_new(WEIR_CLOCK_VIRTUAL))");
     }
     if ((text == NULL && len > 0) || len > INT32_MAX) {
-        return wr_loop_error(rt, WEIR_EINVAL, "replay: bad text (%zu bytes)", len);
+        return wr_err_set(&rt->err, WEIR_EINVAL, "replay: bad text (%zu bytes)", len);
     }
     replay_source_t *r = wr_xcalloc(1, sizeof *r);
     r->base.ops = &replay_ops;
@@ -126,7 +129,7 @@ int32_t weir_source_replay(weir_rt_t *rt, const char *text, size_t len)
     r->base.clocked = 1;
     r->text = wr_xmemdup(len > 0 ? text : "", len);
     r->text_len = len;
-    return wr_loop_add_source(rt, &r->base, "replay");
+    return wr_source_add(rt, &r->base, "replay");
 }
 
 int weir_replay_add(weir_rt_t *rt, int32_t source, double time_ms, int32_t offset, int32_t len,
@@ -136,27 +139,27 @@ int weir_replay_add(weir_rt_t *rt, int32_t source, double time_ms, int32_t offse
         return WEIR_EINVAL;
     }
     if (source < 0 || source >= rt->nsources || rt->sources[source]->ops != &replay_ops) {
-        return wr_loop_error(rt, WEIR_EINVAL, "weir_replay_add: source %d is not a replay",
-                             (int)source);
+        return wr_err_set(&rt->err, WEIR_EINVAL, "weir_replay_add: source %d is not a replay",
+                          (int)source);
     }
     replay_source_t *r = replay_of(rt->sources[source]);
     if (rt->started) {
-        return wr_loop_error(rt, WEIR_ESTATE, "%s: entries must be added before start",
-                             r->base.describe);
+        return wr_err_set(&rt->err, WEIR_ESTATE, "%s: entries must be added before start",
+                          r->base.describe);
     }
-    int64_t t;
-    if (wr_loop_ms(time_ms, &t) < 0 || isinf(time_ms)) {
-        return wr_loop_error(rt, WEIR_EINVAL, "%s: line %d: bad time", r->base.describe,
-                             (int)line_no);
+    if (isnan(time_ms) || isinf(time_ms)) {
+        return wr_err_set(&rt->err, WEIR_EINVAL, "%s: line %d: bad time", r->base.describe,
+                          (int)line_no);
     }
+    int64_t t = wr_ms_from_double(time_ms);
     if (r->n > 0 && t < r->entries[r->n - 1].time_ms) {
-        return wr_loop_error(rt, WEIR_EINVAL, "%s: line %d: time %lld goes back (before %lld)",
-                             r->base.describe, (int)line_no, (long long)t,
-                             (long long)r->entries[r->n - 1].time_ms);
+        return wr_err_set(&rt->err, WEIR_EINVAL, "%s: line %d: time %lld goes back (before %lld)",
+                          r->base.describe, (int)line_no, (long long)t,
+                          (long long)r->entries[r->n - 1].time_ms);
     }
     if (offset < 0 || len < -1 || (size_t)offset > r->text_len ||
         (len > 0 && (size_t)len > r->text_len - (size_t)offset)) {
-        return wr_loop_error(rt, WEIR_EINVAL, "%s: line %d: bytes [%d, +%d) outside the text",
+        return wr_err_set(&rt->err, WEIR_EINVAL, "%s: line %d: bytes [%d, +%d) outside the text",
                              r->base.describe, (int)line_no, (int)offset, (int)len);
     }
     if (r->n == r->cap) {

@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "lines.h"
+#include "loop.h"
 #include "mem.h"
 #include "rt.h"
+#include "source.h"
 
 enum {
     RETRY_DELAY_MS = 500,
@@ -310,7 +312,7 @@ static int sock_open(wr_source_t *s)
     socket_source_t *k = sock_of(s);
     int rc = uv_timer_init(&s->rt->loop, &k->retry);
     if (rc < 0) {
-        return wr_loop_error(s->rt, rc, "%s: %s", s->describe, weir_strerror(rc));
+        return wr_err_set(&s->rt->err, rc, "%s: %s", s->describe, weir_strerror(rc));
     }
     k->retry_open = 1;
     k->retry.data = k;
@@ -340,13 +342,13 @@ static void sock_fill(wr_source_t *s)
     }
     int done = k->state == SOCK_DONE;
     /* After STOP only complete records still count: the partial tail is dropped. */
-    if (!wr_loop_emit_text(rt, s, &k->lines, (done || k->sealed) && !s->stopping)) {
+    if (!wr_source_emit_text(rt, s, &k->lines, (done || k->sealed) && !s->stopping)) {
         return;
     }
     if (s->stopping) {
-        wr_loop_emit_end(rt, s, WEIR_END_STOPPED);
+        wr_source_emit_end(rt, s, WEIR_END_STOPPED);
     } else if (done) {
-        wr_loop_emit_end(rt, s, WEIR_END_EXHAUSTED);
+        wr_source_emit_end(rt, s, WEIR_END_EXHAUSTED);
     } else if (k->sealed) {
         /* The closed connection's last record is out: the next connection's bytes may come. */
         k->sealed = 0;
@@ -369,7 +371,7 @@ static int sock_pending(const wr_source_t *s, int64_t now_ms)
         return 1;
     }
     return k->state == SOCK_CONNECTED && !quiet(k) &&
-           wr_loop_unread((const uv_handle_t *)&k->tcp);
+           wr_source_unread((const uv_handle_t *)&k->tcp);
 }
 
 /* Stops everything in flight; s->stopping (or shutting_down) is already set, so callbacks
@@ -426,24 +428,24 @@ int32_t weir_source_socket(weir_rt_t *rt, const char *host, int32_t port, const 
     if (rt == NULL) {
         return WEIR_EINVAL;
     }
-    if (!wr_loop_may_add(rt)) {
+    if (!wr_source_may_add(rt)) {
         return WEIR_ESTATE;
     }
     if (host == NULL || host[0] == '\0') {
-        return wr_loop_error(rt, WEIR_EINVAL, "socket_text_stream: no host");
+        return wr_err_set(&rt->err, WEIR_EINVAL, "socket_text_stream: no host");
     }
     if (port < 1 || port > 65535) {
-        return wr_loop_error(rt, WEIR_EINVAL, "socket_text_stream %s: bad port %d", host,
-                             (int)port);
+        return wr_err_set(&rt->err, WEIR_EINVAL, "socket_text_stream %s: bad port %d", host,
+                          (int)port);
     }
     if (max_retry < -1) {
-        return wr_loop_error(rt, WEIR_EINVAL,
-                             "socket_text_stream %s:%d: max_retry %d (must be >= -1)", host,
-                             (int)port, (int)max_retry);
+        return wr_err_set(&rt->err, WEIR_EINVAL,
+                          "socket_text_stream %s:%d: max_retry %d (must be >= -1)", host,
+                          (int)port, (int)max_retry);
     }
     if (delimiter != NULL && delimiter[0] == '\0') {
-        return wr_loop_error(rt, WEIR_EINVAL, "socket_text_stream %s:%d: the delimiter is empty",
-                             host, (int)port);
+        return wr_err_set(&rt->err, WEIR_EINVAL, "socket_text_stream %s:%d: the delimiter is empty",
+                          host, (int)port);
     }
     socket_source_t *k = wr_xcalloc(1, sizeof *k);
     k->base.ops = &socket_ops;
@@ -459,7 +461,7 @@ int32_t weir_source_socket(weir_rt_t *rt, const char *host, int32_t port, const 
     size_t n = strlen(host) + 32;
     char *describe = wr_xmalloc(n);
     snprintf(describe, n, "socket_text_stream %s:%d", host, (int)port);
-    int32_t id = wr_loop_add_source(rt, &k->base, describe);
+    int32_t id = wr_source_add(rt, &k->base, describe);
     wr_free(describe);
     return id;
 }

@@ -1,66 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /* store.h: the window store of one window operator subtask: (key, window) -> slot id, the id
  * under which Lua holds a window's contents and C holds its element count and the numeric state
- * cells of its trigger (SEMANTICS.md 5.1; DESIGN.md, State). Per key it keeps the open windows
- * in window order, for session merging and the REPL. */
+ * cells of its trigger (SEMANTICS.md 5.1; DESIGN.md, State). */
 #ifndef WR_STORE_H
 #define WR_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idtab.h"
+
 enum {
     WR_STORE_MAX_CELLS = 1 << 16,  /* cells_per_slot above this is refused */
     WR_STORE_MAX_SLOTS = INT32_MAX, /* open slots; ids are 0 .. INT32_MAX - 1 */
-    WR_STORE_SEGMENTS = 28,        /* cell segments: enough for WR_STORE_MAX_SLOTS */
-    WR_STORE_KEY_INLINE = 2        /* a key with at most this many slots needs no id array */
+    WR_STORE_SEGMENTS = 28         /* cell segments: enough for WR_STORE_MAX_SLOTS */
 };
 
-/* One slot, 32 bytes. Times are ms, INT64_MIN/INT64_MAX being -inf/+inf. The key is kept here
- * as well as in the key record so that comparing a window during a lookup loads one record. */
+/* One slot, 32 bytes. Times are ms, INT64_MIN/INT64_MAX being -inf/+inf. */
 typedef struct wr_store_slot {
-    int64_t key;   /* open: the key */
+    int64_t key;
     int64_t start;
     int64_t stop;
-    int32_t kid;   /* open: its key record; free: -1 */
+    int32_t open;  /* 1 while open, 0 when free */
     int32_t count; /* open: the element count; free: the next free slot id, or -1 */
 } wr_store_slot_t;
 
 /* One hash table entry, 8 bytes: an id (-1 = empty) and the upper 32 bits of its hash. Probing
- * compares fp before it touches the slot or key record, and the entry's home is fp & mask, so
- * growing and backward-shift deletion never load a record (tables have at most 2^32 entries). */
+ * compares fp before it touches the slot, and the entry's home is fp & mask, so
+ * growing and backward-shift deletion never load a slot (tables have at most 2^32 entries). */
 typedef struct wr_store_entry {
     int32_t id;
     uint32_t fp;
 } wr_store_entry_t;
 
-/* One key with open slots, 24 bytes: its slot ids sorted by (start, stop), stored inline while
- * there are at most WR_STORE_KEY_INLINE of them. */
-typedef struct wr_store_key {
-    int64_t key;
-    int32_t len; /* open slots of the key (>= 1); -1 while the record is free */
-    int32_t cap; /* WR_STORE_KEY_INLINE: ids.local; more: ids.heap of that many */
-    union {
-        int32_t local[WR_STORE_KEY_INLINE];
-        int32_t *heap;
-        int32_t next_free; /* while free: the next free record, or -1 */
-    } ids;
-} wr_store_key_t;
-
 /* Caller's storage; the store owns every array below, and bytes counts them all. Invariants:
- * slot_index holds exactly the open slots and key_index exactly the used key records (both
- * linear-probing tables of entries, power-of-two size, at most 3/4 full, deleted by backward
- * shift: no tombstones); every open slot is in its key's id list exactly once. Cells of slot id
+ * slot_index holds exactly the open slots (idtab.h: power-of-two size, at most 3/4 full unless
+ * the memory limit holds a doubling back, halved below 1/8 full). Cells of slot id
  * i live in segment c, which holds 16 << c slots from id 16 * (2^c - 1) on, and segments never
  * move, so a slot's cells keep their address until the store is empty again or closed. */
 typedef struct wr_store {
     wr_store_slot_t *slots;
-    wr_store_key_t *keys;
-    wr_store_entry_t *slot_index;
-    wr_store_entry_t *key_index;
+    wr_idtab_t slot_index; /* of wr_store_entry_t */
     double *cells[WR_STORE_SEGMENTS];
-    size_t slot_index_cap;
-    size_t key_index_cap;
     size_t bytes;     /* heap bytes held */
     int64_t elements; /* sum of the counts of open slots */
     int32_t cells_per_slot;
@@ -68,10 +49,6 @@ typedef struct wr_store {
     int32_t slots_cap;
     int32_t free_slot; /* head of the free list, or -1 */
     int32_t open;
-    int32_t keys_len;
-    int32_t keys_cap;
-    int32_t free_key;
-    int32_t nkeys; /* keys with open slots */
 } wr_store_t;
 
 /* Sets up an empty store with cells_per_slot state cells per slot (0 .. WR_STORE_MAX_CELLS).
@@ -81,8 +58,7 @@ void wr_store_close(wr_store_t *s);
 
 /* The slot of (key, [start, stop)), created when absent: a fresh slot has count 0 and every cell
  * NaN. Returns the id (>= 0; a dropped slot's id may come back), or WEIR_ESTATE when
- * WR_STORE_MAX_SLOTS are open. Expected O(1), plus O(slots of the key) to keep the key's list
- * sorted (O(1) when windows come in start order). */
+ * WR_STORE_MAX_SLOTS are open. Expected O(1). */
 int32_t wr_store_slot(wr_store_t *s, int64_t key, int64_t start, int64_t stop);
 /* The slot of (key, [start, stop)), or -1. Expected O(1). */
 int32_t wr_store_find(const wr_store_t *s, int64_t key, int64_t start, int64_t stop);
@@ -100,9 +76,6 @@ int32_t wr_store_count(const wr_store_t *s, int32_t slot);
 /* The slot's key and window; 0, or WEIR_EINVAL (outputs untouched) when the slot is not open. */
 int wr_store_window(const wr_store_t *s, int32_t slot, int64_t *key, int64_t *start,
                     int64_t *stop);
-/* The open slots of key, by (start, stop): writes the first min(max, n) ids to out and returns
- * n. O(min(max, n)) after an expected O(1) key lookup. */
-int32_t wr_store_key_slots(const wr_store_t *s, int64_t key, int32_t *out, int32_t max);
 
 int32_t wr_store_open(const wr_store_t *s);
 int64_t wr_store_elements(const wr_store_t *s);

@@ -9,9 +9,11 @@
 #include <assert.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "idtab.h"
 #include "mem.h"
 #include "weir.h"
 
@@ -21,6 +23,84 @@ enum {
     KEEP_WHEN_EMPTY = 1024 /* a domain that empties keeps arrays up to this many timers */
 };
 static const uint32_t NO_NODE = UINT32_MAX; /* an empty index entry; the end of the free list */
+
+/* --- index ------------------------------------------------------------------------------- */
+
+/* wr_idtab_mix chained over the four fields. The fields of one window's timers are correlated
+ * (stop = start + size, time = stop - 1), which the chain does not mind: probe lengths and
+ * fingerprint clashes for tumbling, sliding and global windows match a random hash's. */
+static uint32_t hash_timer(const wr_timer_t *x)
+{
+    uint64_t h = wr_idtab_mix(UINT64_C(0x6a09e667f3bcc908), (uint64_t)x->time_ms);
+    h = wr_idtab_mix(h, (uint64_t)x->key);
+    h = wr_idtab_mix(h, (uint64_t)x->start);
+    h = wr_idtab_mix(h, (uint64_t)x->stop);
+    return (uint32_t)wr_idtab_finish(h);
+}
+
+static bool same_timer(const wr_timer_t *a, const wr_timer_t *b)
+{
+    return a->time_ms == b->time_ms && a->key == b->key && a->start == b->start &&
+           a->stop == b->stop;
+}
+
+/* The stored hash says where an entry lives: growth and deletion never read a node. */
+static size_t entry_home(const void *entry, size_t mask)
+{
+    return (size_t)((const wr_timers_slot_t *)entry)->hash & mask;
+}
+
+/* node is a uint32_t below WR_TIMERS_MAX, so as an int32_t it is negative only when NO_NODE. */
+static const wr_idtab_kind_t KIND = {
+    .size = sizeof(wr_timers_slot_t),
+    .id_at = offsetof(wr_timers_slot_t, node),
+    .home = entry_home,
+};
+
+static wr_timers_slot_t *slots(const wr_timers_domain_t *d)
+{
+    return d->index.entries;
+}
+
+typedef struct timer_query {
+    const wr_timers_domain_t *d;
+    const wr_timer_t *x;
+    uint32_t hash;
+} timer_query_t;
+
+/* Only an entry with the same hash costs a read of its node. */
+static bool same_entry(const void *entry, const void *query)
+{
+    const wr_timers_slot_t *e = entry;
+    const timer_query_t *q = query;
+    return e->hash == q->hash && same_timer(&q->d->nodes[e->node], q->x);
+}
+
+static bool same_node(const void *entry, const void *query)
+{
+    return ((const wr_timers_slot_t *)entry)->node == *(const uint32_t *)query;
+}
+
+/* Linear probe for x, whose hash is `hash`: the index position holding its node (*found) or
+ * the empty position where it would go. index.cap > 0, and the index always has an empty entry
+ * (load <= 3/4). */
+static size_t probe(const wr_timers_domain_t *d, const wr_timer_t *x, uint32_t hash,
+                    bool *found)
+{
+    timer_query_t q = {.d = d, .x = x, .hash = hash};
+    return wr_idtab_find(&d->index, &KIND, (size_t)hash & (d->index.cap - 1), same_entry, &q,
+                         found);
+}
+
+/* The index position of live node n, whose timer hashes to `hash`: compares node ids only. */
+static size_t probe_node(const wr_timers_domain_t *d, uint32_t n, uint32_t hash)
+{
+    bool found;
+    size_t i = wr_idtab_find(&d->index, &KIND, (size_t)hash & (d->index.cap - 1), same_node, &n,
+                             &found);
+    assert(found);
+    return i;
+}
 
 static void domain_init(wr_timers_domain_t *d, uint64_t next_seq)
 {
@@ -34,7 +114,7 @@ static void domain_close(wr_timers_domain_t *d)
     wr_free(d->heap);
     wr_free(d->nodes);
     wr_free(d->pos);
-    wr_free(d->index);
+    wr_idtab_close(&d->index, &KIND, NULL);
     domain_init(d, d->next_seq);
 }
 
@@ -50,115 +130,6 @@ void wr_timers_close(wr_timers_t *t)
     for (int i = 0; i < WR_TIMERS_DOMAINS; i++) {
         domain_close(&t->dom[i]);
     }
-}
-
-/* --- index ------------------------------------------------------------------------------- */
-
-/* Multiply-xorshift over the four fields. Each step is a bijection of h for a fixed field, so
- * timers that differ in one field (consecutive times, consecutive keys) never collide on the
- * full 64 bits, and the shifts carry high product bits down into the kept low 32 bits. The
- * fields of one window's timers are correlated (stop = start + size, time = stop - 1), which
- * the chain does not mind: probe lengths and fingerprint clashes for tumbling, sliding and
- * global windows match a random hash's. */
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h = (h ^ v) * UINT64_C(0x9e3779b97f4a7c15);
-    return h ^ (h >> 31);
-}
-
-static uint32_t hash_timer(const wr_timer_t *x)
-{
-    uint64_t h = mix(UINT64_C(0x6a09e667f3bcc908), (uint64_t)x->time_ms);
-    h = mix(h, (uint64_t)x->key);
-    h = mix(h, (uint64_t)x->start);
-    h = mix(h, (uint64_t)x->stop);
-    h *= UINT64_C(0xbf58476d1ce4e5b9);
-    return (uint32_t)(h ^ (h >> 29));
-}
-
-static bool same_timer(const wr_timer_t *a, const wr_timer_t *b)
-{
-    return a->time_ms == b->time_ms && a->key == b->key && a->start == b->start &&
-           a->stop == b->stop;
-}
-
-/* Linear probe for x, whose hash is `hash`: the index position holding its node (*found) or
- * the empty position where it would go. Only an entry with the same hash costs a read of its
- * node. index_cap > 0, and the index always has an empty entry (load <= 3/4). */
-static size_t probe(const wr_timers_domain_t *d, const wr_timer_t *x, uint32_t hash,
-                    bool *found)
-{
-    size_t mask = d->index_cap - 1;
-    size_t i = (size_t)hash & mask;
-    for (;;) {
-        wr_timers_slot_t e = d->index[i];
-        if (e.node == NO_NODE) {
-            *found = false;
-            return i;
-        }
-        if (e.hash == hash && same_timer(&d->nodes[e.node], x)) {
-            *found = true;
-            return i;
-        }
-        i = (i + 1) & mask;
-    }
-}
-
-/* The index position of live node n, whose timer hashes to `hash`: compares node ids only. */
-static size_t probe_node(const wr_timers_domain_t *d, uint32_t n, uint32_t hash)
-{
-    size_t mask = d->index_cap - 1;
-    size_t i = (size_t)hash & mask;
-    while (d->index[i].node != n) {
-        assert(d->index[i].node != NO_NODE);
-        i = (i + 1) & mask;
-    }
-    return i;
-}
-
-/* Moves the entries into a new index of new_cap entries: the stored hashes say where, so no
- * node is read. new_cap <= 2^32, so a 32-bit hash still covers every position. */
-static void rehash(wr_timers_domain_t *d, size_t new_cap)
-{
-    assert(new_cap - 1 <= UINT32_MAX);
-    wr_timers_slot_t *old = d->index;
-    size_t old_cap = d->index_cap;
-    d->index = wr_xreallocarray(NULL, new_cap, sizeof *d->index);
-    memset(d->index, 0xff, new_cap * sizeof *d->index); /* every entry NO_NODE */
-    d->index_cap = new_cap;
-    size_t mask = new_cap - 1;
-    for (size_t j = 0; j < old_cap; j++) {
-        if (old[j].node == NO_NODE) {
-            continue;
-        }
-        size_t i = (size_t)old[j].hash & mask;
-        while (d->index[i].node != NO_NODE) {
-            i = (i + 1) & mask;
-        }
-        d->index[i] = old[j];
-    }
-    wr_free(old);
-}
-
-/* Backward-shift deletion: later entries of the probe run move into the hole when the hole lies
- * between their home and where they sit, so no tombstones build up. */
-static void index_remove_at(wr_timers_domain_t *d, size_t hole)
-{
-    size_t mask = d->index_cap - 1;
-    size_t j = hole;
-    for (;;) {
-        j = (j + 1) & mask;
-        wr_timers_slot_t e = d->index[j];
-        if (e.node == NO_NODE) {
-            break;
-        }
-        size_t home = (size_t)e.hash & mask;
-        if (((j - home) & mask) >= ((j - hole) & mask)) {
-            d->index[hole] = e;
-            hole = j;
-        }
-    }
-    d->index[hole].node = NO_NODE;
 }
 
 /* --- heap -------------------------------------------------------------------------------- */
@@ -229,7 +200,7 @@ static uint32_t take_node(wr_timers_domain_t *d)
 static void remove_timer(wr_timers_domain_t *d, size_t slot, size_t pos)
 {
     uint32_t n = d->heap[pos].node;
-    index_remove_at(d, slot);
+    wr_idtab_remove_at(&d->index, &KIND, slot);
     d->len--;
     if (pos < d->len) {
         place(d, pos, d->heap[d->len]);
@@ -257,10 +228,11 @@ static wr_timers_domain_t *domain_of(wr_timers_t *t, int domain)
 int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer)
 {
     wr_timers_domain_t *d = domain_of(t, domain);
-    size_t after = d->len + 1;
-    if (d->len < WR_TIMERS_MAX && after * 4 > d->index_cap * 3 &&
-        (after + 1 >= d->index_cap || wr_mem_may_grow(2 * d->index_cap * sizeof *d->index))) {
-        rehash(d, d->index_cap ? d->index_cap * 2 : MIN_INDEX_CAP);
+    if (d->len < WR_TIMERS_MAX && wr_idtab_should_grow(&d->index, &KIND, d->len + 1, 3, 4)) {
+        /* new_cap <= 2^32, so a 32-bit hash still covers every position */
+        size_t new_cap = d->index.cap ? d->index.cap * 2 : MIN_INDEX_CAP;
+        assert(new_cap - 1 <= UINT32_MAX);
+        wr_idtab_rehash(&d->index, &KIND, new_cap, NULL);
     }
     uint32_t hash = hash_timer(timer);
     bool found;
@@ -273,7 +245,7 @@ int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer)
     }
     uint32_t n = take_node(d);
     d->nodes[n] = *timer;
-    d->index[slot] = (wr_timers_slot_t){.node = n, .hash = hash};
+    slots(d)[slot] = (wr_timers_slot_t){.node = n, .hash = hash};
     size_t pos = d->len++;
     d->heap[pos] = (wr_timers_entry_t){.time_ms = timer->time_ms, .seq = d->next_seq++, .node = n};
     sift_up(d, pos);
@@ -291,7 +263,7 @@ int wr_timers_delete(wr_timers_t *t, int domain, const wr_timer_t *timer)
     if (!found) {
         return 0;
     }
-    remove_timer(d, slot, d->pos[d->index[slot].node]);
+    remove_timer(d, slot, d->pos[slots(d)[slot].node]);
     return 1;
 }
 

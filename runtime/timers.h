@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idtab.h"
+
 /* The domains are the FFI's WEIR_TIME_EVENT (0) and WEIR_TIME_PROCESSING (1). */
 enum { WR_TIMERS_DOMAINS = 2 };
 
@@ -32,7 +34,7 @@ typedef struct wr_timers_entry {
 } wr_timers_entry_t;
 
 /* One index entry: a live node and the 32-bit hash of its timer. The hash is both where the
- * entry's probe run starts (hash & (index_cap - 1); index_cap <= 2^32) and a fingerprint that
+ * entry's probe run starts (hash & (index.cap - 1); index.cap <= 2^32) and a fingerprint that
  * a lookup compares before it reads the node, so probing past other timers stays in the index
  * and deletion and growth never rehash a timer. */
 typedef struct wr_timers_slot {
@@ -51,11 +53,10 @@ typedef struct wr_timers_domain {
     wr_timers_entry_t *heap;  /* len used, cap allocated */
     wr_timer_t *nodes;        /* nodes_len ever used (live or free), cap allocated */
     uint32_t *pos;            /* per node: live, heap position; free, next free node */
-    wr_timers_slot_t *index;  /* index_cap entries; NULL while index_cap is 0 */
+    wr_idtab_t index;         /* of wr_timers_slot_t; no entries until the first timer */
     size_t len;               /* live timers */
     size_t nodes_len;
     size_t cap;               /* of heap and nodes */
-    size_t index_cap;
     uint32_t free_node;       /* head of the free list, or UINT32_MAX */
     uint64_t next_seq;
 } wr_timers_domain_t;

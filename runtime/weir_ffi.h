@@ -3,7 +3,12 @@
  * weir.h) and by ffi.cdef (through the generated module weir._cdef), so it holds only what both
  * accept: no preprocessor lines, enum constants, fixed-width integers, full prototypes, opaque
  * handles. Times cross as double milliseconds: -inf is "before the first watermark" (INT64_MIN in
- * C), +inf is "end of input" (INT64_MAX in C). */
+ * C), +inf is "end of input" (INT64_MAX in C).
+ * Every double time (and key id) C keeps is converted by one rule (ms.h, wr_ms_from_double):
+ * -inf and +inf become INT64_MIN and INT64_MAX, a finite value truncates toward zero and
+ * saturates at those ends, and NaN is refused (WEIR_EINVAL) before converting. Lua passes only
+ * whole numbers within +-2^53 (docs/API.md, Time range), which convert exactly and back; the
+ * truncation is a safety net no result relies on. */
 
 enum {
     WEIR_BATCH_MAX = 1024,
@@ -139,10 +144,10 @@ int32_t weir_source_pending(const weir_rt_t *rt, int32_t source);
  * NULL or "" leaves the kind alone. Any time; returns 0 or WEIR_EINVAL for an unknown id. */
 int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name);
 
-/* The REPL's input (repl.c): lines arrive as WEIR_EV_INPUT events from weir_loop_poll, so
- * sources, ticks and timers keep running while the user types. Interactive (stdin is a
+/* The REPL's input (source_repl.c): lines arrive as WEIR_EV_INPUT events from weir_loop_poll,
+ * so sources, ticks and timers keep running while the user types. Interactive (stdin is a
  * terminal): libedit's callback interface on the uv loop, with history (read from and saved to
- * history_path, NULL for none; repl.c refuses a link) and tab completion over the words Lua
+ * history_path, NULL for none; a link is refused) and tab completion over the words Lua
  * last gave. Otherwise stdin is read as
  * lines with no prompt and no editing. In REPL mode SIGINT does not stop the job: at the
  * prompt it yields WEIR_INPUT_INTERRUPT, while Lua runs a command it sets the flag that
@@ -299,12 +304,11 @@ int32_t weir_timers_count(const weir_timers_t *t, int32_t domain);
  * the timer service (keys are integers). new returns NULL for cells_per_slot outside
  * [0, 65536]; weir_store_free(NULL) is a no-op. slot/find return WEIR_EINVAL for a NaN argument,
  * slot WEIR_ESTATE at INT32_MAX open slots. For a slot that is not open (never created, or
- * dropped): drop, count_add and count return WEIR_EINVAL, cells NULL, slot_start/stop NaN.
+ * dropped): drop, count_add and count return WEIR_EINVAL, cells NULL.
  * count_add returns WEIR_EINVAL (count unchanged) when the count would leave [0, INT32_MAX].
  * cells: the slot's cells_per_slot doubles (NULL when cells_per_slot is 0), NaN until written;
  * the pointer stays valid until that slot is dropped or the store freed: creating other slots
- * never moves it. stat returns NaN for an unknown what. key_slots returns WEIR_EINVAL for a NaN
- * key, max < 0, or out NULL with max > 0. */
+ * never moves it. stat returns NaN for an unknown what. */
 enum {
     WEIR_STORE_OPEN = 0,     /* weir_store_stat: open (key, window) slots */
     WEIR_STORE_ELEMENTS = 1, /* elements counted with weir_store_count_add */
@@ -320,11 +324,6 @@ double *weir_store_cells(weir_store_t *s, int32_t slot); /* cells_per_slot doubl
 int32_t weir_store_count_add(weir_store_t *s, int32_t slot, int32_t delta); /* new count */
 int32_t weir_store_count(const weir_store_t *s, int32_t slot);
 double weir_store_stat(const weir_store_t *s, int32_t what);
-/* The slots of one key, in window start order (then stop): writes up to max ids, returns how
- * many exist (0 for an unknown key). */
-int32_t weir_store_key_slots(const weir_store_t *s, double key, int32_t *out, int32_t max);
-double weir_store_slot_start(const weir_store_t *s, int32_t slot);
-double weir_store_slot_stop(const weir_store_t *s, int32_t slot);
 
 /* Window table (wintab.c), weir.aggwindow's state for tumbling windows: (key, window start) ->
  * id, the id under which Lua keeps the window's accumulator and count (small integers >= 0,

@@ -10,19 +10,16 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "idtab.h"
 #include "mem.h"
 #include "weir.h"
 
 enum { MIN_CAP = 32 };
-
-/* A key id as the FFI gives it: a double holding an int32, else -1 (never a key id). */
-static int32_t key_id(double key)
-{
-    return key >= 0 && key <= INT32_MAX && key == (double)(int32_t)key ? (int32_t)key : -1;
-}
 
 /* Fibonacci hashing: the product's top bits. Key ids are dense small integers, so the keys of
  * one window land evenly spread, and consecutive keys a fixed stride apart, which the
@@ -34,62 +31,50 @@ static size_t home_of(int32_t key, int64_t start, size_t mask)
     return (size_t)(h >> (64 - __builtin_ctzll((unsigned long long)mask + 1)));
 }
 
-static wr_wintab_entry_t *new_index(wr_wintab_t *t, size_t cap)
+static size_t entry_home(const void *entry, size_t mask)
 {
-    wr_wintab_entry_t *index = wr_xresize_counted(&t->bytes, NULL, 0, cap, sizeof *index);
-    for (size_t i = 0; i < cap; i++) {
-        index[i].id = -1;
-    }
-    return index;
+    const wr_wintab_entry_t *e = entry;
+    return home_of(e->key, e->start, mask);
+}
+
+static const wr_idtab_kind_t KIND = {
+    .size = sizeof(wr_wintab_entry_t),
+    .id_at = offsetof(wr_wintab_entry_t, id),
+    .home = entry_home,
+};
+
+static bool same_window(const void *entry, const void *query)
+{
+    const wr_wintab_entry_t *e = entry;
+    const wr_wintab_entry_t *q = query;
+    return e->key == q->key && e->start == q->start;
+}
+
+static wr_wintab_entry_t *entries(const wr_wintab_t *t)
+{
+    return t->index.entries;
 }
 
 void wr_wintab_init(wr_wintab_t *t)
 {
     memset(t, 0, sizeof *t);
-    t->index = new_index(t, MIN_CAP);
-    t->cap = MIN_CAP;
+    wr_idtab_init(&t->index, &KIND, MIN_CAP, &t->bytes);
 }
 
 void wr_wintab_close(wr_wintab_t *t)
 {
-    wr_free(t->index);
+    wr_free(t->index.entries);
     wr_free(t->free_ids);
     memset(t, 0, sizeof *t);
-}
-
-static void rehash(wr_wintab_t *t, size_t new_cap)
-{
-    wr_wintab_entry_t *old = t->index;
-    size_t old_cap = t->cap;
-    wr_wintab_entry_t *fresh = new_index(t, new_cap);
-    size_t mask = new_cap - 1;
-    for (size_t j = 0; j < old_cap; j++) {
-        if (old[j].id < 0) {
-            continue;
-        }
-        size_t i = home_of(old[j].key, old[j].start, mask);
-        while (fresh[i].id >= 0) {
-            i = (i + 1) & mask;
-        }
-        fresh[i] = old[j];
-    }
-    wr_release_counted(&t->bytes, old, old_cap, sizeof *old);
-    t->index = fresh;
-    t->cap = new_cap;
 }
 
 /* The position of (key, start), or of the empty entry that ends its probe run. */
 static size_t probe(const wr_wintab_t *t, int32_t key, int64_t start)
 {
-    size_t mask = t->cap - 1;
-    size_t i = home_of(key, start, mask);
-    for (;;) {
-        const wr_wintab_entry_t *e = &t->index[i];
-        if (e->id < 0 || (e->key == key && e->start == start)) {
-            return i;
-        }
-        i = (i + 1) & mask;
-    }
+    wr_wintab_entry_t q = {.start = start, .key = key};
+    bool found;
+    return wr_idtab_find(&t->index, &KIND, home_of(key, start, t->index.cap - 1), same_window, &q,
+                         &found);
 }
 
 static int32_t take_id(wr_wintab_t *t)
@@ -110,16 +95,14 @@ static void give_id(wr_wintab_t *t, int32_t id)
 
 int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start)
 {
-    size_t i = probe(t, key, start);
-    wr_wintab_entry_t *e = &t->index[i];
+    wr_wintab_entry_t *e = &entries(t)[probe(t, key, start)];
     if (e->id < 0) {
         if (t->open >= WR_WINTAB_MAX) {
             return WEIR_ESTATE;
         }
-        size_t n = (size_t)t->open + 1;
-        if (n * 4 > t->cap * 3 && (n + 1 >= t->cap || wr_mem_may_grow(2 * t->cap * sizeof *e))) {
-            rehash(t, t->cap * 2);
-            e = &t->index[probe(t, key, start)];
+        if (wr_idtab_should_grow(&t->index, &KIND, (size_t)t->open + 1, 3, 4)) {
+            wr_idtab_rehash(&t->index, &KIND, t->index.cap * 2, &t->bytes);
+            e = &entries(t)[probe(t, key, start)];
         }
         *e = (wr_wintab_entry_t){.start = start, .key = key, .id = take_id(t)};
         t->open++;
@@ -129,41 +112,25 @@ int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start)
 
 int32_t wr_wintab_find(const wr_wintab_t *t, int32_t key, int64_t start)
 {
-    return t->index[probe(t, key, start)].id;
+    return entries(t)[probe(t, key, start)].id;
 }
 
 int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start)
 {
     size_t hole = probe(t, key, start);
-    wr_wintab_entry_t *index = t->index;
-    int32_t id = index[hole].id;
+    int32_t id = entries(t)[hole].id;
     if (id < 0) {
         return -1;
     }
-    /* backward shift: an entry later in the run moves into the hole unless its home lies
-     * cyclically in (hole, j] */
-    size_t mask = t->cap - 1;
-    size_t j = hole;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (index[j].id < 0) {
-            break;
-        }
-        size_t home = home_of(index[j].key, index[j].start, mask);
-        if (((j - home) & mask) >= ((j - hole) & mask)) {
-            index[hole] = index[j];
-            hole = j;
-        }
-    }
-    index[hole].id = -1;
+    wr_idtab_remove_at(&t->index, &KIND, hole);
     t->open--;
     give_id(t, id);
     if (t->open == 0) {
         /* nothing open: back to the initial size, and ids start again at 0 */
         t->nfree = 0;
         t->next_id = 0;
-        if (t->cap > MIN_CAP) {
-            rehash(t, MIN_CAP);
+        if (t->index.cap > MIN_CAP) {
+            wr_idtab_rehash(&t->index, &KIND, MIN_CAP, &t->bytes);
         }
     }
     return id;
@@ -172,13 +139,13 @@ int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start)
 int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t start,
                          int32_t *ids)
 {
-    size_t mask = t->cap - 1;
+    size_t mask = t->index.cap - 1;
     /* the entries first, all of them: their cache misses overlap instead of queueing */
     for (int32_t i = 0; i < n; i++) {
-        __builtin_prefetch(&t->index[home_of(keys[i], start, mask)]);
+        __builtin_prefetch(&entries(t)[home_of(keys[i], start, mask)]);
     }
     for (int32_t i = 0; i < n; i++) {
-        ids[i] = t->index[probe(t, keys[i], start)].id;
+        ids[i] = entries(t)[probe(t, keys[i], start)].id;
     }
     return n;
 }
@@ -207,26 +174,26 @@ void weir_wintab_free(weir_wintab_t *ft)
 
 int32_t weir_wintab_add(weir_wintab_t *ft, double key, double start)
 {
-    if (key_id(key) < 0 || isnan(start)) {
+    if (wr_idtab_key_id(key) < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }
-    return wr_wintab_add(&ft->t, key_id(key), wr_ms_from_double(start));
+    return wr_wintab_add(&ft->t, wr_idtab_key_id(key), wr_ms_from_double(start));
 }
 
 int32_t weir_wintab_find(const weir_wintab_t *ft, double key, double start)
 {
-    if (key_id(key) < 0 || isnan(start)) {
+    if (wr_idtab_key_id(key) < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }
-    return wr_wintab_find(&ft->t, key_id(key), wr_ms_from_double(start));
+    return wr_wintab_find(&ft->t, wr_idtab_key_id(key), wr_ms_from_double(start));
 }
 
 int32_t weir_wintab_drop(weir_wintab_t *ft, double key, double start)
 {
-    if (key_id(key) < 0 || isnan(start)) {
+    if (wr_idtab_key_id(key) < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }
-    return wr_wintab_drop(&ft->t, key_id(key), wr_ms_from_double(start));
+    return wr_wintab_drop(&ft->t, wr_idtab_key_id(key), wr_ms_from_double(start));
 }
 
 double weir_wintab_stat(const weir_wintab_t *ft, int32_t what)
@@ -257,15 +224,15 @@ int32_t weir_wintab_gather(const weir_wintab_t *ft, const int32_t *keys, int32_t
 
 int32_t weir_wintab_capacity(const weir_wintab_t *ft)
 {
-    return (int32_t)ft->t.cap;
+    return (int32_t)ft->t.index.cap;
 }
 
 int32_t weir_wintab_at(const weir_wintab_t *ft, int32_t i, double *out)
 {
-    if (i < 0 || (size_t)i >= ft->t.cap || !out) {
+    if (i < 0 || (size_t)i >= ft->t.index.cap || !out) {
         return WEIR_EINVAL;
     }
-    const wr_wintab_entry_t *e = &ft->t.index[i];
+    const wr_wintab_entry_t *e = &entries(&ft->t)[i];
     if (e->id >= 0) {
         out[0] = (double)e->key;
         out[1] = wr_ms_to_double(e->start);

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idtab.h"
+
 enum { WR_WINTAB_MAX = INT32_MAX }; /* open windows; ids are 0 .. WR_WINTAB_MAX - 1 */
 
 /* One entry, 16 bytes (a 32768-entry table fits a 512 KiB cache): id -1 is an empty entry.
@@ -24,8 +26,7 @@ typedef struct wr_wintab_entry {
  * windows, each with a distinct id below next_id; the ids below next_id that are not open are
  * in free_ids[0 .. nfree). */
 typedef struct wr_wintab {
-    wr_wintab_entry_t *index;
-    size_t cap;
+    wr_idtab_t index; /* of wr_wintab_entry_t */
     int32_t *free_ids;
     int32_t nfree;
     int32_t free_cap;

@@ -4,8 +4,13 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# LuaJIT: the OpenResty-maintained branch (libluajit2-5.1-dev, the same library name, headers and
+# luajit.pc), not Debian 12's libluajit-5.1-dev: that snapshot (git20220320) predates LuaJIT's fix
+# "x64: Fix RETHI/RETLO swap after call" and truncates the pointer next() and pairs() return to
+# 32 bits in some compiled traces (an intermittent SEGV; tests/lua/jitcheck.lua watches for it).
+# Installing it replaces libluajit-5.1-dev.
 # clang and libclang-rt-14-dev (libFuzzer's runtime, only recommended by clang) build tests/fuzz
-WEIR_PACKAGES=(gcc cmake pkg-config libluajit-5.1-dev libuv1-dev libedit-dev check lua-lpeg
+WEIR_PACKAGES=(gcc cmake pkg-config libluajit2-5.1-dev libuv1-dev libedit-dev check lua-lpeg
   lua-check clang libclang-rt-14-dev)
 missing=()
 for p in "${WEIR_PACKAGES[@]}"; do

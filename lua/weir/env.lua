@@ -22,6 +22,10 @@ local OPTIONS = {
   parallelism = true, max_parallelism = true, auto_watermark_interval = true,
   on_error = true, end_of_input = true, name = true, batch_size = true, slicing = true,
   max_memory = true,
+  -- internal, not in API.md (util.check_opts does not list it): _quiet_guard = false turns off
+  -- with_idle_advance's guard against backpressure, so tests/cli/backpressure.sh can show it is
+  -- the guard that keeps records from being late
+  _quiet_guard = true,
 }
 
 ---The job settings from the command line (weir run --parallelism/--replay, weir explain).
@@ -67,6 +71,11 @@ function M.new(opts)
     util.build_error("weir.env: slicing must be true or false, got %s", tostring(opts.slicing))
   end
   self.slicing = opts.slicing ~= false
+  if opts._quiet_guard ~= nil and type(opts._quiet_guard) ~= "boolean" then
+    util.build_error("weir.env: _quiet_guard must be true or false, got %s",
+      tostring(opts._quiet_guard))
+  end
+  self.quiet_guard = opts._quiet_guard ~= false
   self.default_name = opts.name
   if opts.batch_size ~= nil then
     util.check_int("weir.env", "batch_size", opts.batch_size, 1, INT32_MAX)
@@ -288,8 +297,8 @@ end
 ---after execute(), as it was when it ended.
 ---@return table|nil
 function Env:status()
-  local job = require("weir.run").current
-  if job and job.plan.env == self then
+  local job = self.running_job -- set by weir.run while the job runs
+  if job then
     return require("weir.status").collect(job)
   end
   return self.final_status

@@ -87,7 +87,9 @@ function M.check_opts(call, opts, allowed)
     if not allowed[k] then
       local names = {}
       for n in pairs(allowed) do
-        names[#names + 1] = n
+        if n:sub(1, 1) ~= "_" then -- "_name": internal (weir's own tests), not listed
+          names[#names + 1] = n
+        end
       end
       table.sort(names)
       M.build_error("%s: unknown option '%s' (known: %s)", call, tostring(k),

@@ -179,7 +179,7 @@ START_TEST(test_store_bytes_grow_and_return_to_baseline_after_dropping_all)
         }
         ck_assert(weir_store_stat(s, WEIR_STORE_OPEN) == 1500);
         ck_assert(weir_store_stat(s, WEIR_STORE_ELEMENTS) == 3000);
-        ck_assert(weir_store_stat(s, WEIR_STORE_BYTES) < full); /* per-key lists shrank */
+        ck_assert(weir_store_stat(s, WEIR_STORE_BYTES) <= full);
         for (int i = 1; i < 3000; i += 2) {
             ck_assert_int_eq(weir_store_drop(s, ids[i]), 0);
         }
@@ -203,76 +203,10 @@ START_TEST(test_store_tables_shrink_when_mostly_dropped)
     for (int64_t k = 1; k < 4096; k++) {
         ck_assert_int_eq(wr_store_drop(&s, wr_store_find(&s, k, 0, 10)), 0);
     }
-    /* One slot left: both hash tables are back near their minimum size. */
-    ck_assert_uint_le(s.slot_index_cap, 64);
-    ck_assert_uint_le(s.key_index_cap, 64);
+    /* One slot left: the hash table is back near its minimum size. */
+    ck_assert_uint_le(s.slot_index.cap, 64);
     ck_assert_uint_lt(wr_store_bytes(&s), full);
     ck_assert_int_ge(wr_store_find(&s, 0, 0, 10), 0);
-    wr_store_close(&s);
-}
-END_TEST
-
-START_TEST(test_store_key_slots_are_ordered_by_start_then_stop)
-{
-    wr_store_t s;
-    wr_store_init(&s, 0);
-    /* Created out of order, as sliding windows (descending start) and merged sessions do. */
-    static const int64_t w[][2] = {{20, 30}, {0, 30}, {10, 20}, {0, 10}, {10, 15},
-                                   {INT64_MIN, INT64_MAX}, {30, 40}, {-5, 5}};
-    static const int order[] = {5, 7, 3, 1, 4, 2, 0, 6};
-    int32_t ids[8];
-    for (int i = 0; i < 8; i++) {
-        ids[i] = wr_store_slot(&s, 42, w[i][0], w[i][1]);
-    }
-    int32_t out[16];
-    ck_assert_int_eq(wr_store_key_slots(&s, 42, out, 16), 8);
-    for (int i = 0; i < 8; i++) {
-        ck_assert_int_eq(out[i], ids[order[i]]);
-    }
-    /* Dropping from the middle keeps the order. */
-    ck_assert_int_eq(wr_store_drop(&s, ids[1]), 0);
-    ck_assert_int_eq(wr_store_key_slots(&s, 42, out, 16), 7);
-    ck_assert_int_eq(out[2], ids[3]);
-    ck_assert_int_eq(out[3], ids[4]);
-    wr_store_close(&s);
-}
-END_TEST
-
-START_TEST(test_store_key_slots_are_isolated_between_keys)
-{
-    wr_store_t s;
-    wr_store_init(&s, 0);
-    int32_t a0 = wr_store_slot(&s, 1, 0, 10);
-    int32_t b0 = wr_store_slot(&s, 2, 0, 10);
-    int32_t a1 = wr_store_slot(&s, 1, 10, 20);
-    int32_t out[4] = {-9, -9, -9, -9};
-    ck_assert_int_eq(wr_store_key_slots(&s, 1, out, 4), 2);
-    ck_assert_int_eq(out[0], a0);
-    ck_assert_int_eq(out[1], a1);
-    ck_assert_int_eq(out[2], -9);
-    ck_assert_int_eq(wr_store_key_slots(&s, 2, out, 4), 1);
-    ck_assert_int_eq(out[0], b0);
-    ck_assert_int_eq(wr_store_key_slots(&s, 3, out, 4), 0);
-    ck_assert_int_eq(wr_store_drop(&s, b0), 0);
-    ck_assert_int_eq(wr_store_key_slots(&s, 2, out, 4), 0); /* the key went with its last slot */
-    ck_assert_int_eq(wr_store_key_slots(&s, 1, out, 4), 2);
-    wr_store_close(&s);
-}
-END_TEST
-
-START_TEST(test_store_key_slots_writes_at_most_max_and_returns_the_total)
-{
-    wr_store_t s;
-    wr_store_init(&s, 0);
-    for (int64_t i = 0; i < 10; i++) {
-        wr_store_slot(&s, 5, i * 10, i * 10 + 10);
-    }
-    int32_t out[4] = {-9, -9, -9, -9};
-    ck_assert_int_eq(wr_store_key_slots(&s, 5, out, 3), 10);
-    ck_assert_int_eq(out[0], wr_store_find(&s, 5, 0, 10));
-    ck_assert_int_eq(out[2], wr_store_find(&s, 5, 20, 30));
-    ck_assert_int_eq(out[3], -9);
-    ck_assert_int_eq(wr_store_key_slots(&s, 5, NULL, 0), 10);
     wr_store_close(&s);
 }
 END_TEST
@@ -283,20 +217,17 @@ START_TEST(test_store_ffi_maps_global_window_bounds_to_infinities)
     int32_t g = weir_store_slot(s, 3, -INFINITY, INFINITY);
     ck_assert_int_ge(g, 0);
     ck_assert_int_eq(weir_store_slot(s, 3, -1e300, 1e300), g); /* saturates to the same ends */
-    ck_assert(isinf(weir_store_slot_start(s, g)) && weir_store_slot_start(s, g) < 0);
-    ck_assert(isinf(weir_store_slot_stop(s, g)) && weir_store_slot_stop(s, g) > 0);
+    ck_assert_int_eq(weir_store_find(s, 3, -INFINITY, INFINITY), g);
+    ck_assert_int_eq(weir_store_find(s, 3, INT64_MIN, INT64_MAX), g);
     int32_t t = weir_store_slot(s, 3.7, 1000.9, 2000.2); /* truncated toward zero */
+    ck_assert_int_ne(t, g);
     ck_assert_int_eq(weir_store_find(s, 3, 1000, 2000), t);
-    ck_assert(weir_store_slot_start(s, t) == 1000 && weir_store_slot_stop(s, t) == 2000);
-    int32_t out[2];
-    ck_assert_int_eq(weir_store_key_slots(s, 3, out, 2), 2);
-    ck_assert_int_eq(out[0], g);
-    ck_assert_int_eq(out[1], t);
     ck_assert(isnan(weir_store_cells(s, g)[0]));
     ck_assert_int_eq(weir_store_count_add(s, g, 3), 3);
     ck_assert_int_eq(weir_store_count(s, g), 3);
     ck_assert_int_eq(weir_store_drop(s, g), 0);
-    ck_assert(isnan(weir_store_slot_start(s, g)) && isnan(weir_store_slot_stop(s, g)));
+    ck_assert_int_eq(weir_store_find(s, 3, -INFINITY, INFINITY), -1);
+    ck_assert_int_eq(weir_store_count(s, g), WEIR_EINVAL);
     weir_store_free(s);
     weir_store_free(NULL);
 }
@@ -319,11 +250,6 @@ START_TEST(test_store_ffi_rejects_nan_bad_slots_and_bad_sizes)
     ck_assert_int_eq(weir_store_count(s, 0), WEIR_EINVAL);
     ck_assert_int_eq(weir_store_count_add(s, 0, 1), WEIR_EINVAL);
     ck_assert_ptr_null(weir_store_cells(s, 0));
-    int32_t out[1];
-    ck_assert_int_eq(weir_store_key_slots(s, NAN, out, 1), WEIR_EINVAL);
-    ck_assert_int_eq(weir_store_key_slots(s, 1, out, -1), WEIR_EINVAL);
-    ck_assert_int_eq(weir_store_key_slots(s, 1, NULL, 1), WEIR_EINVAL);
-    ck_assert_int_eq(weir_store_key_slots(s, 1, out, 1), 0);
     ck_assert(weir_store_stat(s, WEIR_STORE_OPEN) == 0);
     weir_store_free(s);
 }
@@ -397,30 +323,6 @@ static void random_window(int64_t *key, int64_t *start, int64_t *stop)
     }
     *start = rnd_below(STARTS) * 10;
     *stop = *start + 5 * (1 + rnd_below(3));
-}
-
-static void check_key_slots(const wr_store_t *s, int64_t key)
-{
-    int32_t want[MODEL_IDS];
-    int32_t n = 0;
-    for (int32_t id = 0; id < MODEL_IDS; id++) {
-        if (model[id].open && model[id].key == key) {
-            /* insertion sort by (start, stop) */
-            int32_t j = n++;
-            while (j > 0 && (model[want[j - 1]].start > model[id].start ||
-                             (model[want[j - 1]].start == model[id].start &&
-                              model[want[j - 1]].stop > model[id].stop))) {
-                want[j] = want[j - 1];
-                j--;
-            }
-            want[j] = id;
-        }
-    }
-    int32_t got[MODEL_IDS];
-    expect(wr_store_key_slots(s, key, got, MODEL_IDS) == n, __LINE__);
-    for (int32_t i = 0; i < n && bad_line == 0; i++) {
-        expect(got[i] == want[i], __LINE__);
-    }
 }
 
 START_TEST(test_store_matches_a_reference_model_over_random_operations)
@@ -499,7 +401,6 @@ START_TEST(test_store_matches_a_reference_model_over_random_operations)
                 c[1] = model[id].cell;
             }
         } else {
-            check_key_slots(&s, rnd_below(KEYS) - 2);
             int32_t id = (int32_t)rnd_below(PICK);
             int64_t k;
             int64_t a;
@@ -513,10 +414,13 @@ START_TEST(test_store_matches_a_reference_model_over_random_operations)
         expect(wr_store_elements(&s) == elements, __LINE__);
     }
     ck_assert_msg(bad_line == 0, "mismatch at line %d, op %d", bad_line, bad_op);
-    for (int64_t k = -2; k < KEYS - 2; k++) {
-        check_key_slots(&s, k);
+    for (int32_t id = 0; id < MODEL_IDS; id++) {
+        if (model[id].open) {
+            expect(wr_store_find(&s, model[id].key, model[id].start, model[id].stop) == id,
+                   __LINE__);
+        }
     }
-    ck_assert_msg(bad_line == 0, "key_slots mismatch at line %d", bad_line);
+    ck_assert_msg(bad_line == 0, "final find mismatch at line %d", bad_line);
     wr_store_close(&s);
 }
 END_TEST
@@ -565,12 +469,6 @@ static Suite *store_suite(void)
     add_case(s, "bytes_grow_and_return_to_baseline_after_dropping_all",
              test_store_bytes_grow_and_return_to_baseline_after_dropping_all);
     add_case(s, "tables_shrink_when_mostly_dropped", test_store_tables_shrink_when_mostly_dropped);
-    add_case(s, "key_slots_are_ordered_by_start_then_stop",
-             test_store_key_slots_are_ordered_by_start_then_stop);
-    add_case(s, "key_slots_are_isolated_between_keys",
-             test_store_key_slots_are_isolated_between_keys);
-    add_case(s, "key_slots_writes_at_most_max_and_returns_the_total",
-             test_store_key_slots_writes_at_most_max_and_returns_the_total);
     add_case(s, "ffi_maps_global_window_bounds_to_infinities",
              test_store_ffi_maps_global_window_bounds_to_infinities);
     add_case(s, "ffi_rejects_nan_bad_slots_and_bad_sizes",

@@ -109,7 +109,7 @@ START_TEST(test_wintab_matches_a_reference_model)
             ck_assert_int_eq(id, model_id[k][s]);
         }
         ck_assert_int_eq(t.open, open);
-        ck_assert((size_t)t.open * 4 <= t.cap * 3);
+        ck_assert((size_t)t.open * 4 <= t.index.cap * 3);
     }
     for (int k = 0; k < KEYS; k++) {
         for (int s = 0; s < STARTS; s++) {

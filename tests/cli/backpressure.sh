@@ -2,9 +2,9 @@
 # The idle-advance guard against backpressure, on a real socket: 500 records with increasing
 # event times arrive at once; a sink stalls 1 s every 50 records, so records wait (in weir's
 # buffer and the socket) while the clock runs. with_idle_advance("300ms") must not move the
-# watermark while input is waiting: 0 late records, every window complete. The test-only
-# switch WEIR_TEST_NO_QUIET_GUARD=1 removes the guard, and then late records appear -- so the
-# guard is what makes the difference. A real-time test: about 10 s per run.
+# watermark while input is waiting: 0 late records, every window complete. The job's internal
+# option weir.env{_quiet_guard = false} (given "noguard") removes the guard, and then late
+# records appear -- so the guard is what makes the difference. A real-time test: about 10 s per run.
 . "$(dirname "$0")/lib.bash"
 SERVE="$BUILD/tcp_serve"
 
@@ -12,7 +12,7 @@ for i in $(seq 0 499); do echo "k,$((i * 10))"; done > records.txt
 
 cat > bp.lua <<'LUA'
 local weir = require("weir")
-local env = weir.env{ batch_size = 50 }
+local env = weir.env{ batch_size = 50, _quiet_guard = weir.args[2] ~= "noguard" }
 local late = weir.output_tag("late")
 
 local parsed = env:socket_text_stream("127.0.0.1", tonumber(weir.args[1]))
@@ -52,7 +52,7 @@ LUA
 serve_and_run() {
   rm -f port; "$SERVE" port records.txt & srv=$!
   for _ in $(seq 100); do [ -s port ] && break; sleep 0.05; done
-  run_weir run bp.lua -- "$(cat port)"
+  run_weir run bp.lua -- "$(cat port)" "$@"
   wait $srv
 }
 
@@ -60,9 +60,7 @@ serve_and_run
 expect_rc 0 "with the guard the job runs to the end"
 expect_out "windows=50 complete=50 late=0" "with the guard: no late records, every window complete"
 
-export WEIR_TEST_NO_QUIET_GUARD=1
-serve_and_run
-unset WEIR_TEST_NO_QUIET_GUARD
+serve_and_run noguard
 expect_rc 0 "without the guard the job runs to the end"
 if grep -q "late=0$" out; then
   bad "without the guard late records should appear, got: $(cat out)"

@@ -71,7 +71,11 @@ if [ "$asan" = 0 ]; then
       timeout 60 prlimit --as=400000000 "$WEIR" "$@" >out 2>err
       rc=$?
     }
-    run_weir_limited run keys.lua
+    # with the JIT off: with it on, this job crashes (SIGSEGV inside LuaJIT) in about 3 of 10
+    # runs under the address-space limit, an open defect (docs/API.md, Memory); the JIT-off
+    # run checks what weir itself does when the system refuses memory
+    (echo 'jit.off()'; cat keys.lua) > keys_nojit.lua
+    run_weir_limited run keys_nojit.lua
     expect_rc 1 "a job the system refuses memory"
     expect_err_has "weir: out of memory: the system refused an allocation of" \
       "the refused allocation is reported"

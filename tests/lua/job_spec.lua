@@ -137,4 +137,25 @@ spec.describe("user errors", function()
   end)
 end)
 
+spec.describe("env:status()", function()
+  it("reads the env's own running job, and its final status after execute", function()
+    local env, other = weir.env(), weir.env()
+    local live, foreign = {}, {}
+    env:from_collection({ "a", "b", "c" })
+      :map(function(v)
+        local n = env:status().records_in -- the live job's count: 1 to 3, by batching
+        live[#live + 1] = n >= 1 and n <= 3
+        foreign[#foreign + 1] = other:status() == nil
+        return v
+      end)
+      :collect()
+    eq(env:status(), nil, "before execute")
+    env:execute("spec")
+    eq(live, { true, true, true }, "records in while the job runs")
+    eq(foreign, { true, true, true }, "another env sees no job")
+    eq(env:status().records_in, 3, "after execute")
+    eq(env.running_job, nil, "the job is gone once it closed")
+  end)
+end)
+
 spec.finish()

@@ -1,6 +1,10 @@
 -- spec: a tiny test runner for Lua specs run by `weir run`. it(name, fn) runs fn at once;
--- finish() prints "N passed, N failed" and fails the job if anything failed.
+-- finish() prints "N passed, N failed" and fails the job if anything failed. Every trace LuaJIT
+-- compiles meanwhile is checked for a known miscompile (jitcheck.lua); finish() counts one as a
+-- failure.
+local jitcheck = require("jitcheck")
 local M = { passed = 0, failed = 0, prefix = "" }
+jitcheck.start()
 
 function M.describe(name, fn)
   local saved = M.prefix
@@ -62,6 +66,11 @@ function M.raises(fn, ...)
 end
 
 function M.finish()
+  local bad = jitcheck.report()
+  if bad then
+    M.failed = M.failed + 1
+    io.stderr:write("FAIL ", bad, "\n")
+  end
   print(("%d passed, %d failed"):format(M.passed, M.failed))
   if M.failed > 0 then
     error(("%d spec(s) failed"):format(M.failed), 0)

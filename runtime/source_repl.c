@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* repl.c: the REPL's I/O door. Besides loop.c, source_*.c and linestream.c the one file that
- * includes uv.h, and the only one that includes libedit. Input becomes WEIR_EV_INPUT events, at
- * most one per poll (wr_repl_emit), so Lua runs each line before the next one is read.
+/* source_repl.c: the REPL's input, a source kind delivered alone (source.h,
+ * wr_source_add_alone): the only file that includes libedit. Input becomes WEIR_EV_INPUT
+ * events, at most one per poll (repl_fill), so Lua runs each line before the next one is read;
+ * the poll asks for one only when no other source has anything ready.
  * - A terminal with line editing: libedit's readline-compatible callback interface, driven by
  *   a uv_poll_t on descriptor 0, with history and completion over the words Lua gave. After
  *   a line libedit leaves the terminal in cooked mode and reads nothing until its handler is
@@ -9,12 +10,14 @@
  *   kernel. The prompt is on screen only while a poll waits or a key is being read; a poll
  *   that returns events clears that line first, so what Lua prints never lands on it.
  * - Anything else: lines split by lines.c, no prompt, no editing, no history. A pipe, tty or
- *   socket is read by linestream.c (paused while much is queued), a regular file on demand.
+ *   socket is read by linestream.c (paused while much is queued), a regular file on demand
+ *   with the file source's read (wr_source_file_read); lines are cut, and overlong ones
+ *   dropped and reported, by the source base (wr_source_next_line), as for every text source.
  * libedit keeps global state, so one REPL at a time edits (`editing`). Lua may close one
  * runtime's REPL and open another's on the same input (a bare runtime between jobs, then the
  * job's): plain input read ahead but not yet handed out is carried over (`carry`), so a piped
  * session loses no line at the switch. */
-#include "repl.h"
+#include "source_repl.h"
 
 #include <assert.h>
 #include <editline/readline.h>
@@ -24,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +34,9 @@
 #include "linestream.h"
 #include "mem.h"
 #include "rt.h"
+#include "signals.h"
+#include "source.h"
+#include "source_file.h"
 
 enum {
     READ_CHUNK = 64 * 1024, /* bytes per read(2) of a regular file */
@@ -45,10 +50,10 @@ typedef enum repl_mode {
     REPL_EDIT    /* a terminal with libedit */
 } repl_mode_t;
 
-struct wr_repl {
-    weir_rt_t *rt;
+typedef struct wr_repl {
+    wr_source_t base; /* base.ended: not reading (not open, EOF delivered, or closed) */
     repl_mode_t mode;
-    int closed;          /* wr_repl_close has run */
+    int closed;          /* repl_close has run */
     char *prompt;        /* owned */
     char *words;         /* owned: NUL-separated, with a NUL after the last word */
     size_t words_len;
@@ -57,11 +62,10 @@ struct wr_repl {
     int eof_delivered;
 
     /* REPL_FILE, REPL_STREAM */
-    int fd; /* REPL_FILE: our duplicate, closed by wr_repl_close; else -1 */
+    int fd; /* REPL_FILE: our duplicate, closed by repl_close; else -1 */
     wr_lines_t lines;
     int lines_open;
     wr_linestream_t ls; /* REPL_STREAM */
-    int drop_reported;
     dev_t dev; /* what the input is, for `carry` */
     ino_t ino;
 
@@ -76,7 +80,7 @@ struct wr_repl {
     int visible;   /* the prompt and that line are on screen */
     char *line;    /* complete and not yet handed out; malloc'd by libedit */
     char *given;   /* handed out by the last poll, freed when the next begins */
-};
+} wr_repl_t;
 
 /* The REPL that libedit's callbacks (on_line, completion) belong to. */
 static wr_repl_t *editing;
@@ -95,21 +99,36 @@ static struct {
  * reads rl_basic_word_break_characters, GNU readline the completer one; both get this. */
 static char word_breaks[] = " \t\n\"\\'`@$><=;|&{}()[],+-*/%^~#";
 
+static const wr_source_ops_t repl_ops;
+
+/* The runtime's REPL, made and registered by the first weir_repl_* call; not reading until
+ * it is opened. */
 static wr_repl_t *get_repl(weir_rt_t *rt)
 {
-    if (rt->repl == NULL) {
+    if (rt->alone == NULL) {
         wr_repl_t *r = wr_xcalloc(1, sizeof *r);
-        r->rt = rt;
+        r->base.ops = &repl_ops;
+        r->base.kind = "repl";
+        r->base.ended = 1;
         r->fd = -1;
         r->prompt = wr_xstrdup("");
-        rt->repl = r;
+        int rc = wr_source_add_alone(rt, &r->base, "repl");
+        assert(rc == 0); /* rt->alone was free */
+        (void)rc;
     }
-    return rt->repl;
+    assert(rt->alone->ops == &repl_ops); /* the one kind delivered alone */
+    return (wr_repl_t *)rt->alone;
+}
+
+/* Reading while open, not closed and its EOF event not delivered. */
+static void update_live(wr_repl_t *r)
+{
+    r->base.ended = r->mode == REPL_NONE || r->closed || r->eof_delivered;
 }
 
 static void push_input(wr_repl_t *r, const char *ptr, size_t len, int32_t flags)
 {
-    weir_event_t *e = wr_loop_push(r->rt, NULL, WEIR_EV_INPUT);
+    weir_event_t *e = wr_source_push(r->base.rt, &r->base, WEIR_EV_INPUT);
     assert(e != NULL); /* the loop only asks with an empty batch */
     e->ptr = ptr;
     e->len = len > INT32_MAX ? INT32_MAX : (int32_t)len;
@@ -134,12 +153,12 @@ static void on_stream(wr_linestream_t *ls, ssize_t n)
 /* fd (our duplicate) is a pipe, tty or socket: the handle takes it. */
 static int open_stream(wr_repl_t *r, int fd, uv_handle_type type)
 {
-    int rc = wr_linestream_init(&r->ls, &r->rt->loop, fd, type, &r->lines, on_stream, r);
+    int rc = wr_linestream_init(&r->ls, &r->base.rt->loop, fd, type, &r->lines, on_stream, r);
     if (rc == 0) {
         rc = wr_linestream_start(&r->ls);
     }
     if (rc < 0) {
-        return wr_loop_error(r->rt, rc, "repl: input: %s", weir_strerror(rc));
+        return wr_err_set(&r->base.rt->err, rc, "repl: input: %s", weir_strerror(rc));
     }
     r->mode = REPL_STREAM;
     return 0;
@@ -150,13 +169,13 @@ static int open_plain(wr_repl_t *r, int fd_in)
     int fd = fcntl(fd_in, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) {
         int code = uv_translate_sys_error(errno);
-        return wr_loop_error(r->rt, code, "repl: input: %s", weir_strerror(code));
+        return wr_err_set(&r->base.rt->err, code, "repl: input: %s", weir_strerror(code));
     }
     struct stat st;
     if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
         int code = S_ISDIR(st.st_mode) ? UV_EISDIR : uv_translate_sys_error(errno);
         close(fd);
-        return wr_loop_error(r->rt, code, "repl: input: %s", weir_strerror(code));
+        return wr_err_set(&r->base.rt->err, code, "repl: input: %s", weir_strerror(code));
     }
     wr_lines_init(&r->lines, NULL, 0);
     r->lines_open = 1;
@@ -182,24 +201,14 @@ static int open_plain(wr_repl_t *r, int fd_in)
 /* REPL_FILE: one read(2) into the buffer; 0 bytes or an error end the input. */
 static void read_chunk(wr_repl_t *r)
 {
-    size_t got = 0;
-    char *p = wr_lines_space(&r->lines, READ_CHUNK, &got);
-    if (got > 4 * (size_t)READ_CHUNK) {
-        got = 4 * (size_t)READ_CHUNK;
+    size_t n = 0;
+    int rc = wr_source_file_read(r->fd, &r->lines, READ_CHUNK, 0, &n);
+    if (rc < 0) {
+        fprintf(stderr, "weir: repl: reading input: %s\n", weir_strerror(rc));
     }
-    ssize_t n;
-    do {
-        n = read(r->fd, p, got);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) {
-        int code = uv_translate_sys_error(errno);
-        fprintf(stderr, "weir: repl: reading input: %s\n", weir_strerror(code));
-    }
-    if (n <= 0) {
+    if (rc != 0 || n == 0) {
         r->eof = 1;
-        return;
     }
-    wr_lines_commit(&r->lines, (size_t)n);
 }
 
 /* Hands out the next plain line, if one is complete (or is the last, unterminated one). Only
@@ -208,20 +217,12 @@ static int take_plain(wr_repl_t *r)
 {
     for (;;) {
         wr_line_t rec;
-        int got = wr_lines_next(&r->lines, &rec);
-        if (got == WR_LINES_NONE && r->eof) {
-            got = wr_lines_finish(&r->lines, &rec);
-        }
+        int got = wr_source_next_line(&r->base, &r->lines, r->eof, &rec);
         if (got == WR_LINES_RECORD) {
             push_input(r, rec.ptr, rec.len, WEIR_INPUT_LINE);
             return 1;
         }
         if (got == WR_LINES_DROPPED) {
-            if (!r->drop_reported) {
-                r->drop_reported = 1;
-                fprintf(stderr, "weir: repl: line %lld: longer than %zu bytes, dropped\n",
-                        (long long)rec.index, r->lines.max_bytes);
-            }
             continue;
         }
         if (r->eof || r->mode != REPL_FILE) {
@@ -338,7 +339,7 @@ static void show(wr_repl_t *r)
         rl_callback_handler_install(r->prompt, on_line);
         r->installed = 1;
     } else if (!r->visible) {
-        /* redraws prompt and line from column 0, where wr_repl_returning left the cursor */
+        /* redraws prompt and line from column 0, where repl_returning left the cursor */
         rl_forced_update_display();
     }
     r->visible = 1;
@@ -361,17 +362,11 @@ static void stop_editing(wr_repl_t *r)
     stop_polling(r);
 }
 
-static int bytes_waiting(int fd)
-{
-    int n = 0;
-    return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
-}
-
 /* Readable with nothing to read is a hang-up: the input has ended. */
 static void on_readable(uv_poll_t *p, int status, int events)
 {
     wr_repl_t *r = p->data;
-    if (status < 0 || (events & UV_DISCONNECT) || !bytes_waiting(0)) {
+    if (status < 0 || (events & UV_DISCONNECT) || !wr_source_unread_fd(0)) {
         stop_editing(r);
         r->eof = 1;
         return;
@@ -410,9 +405,9 @@ static int history_usable(const char *history_path)
 
 static int open_edit(wr_repl_t *r, const char *history_path)
 {
-    weir_rt_t *rt = r->rt;
+    weir_rt_t *rt = r->base.rt;
     if (editing != NULL) {
-        return wr_loop_error(rt, WEIR_ESTATE, "repl: the terminal is in use by another REPL");
+        return wr_err_set(&rt->err, WEIR_ESTATE, "repl: the terminal is in use by another REPL");
     }
     /* uv_poll_init makes fd 0 non-blocking. On a terminal that flag belongs to the open file
      * description shared with stdout, where it would make printing fail with EAGAIN; epoll
@@ -423,12 +418,12 @@ static int open_edit(wr_repl_t *r, const char *history_path)
         fcntl(0, F_SETFL, flags);
     }
     if (rc < 0) {
-        return wr_loop_error(rt, rc, "repl: terminal: %s", weir_strerror(rc));
+        return wr_err_set(&rt->err, rc, "repl: terminal: %s", weir_strerror(rc));
     }
     r->poll.data = r;
     r->poll_open = 1;
     /* libedit's own signal handlers would re-raise SIGINT to the whole process group: weir's
-     * handler decides (loop.c), and a window size change reaches libedit from here. */
+     * handler decides (signals.c), and a window size change reaches libedit from here. */
     uv_signal_init(&rt->loop, &r->winch);
     r->winch.data = r;
     r->winch_open = 1;
@@ -454,41 +449,39 @@ static int open_edit(wr_repl_t *r, const char *history_path)
     return 0;
 }
 
-/* ---- loop.c's side (repl.h) -------------------------------------------------------------- */
+/* ---- opening (source_repl.h) and the source hooks (rt.h) -------------------------------- */
 
-int wr_repl_open_fd(weir_rt_t *rt, int fd, int interactive, const char *history_path)
+int wr_source_repl_open_fd(weir_rt_t *rt, int fd, int interactive, const char *history_path)
 {
     if (rt == NULL) {
         return WEIR_EINVAL;
     }
     if (fd < 0) {
-        return wr_loop_error(rt, WEIR_EINVAL, "weir_repl_open: bad descriptor %d", fd);
+        return wr_err_set(&rt->err, WEIR_EINVAL, "weir_repl_open: bad descriptor %d", fd);
     }
     wr_repl_t *r = get_repl(rt);
     if (r->mode != REPL_NONE || r->closed) {
-        return wr_loop_error(rt, WEIR_ESTATE, "weir_repl_open: the REPL is open already");
+        return wr_err_set(&rt->err, WEIR_ESTATE, "weir_repl_open: the REPL is open already");
     }
     int rc = interactive && fd == 0 && isatty(0) ? open_edit(r, history_path)
                                                  : open_plain(r, fd);
     if (rc < 0) {
         return rc;
     }
-    wr_loop_sync_signals(rt);
+    update_live(r);
+    wr_signals_sync(rt);
     return 0;
 }
 
-int wr_repl_live(const weir_rt_t *rt)
+static wr_repl_t *repl_of(wr_source_t *s)
 {
-    const wr_repl_t *r = rt->repl;
-    return r != NULL && r->mode != REPL_NONE && !r->closed && !r->eof_delivered;
+    return (wr_repl_t *)s;
 }
 
-void wr_repl_begin(weir_rt_t *rt)
+/* Start of a poll: the line handed out by the previous poll is no longer referenced. */
+static void repl_begin(wr_source_t *s)
 {
-    wr_repl_t *r = rt->repl;
-    if (r == NULL) {
-        return;
-    }
+    wr_repl_t *r = repl_of(s);
     free(r->given);
     r->given = NULL;
     if (r->lines_open) {
@@ -499,76 +492,84 @@ void wr_repl_begin(weir_rt_t *rt)
     }
 }
 
-int wr_repl_emit(weir_rt_t *rt)
+/* Appends one INPUT event, a line or (once) EOF, if one is ready. A regular file is read
+ * here, synchronously; streams and the terminal are read by uv_run. */
+static void repl_fill(wr_source_t *s)
 {
-    wr_repl_t *r = rt->repl;
-    if (!wr_repl_live(rt)) {
-        return 0;
+    wr_repl_t *r = repl_of(s);
+    if (s->ended) {
+        return;
     }
     if (r->mode == REPL_EDIT) {
         if (r->line != NULL) {
             r->given = r->line;
             r->line = NULL;
             push_input(r, r->given, strlen(r->given), WEIR_INPUT_LINE);
-            return 1;
+            return;
         }
     } else if (take_plain(r)) {
-        return 1;
+        return;
     }
     if (r->eof) {
         push_input(r, NULL, 0, WEIR_INPUT_EOF);
         r->eof_delivered = 1;
-        return 1;
+        update_live(r);
     }
-    return 0;
 }
 
-void wr_repl_interrupt(weir_rt_t *rt)
+/* Ctrl-C at the prompt: the line being edited is dropped, the next wait shows a fresh one,
+ * and Lua gets an INPUT flagged INTERRUPT. */
+static void repl_interrupt(wr_source_t *s)
 {
-    wr_repl_t *r = rt->repl;
-    if (r == NULL || r->mode != REPL_EDIT || r->eof) {
-        return;
-    }
-    if (r->installed) {
-        if (r->visible) {
-            fputs("^C\n", rl_outstream); /* raw mode: the terminal did not echo it */
+    wr_repl_t *r = repl_of(s);
+    if (r->mode == REPL_EDIT && !r->eof) {
+        if (r->installed) {
+            if (r->visible) {
+                fputs("^C\n", rl_outstream); /* raw mode: the terminal did not echo it */
+            }
+            rl_callback_handler_remove(); /* the line is dropped; the next wait starts afresh */
+            r->installed = 0;
+            r->visible = 0;
+            stop_polling(r);
+        } else {
+            fputs("\n", rl_outstream); /* cooked mode echoed ^C; the prompt goes below it */
         }
-        rl_callback_handler_remove(); /* the line is dropped; the next wait starts afresh */
-        r->installed = 0;
-        r->visible = 0;
-        stop_polling(r);
-    } else {
-        fputs("\n", rl_outstream); /* cooked mode echoed ^C; the prompt goes below it */
+        flush_terminal();
     }
-    flush_terminal();
+    push_input(r, NULL, 0, WEIR_INPUT_INTERRUPT);
 }
 
-void wr_repl_wait(weir_rt_t *rt)
+/* The poll is about to wait in uv_run: show the prompt and read keys (line editing). */
+static void repl_wait(wr_source_t *s)
 {
-    wr_repl_t *r = rt->repl;
-    if (wr_repl_live(rt) && r->mode == REPL_EDIT && !r->eof && r->line == NULL) {
+    wr_repl_t *r = repl_of(s);
+    if (!s->ended && r->mode == REPL_EDIT && !r->eof && r->line == NULL) {
         show(r);
         flush_terminal();
     }
 }
 
-void wr_repl_returning(weir_rt_t *rt)
+/* The poll returns events or an error: clear the prompt line, so what Lua prints does not
+ * land on it. */
+static void repl_returning(wr_source_t *s)
 {
-    wr_repl_t *r = rt->repl;
-    if (r != NULL && r->mode == REPL_EDIT && r->visible) {
+    wr_repl_t *r = repl_of(s);
+    if (r->mode == REPL_EDIT && r->visible) {
         fputs("\r\033[K", rl_outstream); /* column 0 of an empty line */
         flush_terminal();
         r->visible = 0;
     }
 }
 
-void wr_repl_close(weir_rt_t *rt)
+/* weir_rt_free: give the terminal back and uv_close the handles (before the loop runs out). */
+static void repl_close(wr_source_t *s)
 {
-    wr_repl_t *r = rt->repl;
-    if (r == NULL || r->closed) {
+    wr_repl_t *r = repl_of(s);
+    if (r->closed) {
         return;
     }
     r->closed = 1;
+    update_live(r);
     if (r->mode == REPL_EDIT) {
         stop_editing(r);
         editing = NULL;
@@ -583,7 +584,7 @@ void wr_repl_close(weir_rt_t *rt)
     }
     if (r->poll_open) {
         r->poll_open = 0;
-        uv_close((uv_handle_t *)&r->poll, NULL); /* wr_repl_free frees r after the loop ran */
+        uv_close((uv_handle_t *)&r->poll, NULL); /* repl_destroy frees r after the loop ran */
     }
     if (r->winch_open) {
         r->winch_open = 0;
@@ -596,12 +597,10 @@ void wr_repl_close(weir_rt_t *rt)
     }
 }
 
-void wr_repl_free(weir_rt_t *rt)
+/* weir_rt_free, after every close callback has run. */
+static void repl_destroy(wr_source_t *s)
 {
-    wr_repl_t *r = rt->repl;
-    if (r == NULL) {
-        return;
-    }
+    wr_repl_t *r = repl_of(s);
     if (r->lines_open) {
         wr_lines_close(&r->lines);
     }
@@ -611,14 +610,30 @@ void wr_repl_free(weir_rt_t *rt)
     free(r->line);
     free(r->given);
     wr_free(r);
-    rt->repl = NULL;
 }
+
+/* Not numbered, so weir_source_pending never asks, and never stopped: the STOP ends it. */
+static const wr_source_ops_t repl_ops = {
+    .begin = repl_begin,
+    .fill = repl_fill,
+    .close = repl_close,
+    .destroy = repl_destroy,
+    .wait = repl_wait,
+    .returning = repl_returning,
+    .interrupt = repl_interrupt,
+};
 
 /* ---- Lua's side (weir_ffi.h) ------------------------------------------------------------- */
 
 int weir_repl_open(weir_rt_t *rt, int32_t interactive, const char *history_path)
 {
-    return wr_repl_open_fd(rt, 0, interactive, history_path);
+    return wr_source_repl_open_fd(rt, 0, interactive, history_path);
+}
+
+/* Between polls, so Lua's debug hook can end a long command; outside REPL mode always 0. */
+int32_t weir_repl_interrupted(weir_rt_t *rt)
+{
+    return wr_signals_take_command_interrupt(rt);
 }
 
 /* The prompt appears when a poll next waits for input; until then it is only kept. */
@@ -647,7 +662,7 @@ int weir_repl_set_words(weir_rt_t *rt, const char *words, size_t len)
         return WEIR_EINVAL;
     }
     if (words == NULL && len > 0) {
-        return wr_loop_error(rt, WEIR_EINVAL, "weir_repl_set_words: no words");
+        return wr_err_set(&rt->err, WEIR_EINVAL, "weir_repl_set_words: no words");
     }
     wr_repl_t *r = get_repl(rt);
     wr_free(r->words);

@@ -1,0 +1,246 @@
+-- weir.codegen: the per-operator code weir generates. Every template here is compiled with
+-- load() once per operator (one prototype per operator, so each gets its own JIT traces) and
+-- instantiated per call with its upvalues; nothing else in weir builds code from text.
+-- Owns: TEMPLATES (operators, sinks, exchanges, fan-outs, source drivers, the timestamps
+-- operator), the rules that turn a template into source (CALL, the running-operator store),
+-- and the factory cache (job.factories).
+local M = {}
+
+-- Every operator has ONE generated push function, push(st, v, ts, key), shared by its
+-- subtasks: st is the subtask index and per-subtask state lives in 0-based arrays. Calls
+-- between operators are therefore monomorphic (an exchange computes st and calls the same
+-- function), which keeps the whole chain in one JIT trace.
+
+local TEMPLATES = {
+  map = [[
+local f, objs, emit, fail_nil, is_nil = ...
+return function(st, v, ts, key)
+  local r = CALL(v)
+  if is_nil(r) then fail_nil() end -- not a tail call: the handler needs this frame
+  return emit(st, r, ts)
+end]],
+  filter = [[
+local f, objs, emit = ...
+return function(st, v, ts, key)
+  if CALL(v) then return emit(st, v, ts) end
+end]],
+  flat_map = [[
+local f, objs, emit, is_nil = ...
+local cur_st, cur_ts = 0, nil
+local function out(x)
+  if is_nil(x) then error("out(nil): records cannot be nil", 2) end
+  emit(cur_st, x, cur_ts)
+  OP_[0] = OPID_ -- the user function runs on
+end
+return function(st, v, ts, key)
+  cur_st, cur_ts = st, ts
+  CALL(v, out)
+end]],
+  process = [[
+local f, objs, emit, ctxs, is_nil = ...
+local cur_st, cur_ts = 0, nil
+local function out(x)
+  if is_nil(x) then error("out(nil): records cannot be nil", 2) end
+  emit(cur_st, x, cur_ts)
+  OP_[0] = OPID_ -- the user function runs on
+end
+return function(st, v, ts, key)
+  local ctx = ctxs[st]
+  ctx.ts, ctx.key = ts, key
+  cur_st, cur_ts = st, ts
+  CALL(v, ctx, out)
+end]],
+  sink_fn = [[
+local f, objs, ctxs, out_n = ...
+return function(st, v, ts, key)
+  out_n[1] = out_n[1] + 1
+  local ctx = ctxs[st]
+  ctx.ts, ctx.key = ts, key
+  CALL(v, ctx)
+end]],
+  print = [[
+local C, fmt, prefixes, fd, out_n, failed = ...
+local type = type
+return function(st, v, ts, key)
+  out_n[1] = out_n[1] + 1
+  if type(v) ~= "string" then v = fmt(v) end
+  local p = prefixes[st]
+  if #p > 0 then C.weir_out_write(fd, p, #p) end
+  C.weir_out_write(fd, v, #v)
+  -- an error is sticky: the last write returns any of the three
+  if C.weir_out_write(fd, "\n", 1) ~= 0 then failed() end
+end]],
+  write_text = [[
+local files, fmt, out_n, failed = ...
+local type = type
+return function(st, v, ts, key)
+  out_n[1] = out_n[1] + 1
+  if type(v) ~= "string" then v = fmt(v) end
+  local ok, err = files[st]:write(v, "\n")
+  if not ok then failed(st, err) end
+end]],
+  collect = [[
+local values, out_n = ...
+return function(st, v, ts, key)
+  out_n[1] = out_n[1] + 1
+  values[#values + 1] = v
+end]],
+  rebalance = [[
+local dpush, n, counters = ...
+return function(st, v, ts, key)
+  local c = counters[st] + 1
+  if c == n then c = 0 end
+  counters[st] = c
+  return dpush(c, v, ts)
+end]],
+  hash = [[
+local dpush, keyf, maxp, C, to_subtask, slow_group = ...
+local type = type
+return function(st, v, ts)
+  local k = keyf(v)
+  local tk, kg = type(k), 0
+  if tk == "string" then
+    kg = C.weir_keygroup_of_string(k, #k, maxp)
+  elseif tk == "number" then
+    kg = C.weir_keygroup_of_number(k, maxp)
+  else
+    kg = slow_group(k)
+  end
+  return dpush(to_subtask[kg], v, ts, k)
+end]],
+  -- a hash exchange into one subtask: every key group goes there, so only check the key
+  hash1 = [[
+local dpush, keyf, slow_group = ...
+local type = type
+return function(st, v, ts)
+  local k = keyf(v)
+  local tk = type(k)
+  if tk ~= "string" and tk ~= "number" then slow_group(k) end
+  return dpush(0, v, ts, k)
+end]],
+  lines = [[
+local ffi_string, emit, progress = ...
+return function(events, i, j)
+  for k = i, j - 1 do
+    progress[1] = k
+    local e = events[k]
+    emit(0, ffi_string(e.ptr, e.len), nil)
+  end
+end]],
+  elements = [[
+local values, emit, progress = ...
+return function(first, last)
+  for i = first, last do
+    progress[2] = i
+    emit(0, values[i + 1], nil)
+  end
+end]],
+  generate = [[
+local f, objs, emit, progress, fail_nil, is_nil = ...
+return function(first, last)
+  for i = first, last do
+    progress[2] = i
+    local v = CALL(i)
+    if is_nil(v) then fail_nil() end
+    emit(0, v, nil)
+  end
+end]],
+}
+
+-- Typed sources: records filled in C arrive as one EV_RECORDS event per run; each is copied
+-- into a fresh cdata (ct(buf[i])), so a record a user function keeps is never overwritten by
+-- the next batch. Lines of a typed text source that C did not parse (socket, replay, or a
+-- line C flagged malformed) are parsed here, by the same C function, straight into a record.
+TEMPLATES.records = [[
+local cast, ptr_t, ct, emit, progress = ...
+return function(ptr, first, last)
+  local buf = cast(ptr_t, ptr)
+  for i = first, last do
+    progress[2] = i
+    emit(0, ct(buf[i]), nil)
+  end
+end]]
+TEMPLATES.record_lines = [[
+local C, ct, layout, emit, progress, malformed = ...
+return function(events, i, j)
+  for k = i, j - 1 do
+    progress[1] = k
+    local e = events[k]
+    local r = ct()
+    if C.weir_fields_parse(layout, e.ptr, e.len, r) ~= 0 then malformed(e) end
+    emit(0, r, nil)
+  end
+end]]
+
+-- Templates that run user code or write output record the running operator for the second
+-- signal's message (weir_op_slot): one store per operator call. Exchanges and fan-outs do
+-- not: they run no user code and call the next operator at once.
+local NAMES_OPERATOR = { map = true, filter = true, flat_map = true, process = true,
+  sink_fn = true, print = true, write_text = true, collect = true, generate = true }
+
+local function fanout_source(n)
+  local names = {}
+  for i = 1, n do
+    names[i] = "e" .. i
+  end
+  local body = {}
+  for i = 1, n - 1 do
+    body[i] = ("  %s(st, v, ts, key)"):format(names[i])
+  end
+  body[n] = ("  return %s(st, v, ts, key)"):format(names[n])
+  return ("local %s = ...\nreturn function(st, v, ts, key)\n%s\nend"):format(
+    table.concat(names, ", "), table.concat(body, "\n"))
+end
+
+-- The assign_timestamps_and_watermarks operator (weir.timeflow instantiates it).
+TEMPLATES.timestamps = [[
+local assign, gens, emitters, emit, bad_ts, MAX = ...
+local type, abs, MIN = type, math.abs, -math.huge
+return function(st, v, ts, key)
+  local t = ts
+  if assign then
+    t = assign(v, ts)
+    -- NaN and +-inf fail the range test, fractions `% 1`; not a tail call: the error handler
+    -- finds this frame, so it names the record and the operator (and on_error routes it)
+    if type(t) ~= "number" or not (abs(t) <= MAX) or t % 1 ~= 0 then bad_ts(t) end
+  end
+  emit(st, v, t)
+  return gens[st]:on_event(v, t or MIN, emitters[st])
+end]]
+
+---Builds one generated function from a template (compiled once per operator and template):
+---a method of the job (Job:generate).
+function M.generate(self, node, what, rich, ...)
+  local cache_key = node.id .. ":" .. what .. (rich and ":rich" or "")
+  local factory = self.factories[cache_key]
+  if not factory then
+    local src = TEMPLATES[what]
+    if what:sub(1, 7) == "fanout:" then
+      src = fanout_source(tonumber(what:sub(8)))
+    end
+    src = src:gsub("CALL%(", rich and "f(objs[st], " or "f(")
+    if what == "generate" and rich then
+      src = src:gsub("objs%[st%]", "objs[0]")
+    end
+    if NAMES_OPERATOR[what] then
+      src = src:gsub("^local ", "local OP_, OPID_, ", 1)
+      src = src:gsub("\nreturn function%(([^)]*)%)\n",
+        "\nreturn function(%1)\n  OP_[0] = OPID_\n", 1)
+    end
+    factory = assert(load(src, ("=weir op %d %s"):format(node.id, what)))
+    self.factories[cache_key] = factory
+  end
+  if NAMES_OPERATOR[what] then
+    return factory(self.op_slot, node.id, ...)
+  end
+  return factory(...)
+end
+
+---The failure a map or generate function raises for a nil result (not per record: a factory).
+function M.nil_result(what)
+  return function()
+    error(what .. " returned nil (records cannot be nil; use filter or flat_map to drop)", 0)
+  end
+end
+
+return M

@@ -1,0 +1,300 @@
+-- weir.timeflow: how time moves through a job. Owns watermark and idleness propagation through
+-- the valves (forward_watermark, forward_status), the timestamps operator (generators and
+-- emitters per subtask, the idle-advance quiet guard), periodic ticks, a source's final
+-- watermark, and the registry of processing-time timers: the earliest due time over every
+-- window subtask, kept per subtask and refreshed only for the subtasks whose timers changed,
+-- from which the runtime's single wakeup is set once per batch. Methods of the job (weir.run
+-- mixes them into Job).
+local bit = require("bit")
+local C = require("weir.ffi")
+local watermarks = require("weir.watermarks")
+local duration = require("weir.duration")
+local status = require("weir.status")
+local windowing = require("weir.windowing")
+
+local M = {}
+local Job = {}
+M.methods = Job
+
+local INF = math.huge
+local END_EXHAUSTED = tonumber(C.WEIR_END_EXHAUSTED)
+
+-- Watermarks and idleness ------------------------------------------------------------------
+-- Watermarks and statuses are broadcast to every consumer subtask (subtask 0 first), each
+-- through that subtask's valve; an operator whose valve output advances first fires its
+-- event-time timers (on_watermark), then forwards the new watermark. Assigners replace what
+-- comes from upstream (SEMANTICS §1.3): they forward nothing themselves.
+
+local forward_watermark, forward_status
+local OP_SLOT = C.weir_op_slot()
+
+local function on_valve(d, flags)
+  local node = d.node
+  if bit.band(flags, 1) ~= 0 then
+    local w = C.weir_valve_output(d.valve)
+    d.watermark = w
+    local hook = node.on_watermark
+    if hook then
+      OP_SLOT[0] = node.id -- event-time timers fire user code
+      hook(d, w)
+    end
+    if not node.assigner_op then
+      forward_watermark(d, w)
+    end
+  end
+  if bit.band(flags, 2) ~= 0 and not node.assigner_op then
+    forward_status(d, C.weir_valve_is_idle(d.valve) == 1)
+  end
+end
+
+function forward_watermark(inst, w)
+  local targets = inst.wm_targets
+  for i = 1, #targets do
+    local t = targets[i]
+    local flags = C.weir_valve_watermark(t[1].valve, t[2], w)
+    if flags > 0 then
+      on_valve(t[1], flags)
+    end
+  end
+end
+
+function forward_status(inst, idle)
+  local targets = inst.wm_targets
+  for i = 1, #targets do
+    local t = targets[i]
+    local flags = C.weir_valve_status(t[1].valve, t[2], idle and 1 or 0)
+    if flags > 0 then
+      on_valve(t[1], flags)
+    end
+  end
+end
+M.forward_watermark, M.forward_status = forward_watermark, forward_status
+
+---A source ended: when it was exhausted (not stopped), its final watermark, +inf, goes down.
+function Job:source_ended(src, flags)
+  self.live = self.live - 1
+  if flags == END_EXHAUSTED and not self.stopped then
+    local inst = self.by_source[src].instances[1]
+    inst.watermark = INF
+    forward_watermark(inst, INF)
+  end
+end
+
+-- The timestamps operator ------------------------------------------------------------------
+
+local function bad_ts(t)
+  error(("the timestamp assigner returned %s, %s"):format(duration.show(t),
+    duration.time_problem(t, duration.MAX_TIME, "2^52")), 0)
+end
+
+---The assign_timestamps_and_watermarks operator: a generator and an emitter per subtask. The
+---idle-advance guard (API.md, with_idle_advance) holds while any source feeding it has input
+---waiting; weir.env{_quiet_guard = false} (internal: tests/cli/backpressure.sh) turns it off.
+function Job:instantiate_timestamps(node)
+  local strategy = node.strategy
+  node.assigner_op = true
+  node.gens, node.emitters = {}, {}
+  local sources = self:feeding_sources(node)
+  local no_guard = self.plan.env.quiet_guard == false
+  local genv = {
+    now = function() return self:now() end,
+    arrival = function() return self.arrival end,
+    quiet = function()
+      if no_guard then
+        return true
+      end
+      for _, src in ipairs(sources) do
+        if C.weir_source_pending(self.rt, src.src_id) ~= 0 then
+          return false
+        end
+      end
+      return true
+    end,
+  }
+  for _, inst in ipairs(node.instances) do
+    local st = inst.index
+    node.gens[st] = watermarks.generator(strategy, genv)
+    node.emitters[st] = watermarks.emitter(function(w)
+      inst.watermark = w
+      forward_watermark(inst, w)
+    end, function(idle)
+      forward_status(inst, idle)
+    end)
+  end
+  node.push = self:generate(node, "timestamps", false, strategy.assigner, node.gens,
+    node.emitters, node.emit, bad_ts, duration.MAX_TIME)
+  -- upstream watermarks are ignored, except the end of input (SEMANTICS §1.3)
+  node.on_watermark = function(inst, w)
+    if w == INF then
+      node.emitters[inst.index]:emit_watermark(INF)
+    end
+  end
+  self.assigners[#self.assigners + 1] = node
+end
+
+---The source nodes upstream of a node (through every input), in declaration order.
+function Job.feeding_sources(_, node)
+  local seen, out = {}, {}
+  local function walk(n)
+    if seen[n] then
+      return
+    end
+    seen[n] = true
+    if n.kind == "source" then
+      out[#out + 1] = n
+    end
+    for _, p in ipairs(n.inputs) do
+      walk(p.node)
+    end
+  end
+  walk(node)
+  table.sort(out, function(a, b) return a.id < b.id end)
+  return out
+end
+
+---A periodic tick: every generator's on_periodic_emit, in operator order, subtask 0 first.
+function Job:tick()
+  for _, node in ipairs(self.assigners) do
+    for st = 0, node.parallelism - 1 do
+      node.gens[st]:on_periodic_emit(node.emitters[st])
+    end
+  end
+  if self.stall_ms > 0 then
+    status.check_stalls(self, self.stall_ms)
+  end
+end
+
+-- Processing-time timers -------------------------------------------------------------------
+-- The runtime has one wakeup (weir_rt_set_wakeup), read only when weir polls; the registry
+-- (job.ptimers) keeps each window subtask's earliest processing-time timer and the minimum
+-- over them. A change marks its subtask (or, without one, every subtask) stale: nothing is read
+-- from C then. Before the next poll (Job:handle) the stale subtasks are read once each and the
+-- wakeup is set if the earliest time moved: a batch that registers a timer per record costs
+-- one read per changed subtask, not a scan of every subtask per registration.
+
+---The earliest pending processing-time timer of one window subtask (+inf: none).
+local function next_processing_timer(inst)
+  return windowing.next_processing_time(inst.node, inst)
+end
+
+local function new_registry()
+  return { due = {}, stale = {}, n_stale = 0, all = false, earliest = INF }
+end
+M.new_registry = new_registry
+
+---A window subtask's processing-time timers changed (registered, deleted or fired); without
+---inst, any subtask's may have. Cheap: the timers are read before the next poll.
+function Job:processing_timers_changed(inst)
+  local r = self.ptimers
+  if inst == nil then
+    r.all = true
+  elseif not r.stale[inst] then
+    r.stale[inst] = true
+    r.n_stale = r.n_stale + 1
+    r.stale[r.n_stale] = inst
+  end
+end
+
+-- Reads the stale subtasks' earliest timers and updates the minimum.
+local function refresh(self, r)
+  local due, lowered, raised = r.due, INF, false
+  local earliest = r.earliest
+  local function read(inst)
+    local old, t = due[inst] or INF, next_processing_timer(inst)
+    due[inst] = t
+    if t < lowered then
+      lowered = t
+    end
+    if old == earliest and t > old then
+      raised = true -- the subtask that held the minimum holds it no longer
+    end
+  end
+  if r.all then
+    for _, node in ipairs(self.timer_nodes) do
+      for _, inst in ipairs(node.instances) do
+        read(inst)
+      end
+    end
+  else
+    for i = 1, r.n_stale do
+      read(r.stale[i])
+    end
+  end
+  for i = 1, r.n_stale do
+    r.stale[r.stale[i]], r.stale[i] = nil, nil
+  end
+  r.n_stale, r.all = 0, false
+  if raised then
+    earliest = INF
+    for _, t in pairs(due) do
+      if t < earliest then
+        earliest = t
+      end
+    end
+  elseif lowered < earliest then
+    earliest = lowered
+  end
+  r.earliest = earliest
+end
+
+---The earliest pending processing-time timer of any window operator (+inf: none).
+function Job:next_processing_time()
+  local r = self.ptimers
+  if r.all or r.n_stale > 0 then
+    refresh(self, r)
+  end
+  return r.earliest
+end
+
+---Re-arms the runtime's wakeup for the earliest processing-time timer, if it moved (before a
+---poll: the runtime reads the wakeup only there).
+function Job:sync_wakeup()
+  local due = self:next_processing_time()
+  if due ~= self.wakeup and self.rt ~= nil then
+    self.wakeup = due
+    C.weir_rt_set_wakeup(self.rt, due)
+  end
+end
+
+---Fires every processing-time timer due at upto (the clock reads T+1 while the timer for T
+---fires), operator by operator, subtask 0 first. With as_if_due (weir's end of input) the
+---clock reads each timer's time + 1 while it fires.
+function Job:fire_processing_timers(upto, as_if_due)
+  self.wakeup = nil -- the runtime cleared it when it delivered the TIMER event
+  local slot = self.op_slot
+  for _, node in ipairs(self.timer_nodes) do
+    slot[0] = node.id
+    for _, inst in ipairs(node.instances) do
+      node.on_processing_time(inst, upto, as_if_due)
+    end
+  end
+  self:processing_timers_changed()
+end
+
+---After the last source: weir's default fires every pending processing-time timer, in time
+---order, after the final watermark; end_of_input = "flink" drops them as Flink does.
+function Job:end_of_input()
+  if self.stopped or self.plan.env.end_of_input == "flink" then
+    return
+  end
+  self.ending = true
+  local ok, info = self:protected(function()
+    -- in global time order: everything due at the earliest pending time, then the next
+    while true do
+      local due = self:next_processing_time()
+      if due == INF then
+        break
+      end
+      self:fire_processing_timers(due, true)
+    end
+  end)
+  if not ok then
+    if C.weir_mem_alarm() ~= 0 then
+      self:release_reserve(info)
+      self:check_memory(info)
+    end
+    self:failed(info, true)
+  end
+end
+
+return M

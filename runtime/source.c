@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/* source.c: the source base (source.h): the registry of sources, appending events to the batch
+ * being filled, cutting text into LINE and RECORDS events, END, FIONREAD, and what Lua asks of
+ * a source (stats, describe, pending, name). Invariant: an event is only ever appended to the
+ * batch of the poll running now, and never beyond its max. */
+#include "source.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "fields.h"
+#include "mem.h"
+#include "rt.h"
+
+/* ---- registry ---------------------------------------------------------------------------- */
+
+int wr_source_may_add(weir_rt_t *rt)
+{
+    if (rt->started) {
+        wr_err_set(&rt->err, WEIR_ESTATE, "sources must be declared before weir_rt_start");
+        return 0;
+    }
+    return 1;
+}
+
+void wr_source_destroy(wr_source_t *s)
+{
+    wr_free(s->describe);
+    s->describe = NULL;
+    s->ops->destroy(s);
+}
+
+int32_t wr_source_add(weir_rt_t *rt, wr_source_t *s, const char *describe)
+{
+    if (!wr_source_may_add(rt)) {
+        wr_source_destroy(s);
+        return WEIR_ESTATE;
+    }
+    if ((size_t)rt->nsources == rt->sources_cap) {
+        rt->sources_cap = rt->sources_cap ? rt->sources_cap * 2 : 4;
+        rt->sources = wr_xreallocarray(rt->sources, rt->sources_cap, sizeof *rt->sources);
+    }
+    s->rt = rt;
+    s->id = rt->nsources;
+    s->describe = wr_xstrdup(describe);
+    rt->sources[rt->nsources++] = s;
+    return s->id;
+}
+
+int wr_source_add_alone(weir_rt_t *rt, wr_source_t *s, const char *describe)
+{
+    if (rt->alone != NULL) {
+        wr_source_destroy(s);
+        return wr_err_set(&rt->err, WEIR_ESTATE, "%s: the runtime has an input already",
+                          describe);
+    }
+    s->rt = rt;
+    s->id = -1;
+    s->describe = wr_xstrdup(describe);
+    rt->alone = s;
+    return 0;
+}
+
+/* ---- the batch --------------------------------------------------------------------------- */
+
+weir_event_t *wr_source_push(weir_rt_t *rt, wr_source_t *s, int32_t kind)
+{
+    if (rt->n >= rt->max) {
+        return NULL;
+    }
+    weir_event_t *e = &rt->out[rt->n++];
+    e->kind = kind;
+    e->source = s ? s->id : -1; /* the input delivered alone has id -1 too */
+    e->ptr = NULL;
+    e->len = 0;
+    e->flags = 0;
+    e->index = 0;
+    e->time_ms = (double)rt->now_ms;
+    return e;
+}
+
+/* An overlong record: counted, and the first one per source reported on stderr. */
+static void count_dropped(wr_source_t *s, const wr_lines_t *l, const wr_line_t *rec)
+{
+    s->stat[WEIR_STAT_DROPPED] += 1;
+    if (!s->drop_reported) {
+        s->drop_reported = 1;
+        fprintf(stderr, "weir: %s: line %lld: record longer than %zu bytes dropped\n",
+                s->describe, (long long)rec->index, l->max_bytes);
+    }
+}
+
+/* The hot path of emit_text/emit_fields, static so that it inlines there as before the split.
+ */
+static int next_line(wr_source_t *s, wr_lines_t *l, int at_eof, wr_line_t *rec)
+{
+    int r = wr_lines_next(l, rec);
+    if (r == WR_LINES_NONE && at_eof) {
+        r = wr_lines_finish(l, rec);
+    }
+    if (r == WR_LINES_DROPPED) {
+        count_dropped(s, l, rec);
+    }
+    return r;
+}
+
+int wr_source_next_line(wr_source_t *s, wr_lines_t *l, int at_eof, wr_line_t *rec)
+{
+    return next_line(s, l, at_eof, rec);
+}
+
+int wr_source_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof)
+{
+    for (;;) {
+        if (rt->n >= rt->max) {
+            return 0;
+        }
+        wr_line_t rec;
+        int r = next_line(s, l, at_eof, &rec);
+        if (r == WR_LINES_NONE) {
+            return 1;
+        }
+        if (r == WR_LINES_DROPPED) {
+            continue;
+        }
+        weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
+        e->ptr = rec.ptr;
+        e->len = (int32_t)rec.len; /* rec.len <= max_bytes <= INT32_MAX */
+        e->flags = rec.flags == WR_LINE_TRUNCATED_EOF ? WEIR_LINE_TRUNCATED_EOF : 0;
+        e->index = (double)rec.index;
+        s->stat[WEIR_STAT_RECORDS] += 1;
+    }
+}
+
+int wr_source_emit_fields(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof,
+                        const weir_fields_t *fields, char *buf, int32_t cap, int32_t *used)
+{
+    size_t size = (size_t)wr_fields_size(fields);
+    weir_event_t *run = NULL; /* the RECORDS event the next parsed line may extend */
+    if (cap > rt->max) {
+        cap = rt->max;
+    }
+    for (;;) {
+        /* A line is cut only with room for both its record and a new event. */
+        if (rt->n >= rt->max || *used >= cap) {
+            return 0;
+        }
+        wr_line_t rec;
+        int r = next_line(s, l, at_eof, &rec);
+        if (r == WR_LINES_NONE) {
+            return 1;
+        }
+        if (r == WR_LINES_DROPPED) {
+            run = NULL; /* its line number is skipped: the run cannot go on */
+            continue;
+        }
+        s->stat[WEIR_STAT_RECORDS] += 1;
+        char *slot = buf + (size_t)*used * size;
+        if (wr_fields_parse(fields, rec.ptr, rec.len, slot) != 0) {
+            weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
+            e->ptr = rec.ptr;
+            e->len = (int32_t)rec.len;
+            e->flags = WEIR_LINE_MALFORMED
+                       | (rec.flags == WR_LINE_TRUNCATED_EOF ? WEIR_LINE_TRUNCATED_EOF : 0);
+            e->index = (double)rec.index;
+            run = NULL;
+            continue;
+        }
+        (*used)++;
+        if (run != NULL) {
+            run->len++;
+            continue;
+        }
+        run = wr_source_push(rt, s, WEIR_EV_RECORDS);
+        run->ptr = slot;
+        run->len = 1;
+        run->index = (double)rec.index;
+    }
+}
+
+int wr_source_emit_end(weir_rt_t *rt, wr_source_t *s, int32_t flags)
+{
+    weir_event_t *e = wr_source_push(rt, s, WEIR_EV_END);
+    if (e == NULL) {
+        return 0;
+    }
+    e->flags = flags;
+    s->ended = 1;
+    return 1;
+}
+
+int wr_source_unread_fd(int fd)
+{
+    int n = 0;
+    if (ioctl(fd, FIONREAD, &n) < 0) {
+        return 0;
+    }
+    return n > 0;
+}
+
+int wr_source_unread(const uv_handle_t *h)
+{
+    uv_os_fd_t fd;
+    if (uv_fileno(h, &fd) < 0) {
+        return 0;
+    }
+    return wr_source_unread_fd(fd);
+}
+
+/* ---- introspection (weir_ffi.h) ----------------------------------------------------------- */
+
+static wr_source_t *find_source(const weir_rt_t *rt, int32_t id)
+{
+    if (rt == NULL || id < 0 || id >= rt->nsources) {
+        return NULL;
+    }
+    return rt->sources[id];
+}
+
+double weir_source_stat(const weir_rt_t *rt, int32_t source, int32_t what)
+{
+    const wr_source_t *s = find_source(rt, source);
+    if (s == NULL || what < WEIR_STAT_RECORDS || what > WEIR_STAT_RECONNECTS) {
+        return -1;
+    }
+    return s->stat[what];
+}
+
+const char *weir_source_describe(const weir_rt_t *rt, int32_t source)
+{
+    const wr_source_t *s = find_source(rt, source);
+    return s ? s->describe : "";
+}
+
+/* The idle-advance guard asks this between polls: time may push a watermark forward only while
+ * the source is quiet, so records held back by backpressure (a full batch, unread kernel
+ * bytes) are never made late. Each kind says what "waiting" means in its pending hook. */
+int32_t weir_source_pending(const weir_rt_t *rt, int32_t source)
+{
+    const wr_source_t *s = find_source(rt, source);
+    if (s == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (!rt->started || s->ended) {
+        return 0;
+    }
+    return s->ops->pending(s, wr_clock_now(&rt->clock)) ? 1 : 0;
+}
+
+int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name)
+{
+    wr_source_t *s = find_source(rt, source);
+    if (s == NULL) {
+        return rt ? wr_err_set(&rt->err, WEIR_EINVAL, "no source %d", (int)source) : WEIR_EINVAL;
+    }
+    size_t n = strlen(s->kind) + (name ? strlen(name) : 0) + 2;
+    char *d = wr_xmalloc(n);
+    if (name != NULL && name[0] != '\0') {
+        snprintf(d, n, "%s %s", s->kind, name);
+    } else {
+        snprintf(d, n, "%s", s->kind);
+    }
+    wr_free(s->describe);
+    s->describe = d;
+    return 0;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/* check_source_replay.c: the replay source (source_replay.c): entries in time order, a trailing
+ * time-only entry, and when it counts as pending. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_events.h"
+#include "check_support.h"
+#include "weir.h"
+
+/* ---- the virtual clock ------------------------------------------------------------------ */
+
+START_TEST(test_trailing_time_only_entry_runs_the_clock_before_the_end)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+    ck_assert_int_eq(weir_rt_set_tick(rt, 1000), 0);
+    int32_t r = weir_source_replay(rt, "a", 1);
+    add_entry(rt, r, 0, 0, 1, 1);
+    add_entry(rt, r, 3000, 0, -1, 2);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    run_to_end(rt, &log, 64);
+    ck_assert_int_eq(log.n, 5);
+    expect_line(&log, 0, r, "a", 1, 0);
+    for (int k = 1; k <= 3; k++) {
+        expect_kind(&log, k, WEIR_EV_TICK, -1, 0);
+        expect_time(&log, k, 1000.0 * k);
+    }
+    expect_kind(&log, 4, WEIR_EV_END, r, WEIR_END_EXHAUSTED);
+    expect_time(&log, 4, 3000);
+    log_free(&log);
+    weir_rt_free(rt);
+}
+END_TEST
+
+START_TEST(test_replay_entries_must_not_go_back_in_time)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+    int32_t r = weir_source_replay(rt, "ab", 2);
+    add_entry(rt, r, 500, 0, 1, 1);
+    ck_assert_int_eq(weir_replay_add(rt, r, 499, 1, 1, 2), WEIR_EINVAL);
+    ck_assert_ptr_nonnull(strstr(weir_rt_error(rt), "line 2"));
+    ck_assert_int_eq(weir_replay_add(rt, r, 600, 1, 2, 3), WEIR_EINVAL); /* past the text */
+    ck_assert_int_eq(weir_replay_add(rt, r, 0.0 / 0.0, 0, 1, 4), WEIR_EINVAL);
+    ck_assert_int_eq(weir_replay_add(rt, 5, 600, 0, 1, 5), WEIR_EINVAL);
+    add_entry(rt, r, 500, 1, 1, 6); /* equal times are fine */
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(weir_replay_add(rt, r, 700, 0, 1, 7), WEIR_ESTATE);
+    weir_rt_free(rt);
+}
+END_TEST
+
+/* ---- pending input ---------------------------------------------------------------------- */
+
+START_TEST(test_replay_is_quiet_until_its_next_line_is_due)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 1000);
+    int32_t r = weir_source_replay(rt, "abc", 3);
+    add_entry(rt, r, 1000, 0, 1, 1);
+    add_entry(rt, r, 1000, 1, 1, 2);
+    add_entry(rt, r, 1050, 0, -1, 3); /* time only: moves the clock, is no record */
+    add_entry(rt, r, 1100, 2, 1, 4);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(weir_source_pending(rt, r), 1);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+    expect_line(&log, 0, r, "a", 1, 0);
+    ck_assert_int_eq(weir_source_pending(rt, r), 1); /* "b" is due at 1000 too */
+    ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+    expect_line(&log, 1, r, "b", 2, 0);
+    ck_assert_int_eq(weir_source_pending(rt, r), 0); /* "c" is due at 1100, the clock says 1000 */
+    ck_assert_int_eq((int64_t)weir_rt_now(rt), 1000);
+    ck_assert_int_eq(poll_once(rt, &log, 16), 2);
+    expect_line(&log, 2, r, "c", 4, 0);
+    expect_time(&log, 2, 1100);
+    ck_assert_int_eq(weir_source_pending(rt, r), 0); /* ended */
+    log_free(&log);
+    weir_rt_free(rt);
+}
+END_TEST
+
+static Suite *source_replay_suite(void)
+{
+    Suite *s = suite_create("source_replay");
+    const struct {
+        const char *name;
+        const TTest *test;
+        int timeout_s;
+    } cases[] = {
+        {"trailing_time_only_entry_runs_clock",
+         test_trailing_time_only_entry_runs_the_clock_before_the_end, 0},
+        {"replay_entries_must_not_go_back", test_replay_entries_must_not_go_back_in_time, 0},
+        {"pending_replay_quiet_until_next_line_due",
+         test_replay_is_quiet_until_its_next_line_is_due, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        add_timed_case(s, cases[i].name, cases[i].test, cases[i].timeout_s);
+    }
+    return s;
+}
+
+int main(void)
+{
+    return run_suite(source_replay_suite());
+}
