@@ -114,6 +114,7 @@ local function init(job, node, inst, k)
   inst.g_ids = ffi.new("int32_t[?]", chunk)
   inst.g_off = ffi.new("int32_t[?]", chunk + 1)
   inst.g_cap = 0
+  inst.g_vals = ffi.new("double[1]") -- grown by the first gather that needs more (g_cap)
 end
 
 -- Key ids: a whole-number key k in [0, DIRECT - 1) is its own id k + 1, with no table (most

@@ -57,6 +57,16 @@ function M.instantiate(job, node)
     end
   end
   node.window_op = OPS[how]
+  -- Every field a subtask's table gets while records flow exists before they do: a field
+  -- added later can grow the table's hash part, and a grown table fails the slot guards of
+  -- every trace recorded on it (nexmark q5 ran 1.5x slower when the sliced window's subtask
+  -- went from 31 to 32+ fields mid-run). The operator makes its own at instantiate; these are
+  -- the job's: firing (set by the operators, read by the error handler) and the stall check's
+  -- (weir.status.check_stalls; false compares unequal to any watermark, as nil did).
+  for _, inst in ipairs(node.instances) do
+    inst.firing = false
+    inst.stall_wm, inst.stall_since, inst.stall_records, inst.stall_warned = false, 0, 0, false
+  end
   node.window_op.instantiate(job, node)
 end
 
