@@ -29,7 +29,8 @@
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
-local windowop = require("weir.windowop")
+local wc = require("weir.wincontext")
+local timerq = require("weir.timerq")
 local duration = require("weir.duration")
 
 local M = {}
@@ -37,166 +38,113 @@ local M = {}
 local INF = math.huge
 local floor = math.floor
 local DIRECT = 2 ^ 30 -- key ids below are whole-number keys + 1, from it interned keys
-local no_timestamp = windowop.no_timestamp
+local no_timestamp, late = wc.no_timestamp, wc.late
+local reduce_nil, aggregate_nil = wc.reduce_nil, wc.aggregate_nil
 local abs, MAX_TIME = math.abs, duration.MAX_TIME
 
--- Tests set disabled to compare the two operators on the same jobs; used counts the window
--- nodes this operator runs.
+-- Tests set disabled to compare the two operators on the same jobs (weir.windowing.choose reads
+-- it); used counts the window nodes this operator runs.
 M.disabled = false
 M.used = 0
-
----Whether node can run on this operator; a second result says how (tumbling, sliced).
-function M.applies(job, node)
-  local a, fn = node.assigner, node.user_fn
-  if M.disabled or job.trace or a.merging or a.global or not a.is_event_time
-      or node.evictor or node.trigger.builtin ~= "event_time" then
-    return false
-  end
-  if node.fn_kind ~= "reduce" and node.fn_kind ~= "aggregate" then
-    return false
-  end
-  if a.size == a.slide then
-    return true, "tumbling"
-  end
-  if node.fn_kind ~= "aggregate" or not fn.merge or job.plan.env.slicing == false
-      or a.size % a.slide ~= 0 then
-    return false
-  end
-  local ok, acc = pcall(fn.create)
-  return ok and type(acc) == "number", "sliced"
-end
 
 local function store_failed(rc)
   error(("window store: %s"):format(ffi.string(C.weir_strerror(rc))), 0)
 end
 
--- The timer queue ----------------------------------------------------------------------------
+-- A key id's key: a whole-number key is its id - 1; from DIRECT on, an interned one.
+local timers_add = timerq.add
 
-local function new_timers()
-  return { times = {}, n = 0, buckets = {}, count = 0 }
+local function key_of(inst, kid)
+  if kid < DIRECT then
+    return kid - 1
+  end
+  return inst.keys[kid - DIRECT]
 end
 
-local function heap_push(q, t)
-  local times, i = q.times, q.n + 1
-  q.n = i
-  while i > 1 do
-    local parent = (i - i % 2) / 2
-    if times[parent] <= t then
-      break
+-- Sliced: per key id its last slice (start, accumulator pointer, elements added through the
+-- pointer and not yet counted in C). The pointer stays valid until the key's slices change:
+-- the next slice of the key (a miss in push_sliced) or a drop, and both flush first.
+local function flush_slice(inst, kid)
+  local start = inst.sl_start[kid]
+  if start ~= nil then
+    local hits = inst.sl_hits[kid]
+    if hits > 0 then
+      C.weir_slices_count_add(inst.slices, kid, start, hits)
     end
-    times[i] = times[parent]
-    i = parent
-  end
-  times[i] = t
-end
-
-local function heap_pop(q)
-  local times, n = q.times, q.n
-  local last = times[n]
-  times[n] = nil
-  n = n - 1
-  q.n = n
-  local i = 1
-  while true do
-    local c = 2 * i
-    if c > n then
-      break
-    end
-    if c < n and times[c + 1] < times[c] then
-      c = c + 1
-    end
-    if times[c] >= last then
-      break
-    end
-    times[i] = times[c]
-    i = c
-  end
-  if n > 0 then
-    times[i] = last
+    inst.sl_start[kid], inst.sl_cell[kid], inst.sl_hits[kid] = nil, nil, nil
   end
 end
 
----Registers a timer at t for entry e; the caller knows it is not registered yet.
-local function timers_add(q, t, e)
-  local b = q.buckets[t]
-  if not b then
-    b = { head = 1, len = 0 }
-    q.buckets[t] = b
-    heap_push(q, t)
+local function flush_slices(inst)
+  for kid in pairs(inst.sl_start) do
+    flush_slice(inst, kid)
   end
-  local n = b.len + 1
-  b[n] = e
-  b.len = n
-  q.count = q.count + 1
+end
+-- The chunk of a watermark's fires whose state one C call gathers (k slices per window).
+local function chunk_of(k)
+  return k == 1 and 4096 or math.max(1, math.min(4096, math.floor(2 ^ 20 / k)))
 end
 
-function M.instantiate(job, node)
-  M.used = M.used + 1
-  local assigner = node.assigner
-  local size, slide, offset = assigner.size, assigner.slide, assigner.offset
-  local k = size / slide -- slices per window
-  local lateness = node.lateness
-  local fn_kind, fn = node.fn_kind, node.user_fn
-  local reduce = fn_kind == "reduce" and fn or nil
-  local create, add, merge, result
-  if not reduce then
-    create, add, merge, result = fn.create, fn.add, fn.merge, fn.result
+-- The state of a subtask (docs/ARCHITECTURE.md, window layer): tumbling windows in a wintab
+-- (window id by key id and start; accumulators and counts by window id in Lua), sliced ones in
+-- slices.c (a number accumulator per key and slice), window_state() in a store of its own,
+-- the timers in a timerq.
+local function init(job, node, inst, k)
+  if k == 1 then
+    inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
+  else
+    inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
+    inst.sl_start, inst.sl_cell, inst.sl_hits = {}, {}, {}
+    inst.fresh = ffi.new("int32_t[1]")
   end
-  local rich, objs = node.rich, node.objs
-  local late_emit = node.late_tag and node.side[node.late_tag.id]
-  -- Key ids: a whole-number key k in [0, DIRECT - 1) is its own id k + 1, with no table (most
-  -- keys are ids, counters or hashes already); any other key is interned (windowop.interner)
-  -- to an id from DIRECT on. key_of turns an id back into the key.
-  local interned = windowop.interner(node.keyed)
+  -- window_state(), apart, so that the slices of a key stay alone in the store
+  inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
+  inst.tq = timerq.new()
+  inst.key_ids, inst.keys = {}, {}
+  inst.accs, inst.wstate, inst.gstate = {}, {}, {}
+  -- tumbling: element counts by window id, and per key id its last window (start, id)
+  inst.counts, inst.last_start, inst.last_id = {}, {}, {}
+  wc.contexts(job, node, inst)
+  inst.records = 0
+  inst.cells_cap = 64
+  inst.cells = ffi.new("double[?]", inst.cells_cap)
+  inst.nb = ffi.new("double[2]")
+  local chunk = chunk_of(k)
+  inst.g_keys = ffi.new("int32_t[?]", chunk)
+  inst.g_ids = ffi.new("int32_t[?]", chunk)
+  inst.g_off = ffi.new("int32_t[?]", chunk + 1)
+  inst.g_cap = 0
+  inst.g_vals = ffi.new("double[1]") -- grown by the first gather that needs more (g_cap)
+end
+
+-- Key ids: a whole-number key k in [0, DIRECT - 1) is its own id k + 1, with no table (most
+-- keys are ids, counters or hashes already); any other key is interned (wincontext.interner)
+-- to an id from DIRECT on. key_of turns an id back into the key.
+local function interner(node)
+  local interned = wc.interner(node.keyed)
   local keyed = node.keyed
-  local function intern(inst, key)
+  return function(inst, key)
     if keyed and type(key) == "number" and key >= 0 and key < DIRECT - 1 and key == floor(key)
         and (key ~= 0 or 1 / key > 0) then
       return key + 1
     end
     return interned(inst, key) + DIRECT
   end
-  local function key_of(inst, kid)
-    if kid < DIRECT then
-      return kid - 1
-    end
-    return inst.keys[kid - DIRECT]
-  end
-  local call_window_fn = windowop.caller(node)
-  local instances = node.instances
-  -- With on_error, each fire and clear() runs guarded (weir.windowop says how); nil without.
-  local guard = job:fire_guard()
-  node.late_dropped = 0
+end
 
-  for _, inst in ipairs(instances) do
-    if k == 1 then
-      inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
-    else
-      inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
-      inst.sl_start, inst.sl_cell, inst.sl_hits = {}, {}, {}
-      inst.fresh = ffi.new("int32_t[1]")
-    end
-    -- window_state(), apart, so that the slices of a key stay alone in the store
-    inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
-    -- processing-time timers: none; the C service stays empty for the code that reads it
-    inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
-    inst.tq = new_timers()
-    inst.key_ids, inst.keys = {}, {}
-    inst.accs, inst.wstate, inst.gstate = {}, {}, {}
-    -- tumbling: element counts by window id, and per key id its last window (start, id)
-    inst.counts, inst.last_start, inst.last_id = {}, {}, {}
-    windowop.contexts(job, node, inst)
-    inst.records = 0
-    inst.cells_cap = 64
-    inst.cells = ffi.new("double[?]", inst.cells_cap)
-    inst.nb = ffi.new("double[2]")
+-- A window's timers, contents, fire and clearing.
+local function window_ops(node, guard, call_window_fn)
+  local size, slide = node.assigner.size, node.assigner.slide
+  local k = size / slide
+  local fn_kind, fn = node.fn_kind, node.user_fn
+  local reduce = fn_kind == "reduce" and fn or nil
+  local create, merge, result
+  if not reduce then
+    create, merge, result = fn.create, fn.merge, fn.result
   end
-  job.timer_nodes[#job.timer_nodes + 1] = node
-
-  local function cleanup_of(maxts)
-    local t = maxts + lateness
-    return t >= 9.2e18 and INF or t
-  end
+  local rich, objs = node.rich, node.objs
+  local trace = node.trace
+  local cleanup_of = wc.cleanup_of(node)
 
   -- A timer's entry is its window's key id, and its time says the window: a key id is a timer
   -- at the window's max timestamp (which is also the cleanup time without allowed lateness),
@@ -209,26 +157,6 @@ function M.instantiate(job, node)
       timers_add(inst.tq, t, kid)
     else
       timers_add(inst.tq, t, -kid)
-    end
-  end
-
-  -- Sliced: per key id its last slice (start, accumulator pointer, elements added through the
-  -- pointer and not yet counted in C). The pointer stays valid until the key's slices change:
-  -- the next slice of the key (a miss in push_sliced) or a drop, and both flush first.
-  local function flush_slice(inst, kid)
-    local start = inst.sl_start[kid]
-    if start ~= nil then
-      local hits = inst.sl_hits[kid]
-      if hits > 0 then
-        C.weir_slices_count_add(inst.slices, kid, start, hits)
-      end
-      inst.sl_start[kid], inst.sl_cell[kid], inst.sl_hits[kid] = nil, nil, nil
-    end
-  end
-
-  local function flush_slices(inst)
-    for kid in pairs(inst.sl_start) do
-      flush_slice(inst, kid)
     end
   end
 
@@ -262,7 +190,10 @@ function M.instantiate(job, node)
     if acc == nil then
       return
     end
-    -- no window object: the function's context makes one if asked (windowop.caller)
+    if trace then
+      wc.trace_fire(trace, key, a, a + size, "fired")
+    end
+    -- no window object: the function's context makes one if asked (wincontext.caller)
     if reduce then
       call_window_fn(inst, key, nil, { acc }, kid, a, a + size)
     else
@@ -321,20 +252,26 @@ function M.instantiate(job, node)
     end
   end
 
-  local function late_element(st, v, ts)
-    if late_emit then
-      late_emit(st, v, ts)
-    else
-      node.late_dropped = node.late_dropped + 1
-    end
+  return { cleanup_of = cleanup_of, register = register, fire_with = fire_with, fire = fire,
+           fire_in_push = fire_in_push, rich_clear = rich_clear, clear = clear }
+end
+
+-- Tumbling and sliced windows have push functions of their own: a trace recorded for one
+-- is entered by every closure of its prototype, and a branch on the kind would send the other
+-- kind's elements out through a side exit on every element.
+local function tumbling_push(node, intern, o)
+  local size, slide, offset = node.assigner.size, node.assigner.slide, node.assigner.offset
+  local lateness = node.lateness
+  local fn_kind, fn = node.fn_kind, node.user_fn
+  local reduce = fn_kind == "reduce" and fn or nil
+  local create, add
+  if not reduce then
+    create, add = fn.create, fn.add
   end
-
-  local push_sliced
-
-  -- Tumbling and sliced windows have push functions of their own: a trace recorded for one
-  -- is entered by every closure of its prototype, and a branch on the kind would send the other
-  -- kind's elements out through a side exit on every element.
-  local function push_tumbling(st, v, ts, key)
+  local trace = node.trace
+  local instances = node.instances
+  local cleanup_of, register, fire_in_push = o.cleanup_of, o.register, o.fire_in_push
+  return function(st, v, ts, key)
     local inst = instances[st + 1]
     inst.records = inst.records + 1
     if ts == nil or abs(ts) > MAX_TIME then
@@ -352,7 +289,7 @@ function M.instantiate(job, node)
     else
       q = ts - (ts - offset) % slide -- the element's window
       if cleanup_of(q + size - 1) <= W then
-        return late_element(st, v, ts) -- its window is late
+        return late(node, st, v, ts, key) -- its window is late
       end
       slot = C.weir_wintab_add(inst.wtab, kid, q)
       if slot < 0 then
@@ -369,7 +306,7 @@ function M.instantiate(job, node)
       if not fresh then
         v = reduce(acc, v)
         if v == nil then
-          error("reduce function returned nil", 0)
+          reduce_nil()
         end
       end
       accs[slot] = v
@@ -377,14 +314,17 @@ function M.instantiate(job, node)
       if fresh then
         acc = create()
         if acc == nil then
-          error("aggregate: create() returned nil", 0)
+          aggregate_nil("create")
         end
       end
       acc = add(v, acc)
       if acc == nil then
-        error("aggregate: add() returned nil", 0)
+        aggregate_nil("add")
       end
       accs[slot] = acc
+    end
+    if trace then
+      wc.trace_element(trace, key, ts)
     end
     local maxts = q + size - 1
     if maxts <= W then
@@ -396,6 +336,17 @@ function M.instantiate(job, node)
       register(inst, cleanup_of(maxts), kid, q)
     end
   end
+end
+
+local function sliding_push(node, intern, o)
+  local size, slide, offset = node.assigner.size, node.assigner.slide, node.assigner.offset
+  local k = size / slide
+  local lateness = node.lateness
+  local add, create = node.user_fn.add, node.user_fn.create
+  local trace = node.trace
+  local instances = node.instances
+  local cleanup_of, register, fire_in_push = o.cleanup_of, o.register, o.fire_in_push
+  local push_sliced
 
   local function push_sliding(st, v, ts, key)
     local inst = instances[st + 1]
@@ -407,18 +358,17 @@ function M.instantiate(job, node)
     local W = inst.watermark
     local q = ts - (ts - offset) % slide -- the element's slice: its latest window starts there
     if cleanup_of(q + size - 1) <= W then
-      return late_element(st, v, ts) -- every window of the element is late
+      return late(node, st, v, ts, key) -- every window of the element is late
     end
-    return push_sliced(inst, st, v, key, kid, q, W)
+    return push_sliced(inst, ts, v, key, kid, q, W)
   end
-  node.push = k == 1 and push_tumbling or push_sliding
 
   -- A sliding window element: into its slice, then the windows it is in: q, q - slide, ...
   -- that are not late, latest first (the assigner's order). A new slice creates the windows
   -- that cover neither neighbouring slice of the key; their timers are registered before the
   -- element is added (registering emits nothing, so this order is the operator's), so that a
   -- failing add() routed to on_error leaves no window without its timers.
-  function push_sliced(inst, _, v, key, kid, q, W) -- luacheck: ignore 111
+  function push_sliced(inst, ts, v, key, kid, q, W) -- luacheck: ignore 111
     local cell, fresh
     if inst.sl_start[kid] == q then
       -- the key's last slice: its accumulator through the pointer kept, the count later
@@ -466,6 +416,9 @@ function M.instantiate(job, node)
         .. "(weir.env{slicing = false} keeps any value)"):format(tostring(acc)), 0)
     end
     cell[0] = acc
+    if trace then
+      wc.trace_element(trace, key, ts)
+    end
     if q + slide - 1 > W then
       return -- the earliest window of the element is not due: none is
     end
@@ -481,11 +434,23 @@ function M.instantiate(job, node)
       a = a - slide
     end
   end
+  return push_sliding
+end
 
+-- WindowOperator.onEventTime, over the timerq; fire_gathered returned (the error handler's).
+local function wire_watermark(node, guard, o)
+  local size, slide = node.assigner.size, node.assigner.slide
+  local k = size / slide
+  local lateness = node.lateness
+  local create, merge -- sliced: always an aggregate
+  if k > 1 then
+    create, merge = node.user_fn.create, node.user_fn.merge
+  end
+  local fire_with, clear = o.fire_with, o.clear
   -- The accumulators of the m windows [a, a + size) of inst.g_keys[0 .. m), found in one C
   -- call per chunk of a watermark's fires, so that their cache misses overlap. gathered(inst,
   -- j) is then the j-th one's accumulator, or nil when it has none.
-  local CHUNK = k == 1 and 4096 or math.max(1, math.min(4096, math.floor(2 ^ 20 / k)))
+  local CHUNK = chunk_of(k)
   local function gather(inst, m, a)
     if k == 1 then
       C.weir_wintab_gather(inst.wtab, inst.g_keys, m, a, inst.g_ids)
@@ -522,12 +487,6 @@ function M.instantiate(job, node)
   -- the j-th gathered window's fire: key and a are for the error handler while merge runs
   local function fire_gathered(inst, key, kid, a, j)
     return fire_with(inst, key, kid, a, gathered(inst, j))
-  end
-  for _, inst in ipairs(instances) do
-    inst.g_keys = ffi.new("int32_t[?]", CHUNK)
-    inst.g_ids = ffi.new("int32_t[?]", CHUNK)
-    inst.g_off = ffi.new("int32_t[?]", CHUNK + 1)
-    inst.g_cap = 0
   end
 
   -- WindowOperator.onEventTime: event_time() fires at the window's max timestamp; the window is
@@ -574,13 +533,32 @@ function M.instantiate(job, node)
           end
         end
       end
-      buckets[t] = nil
-      heap_pop(q)
+      timerq.pop(q)
     end
     inst.firing = false
   end
+  return fire_gathered
+end
 
+---Wires the window node (weir.windowing has the interface).
+function M.instantiate(job, node)
+  M.used = M.used + 1
+  local size, slide = node.assigner.size, node.assigner.slide
+  local k = size / slide -- slices per window
+  wc.setup(job, node)
+  for _, inst in ipairs(node.instances) do
+    init(job, node, inst, k)
+  end
+  job.timer_nodes[#job.timer_nodes + 1] = node
+  local call_window_fn = wc.caller(node)
+  -- With on_error, each fire and clear() runs guarded (weir.windowop says how); nil without.
+  local guard = job:fire_guard()
+  local o = window_ops(node, guard, call_window_fn)
+  local intern = interner(node)
+  node.push = k == 1 and tumbling_push(node, intern, o) or sliding_push(node, intern, o)
+  local fire_gathered = wire_watermark(node, guard, o)
   node.on_processing_time = function() end
+  local fire, fire_with, rich_clear = o.fire, o.fire_with, o.rich_clear
 
   -- for the error handler (weir.run, Failures): where a fire is, from these frames' arguments
   job.firers[node.on_watermark] = { node = node }
@@ -588,76 +566,91 @@ function M.instantiate(job, node)
   for _, f in ipairs({ fire, fire_with, fire_gathered, rich_clear }) do
     job.places[f] = { node = node, key = 2, start = 4, size = size }
   end
-  windowop.user_places(job, node)
+  wc.user_places(job, node)
+end
 
-  -- The open windows, for env:status() and SIGUSR1: those with a slice and not yet cleaned.
-  local function list_windows(inst)
-    local list, seen = {}, {}
-    if k == 1 then
-      local e = ffi.new("double[2]")
-      for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
-        local id = C.weir_wintab_at(inst.wtab, i, e)
-        if id >= 0 then
-          list[#list + 1] = { window = windows.window(e[1], e[1] + size), key = key_of(inst, e[0]),
-                              elements = inst.counts[id] or 0, waits_for = e[1] + size - 1 }
-        end
-      end
-      return list
-    end
-    flush_slices(inst)
-    local W = inst.watermark
-    local n = C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
-    local dump = ffi.new("double[?]", 3 * n + 3)
-    C.weir_slices_dump(inst.slices, dump, n)
-    for i = 0, n - 1 do
-      local kid, q, count = dump[3 * i], dump[3 * i + 1], dump[3 * i + 2]
-      local a = q
-      for _ = 1, k do
-        if cleanup_of(a + size - 1) <= W then
-          break
-        end
-        local id = kid .. ":" .. a
-        local e = seen[id]
-        if not e then
-          e = { window = windows.window(a, a + size), key = key_of(inst, kid), elements = 0,
-                waits_for = a + size - 1 }
-          seen[id] = e
-          list[#list + 1] = e
-        end
-        e.elements = e.elements + count
-        a = a - slide
+-- The face's interface (weir.windowing) ------------------------------------------------------
+
+---The open windows, for env:status() and SIGUSR1: those with a slice and not yet cleaned.
+function M.windows(node, inst)
+  local size, slide = node.assigner.size, node.assigner.slide
+  local k = size / slide
+  local list, seen = {}, {}
+  if k == 1 then
+    local e = ffi.new("double[2]")
+    for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
+      local id = C.weir_wintab_at(inst.wtab, i, e)
+      if id >= 0 then
+        list[#list + 1] = { window = windows.window(e[1], e[1] + size), key = key_of(inst, e[0]),
+                            elements = inst.counts[id] or 0, waits_for = e[1] + size - 1 }
       end
     end
     return list
   end
-  -- What status and metrics read (weir.status.window_stats).
-  local function stats(inst)
-    local open, elements, bytes
-    if k == 1 then
-      open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
-      elements = 0
-      for _, n in pairs(inst.counts) do
-        elements = elements + n
+  flush_slices(inst)
+  local W = inst.watermark
+  local n = C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
+  local dump = ffi.new("double[?]", 3 * n + 3)
+  C.weir_slices_dump(inst.slices, dump, n)
+  for i = 0, n - 1 do
+    local kid, q, count = dump[3 * i], dump[3 * i + 1], dump[3 * i + 2]
+    local a = q
+    for _ = 1, k do
+      if wc.cleanup_time(node, a + size - 1) <= W then
+        break
       end
-      bytes = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
-    else
-      -- as the general operator counts them: an element once per window it is in
-      local list = list_windows(inst)
-      open, elements = #list, 0
-      for _, w in ipairs(list) do
-        elements = elements + w.elements
+      local per = seen[kid] -- by number, not by string: a string of a time can round
+      if not per then
+        per = {}
+        seen[kid] = per
       end
-      bytes = C.weir_slices_stat(inst.slices, C.WEIR_STORE_BYTES)
+      local e = per[a]
+      if not e then
+        e = { window = windows.window(a, a + size), key = key_of(inst, kid), elements = 0,
+              waits_for = a + size - 1 }
+        per[a] = e
+        list[#list + 1] = e
+      end
+      e.elements = e.elements + count
+      a = a - slide
     end
-    local q = inst.tq
-    return { open_windows = open, elements = elements,
-             store_bytes = bytes + C.weir_store_stat(inst.wstore, C.WEIR_STORE_BYTES),
-             event_timers = q.count, next_event_timer = q.n > 0 and q.times[1] or INF,
-             processing_timers = 0, next_processing_timer = INF }
   end
-  for _, inst in ipairs(instances) do
-    inst.list_windows, inst.window_stats = list_windows, stats
+  return list
+end
+
+---What status and metrics read (weir.windowing.stats).
+function M.stats(node, inst)
+  local open, elements, bytes
+  if node.assigner.size == node.assigner.slide then
+    open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
+    elements = 0
+    for _, n in pairs(inst.counts) do
+      elements = elements + n
+    end
+    bytes = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
+  else
+    -- as the general operator counts them: an element once per window it is in
+    local list = M.windows(node, inst)
+    open, elements = #list, 0
+    for _, w in ipairs(list) do
+      elements = elements + w.elements
+    end
+    bytes = C.weir_slices_stat(inst.slices, C.WEIR_STORE_BYTES)
   end
+  local q = inst.tq
+  return { open_windows = open, elements = elements,
+           store_bytes = bytes + C.weir_store_stat(inst.wstore, C.WEIR_STORE_BYTES),
+           event_timers = q.count, next_event_timer = timerq.next(q),
+           processing_timers = 0, next_processing_timer = INF }
+end
+
+---Processing-time timers: none (event-time windows only).
+function M.next_processing_time()
+  return INF
+end
+
+function M.key_of(_, inst, kid)
+  return key_of(inst, kid)
 end
 
 return M

@@ -1,5 +1,5 @@
 -- weir.explain: the job graph as text (`weir explain JOB.lua`).
-local aggwindow = require("weir.aggwindow")
+local windowing = require("weir.windowing")
 
 local M = {}
 
@@ -22,10 +22,11 @@ function M.text(plan)
       line = line .. ("  (replaces %s)"):format(n.replaced)
     end
     if n.kind == "window" then
-      -- which window operator runs it (docs/API.md, Windows: how weir runs a window)
-      local fast, how = aggwindow.applies({ plan = plan }, n)
-      line = line .. (fast and ("  {fast window operator: %s}"):format(how == "sliced"
-        and "sliced" or "tumbling") or "  {general window operator}")
+      -- which window operator runs it (docs/API.md, Windows: how weir runs a window), from
+      -- the node's shape: no user code runs
+      local how = windowing.choose(env, n)
+      line = line .. (how == "general" and "  {general window operator}"
+        or ("  {fast window operator: %s}"):format(how))
     end
     out[#out + 1] = line
     for _, p in ipairs(n.inputs) do

@@ -10,6 +10,7 @@ local C = require("weir.ffi")
 local format = require("weir.format")
 local windows = require("weir.windows")
 local memory = require("weir.memory")
+local windowing = require("weir.windowing")
 
 local M = {}
 local Job = {}
@@ -243,7 +244,7 @@ local function analyse(job, info, th)
     local key
     if place.kid then
       local kid = loc(th, plevel, place.kid)
-      key = inst.keys and inst.keys[kid]
+      key = windowing.key_of(node, inst, kid)
     else
       key = loc(th, plevel, place.key)
     end

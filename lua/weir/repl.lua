@@ -6,6 +6,7 @@ local C = require("weir.ffi")
 local format = require("weir.format")
 local duration = require("weir.duration")
 local status = require("weir.status")
+local windowing = require("weir.windowing")
 local run = require("weir.run")
 
 local M = {}
@@ -359,12 +360,10 @@ function commands.timers()
   end
   for _, node in ipairs(job.timer_nodes) do
     for _, inst in ipairs(node.instances) do
+      local ws = windowing.stats(node, inst)
       say(("%s subtask %d: %d event-time timer(s), next %s; %d processing-time, next %s")
-        :format(node.label, inst.index + 1,
-          C.weir_timers_count(inst.timers, C.WEIR_TIME_EVENT),
-          status.wm_text(C.weir_timers_next(inst.timers, C.WEIR_TIME_EVENT)),
-          C.weir_timers_count(inst.timers, C.WEIR_TIME_PROCESSING),
-          status.wm_text(C.weir_timers_next(inst.timers, C.WEIR_TIME_PROCESSING))))
+        :format(node.label, inst.index + 1, ws.event_timers, status.wm_text(ws.next_event_timer),
+          ws.processing_timers, status.wm_text(ws.next_processing_timer)))
     end
   end
 end
@@ -394,22 +393,16 @@ function commands.why()
   local any = false
   for _, node in ipairs(job.timer_nodes) do
     for _, inst in ipairs(node.instances) do
-      local slots = {}
-      for slot in pairs(inst.wins) do
-        slots[#slots + 1] = slot
-      end
-      table.sort(slots, function(a, b)
-        local wa, wb = inst.wins[a], inst.wins[b]
-        if wa.stop ~= wb.stop then
-          return wa.stop < wb.stop
+      local list = windowing.windows(node, inst)
+      table.sort(list, function(a, b)
+        if a.window.stop ~= b.window.stop then
+          return a.window.stop < b.window.stop
         end
-        return format.value(inst.keys[inst.wkid[a]]) < format.value(inst.keys[inst.wkid[b]])
+        return format.value(a.key) < format.value(b.key)
       end)
-      for _, slot in ipairs(slots) do
-        local w = inst.wins[slot]
+      for _, e in ipairs(list) do
+        local w, key, wait = e.window, e.key, e.waits_for
         any = true
-        local key = inst.keys[inst.wkid[slot]]
-        local wait = w:max_timestamp()
         if node.assigner.is_event_time then
           say(("key %s window %s waits for the watermark to reach %s; it is %s, held back by "
             .. "%s"):format(format.value(key), tostring(w), status.wm_text(wait),
@@ -462,9 +455,9 @@ function commands.draw()
   local windows = {}
   for _, node in ipairs(job.timer_nodes) do
     for _, inst in ipairs(node.instances) do
-      for slot, w in pairs(inst.wins) do
-        windows[#windows + 1] = { key = inst.keys[inst.wkid[slot]], start = w.start,
-                                  stop = w.stop, what = "open" }
+      for _, e in ipairs(windowing.windows(node, inst)) do
+        windows[#windows + 1] = { key = e.key, start = e.window.start, stop = e.window.stop,
+                                  what = "open" }
       end
     end
   end

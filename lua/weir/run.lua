@@ -12,8 +12,7 @@ local ffi = require("ffi")
 local C = require("weir.ffi")
 local format = require("weir.format")
 local util = require("weir.util")
-local windowop = require("weir.windowop")
-local aggwindow = require("weir.aggwindow")
+local windowing = require("weir.windowing")
 local status = require("weir.status")
 local duration = require("weir.duration")
 local memory = require("weir.memory")
@@ -148,7 +147,7 @@ function Job:instantiate(node)
 end
 
 
----A window operator: the fast one (weir.aggwindow) when it applies, else the general one.
+---A window operator: the one weir.windowing chooses for the node.
 function Job:instantiate_window(node)
   -- a window function runs on after it emits: the running operator is the window again
   local slot, id, downstream = self.op_slot, node.id, node.emit
@@ -156,11 +155,7 @@ function Job:instantiate_window(node)
     downstream(st, v, ts, key)
     slot[0] = id
   end
-  if aggwindow.applies(self, node) then
-    aggwindow.instantiate(self, node)
-  else
-    windowop.instantiate(self, node)
-  end
+  windowing.instantiate(self, node)
 end
 
 ---A sink's push function: print, a user function, collect or write_text.
@@ -395,7 +390,7 @@ function Job:metrics(figures)
     local t = { open_windows = 0, elements = 0, store_bytes = 0, event_timers = 0,
                 processing_timers = 0, late_dropped = node.late_dropped or 0 }
     for _, inst in ipairs(node.instances) do
-      local ws = status.window_stats(inst)
+      local ws = windowing.stats(node, inst)
       for _, what in ipairs(STATS) do
         t[what] = t[what] + ws[what]
       end

@@ -4,6 +4,7 @@
 local C = require("weir.ffi")
 local format = require("weir.format")
 local memory = require("weir.memory")
+local windowing = require("weir.windowing")
 
 local M = {}
 
@@ -51,43 +52,6 @@ local function channels_of(node, inst)
   return out
 end
 
----The state and timers of one window operator subtask (both operators: weir.windowop and
----weir.aggwindow, which brings its own window_stats).
-function M.window_stats(inst)
-  if inst.window_stats then
-    return inst.window_stats(inst)
-  end
-  local store, timers = inst.store, inst.timers
-  return {
-    open_windows = C.weir_store_stat(store, C.WEIR_STORE_OPEN),
-    elements = C.weir_store_stat(store, C.WEIR_STORE_ELEMENTS),
-    store_bytes = C.weir_store_stat(store, C.WEIR_STORE_BYTES),
-    event_timers = C.weir_timers_count(timers, C.WEIR_TIME_EVENT),
-    processing_timers = C.weir_timers_count(timers, C.WEIR_TIME_PROCESSING),
-    next_event_timer = C.weir_timers_next(timers, C.WEIR_TIME_EVENT),
-    next_processing_timer = C.weir_timers_next(timers, C.WEIR_TIME_PROCESSING),
-  }
-end
-
-local function windows_of(inst)
-  if inst.list_windows then
-    return inst.list_windows(inst)
-  end
-  local list = {}
-  for slot, w in pairs(inst.wins) do
-    local n = C.weir_store_count(inst.store, slot)
-    list[#list + 1] = { window = w, key = inst.keys[inst.wkid[slot]], elements = n,
-                        waits_for = w:max_timestamp() }
-  end
-  table.sort(list, function(a, b)
-    if a.window.stop ~= b.window.stop then
-      return a.window.stop < b.window.stop
-    end
-    return tostring(a.key) < tostring(b.key)
-  end)
-  return list
-end
-
 ---A table describing the job now (env:status()).
 function M.collect(job)
   local s = { processing_time = job:now(), records_in = job.records_in,
@@ -101,10 +65,10 @@ function M.collect(job)
         sub.valve_output = C.weir_valve_output(inst.valve)
         sub.channels = channels_of(node, inst)
       end
-      if inst.timers then
-        local ws = M.window_stats(inst)
+      if windowing.runs(node) then
+        local ws = windowing.stats(node, inst)
         sub.open_windows, sub.elements = ws.open_windows, ws.elements
-        sub.windows = windows_of(inst)
+        sub.windows = windowing.windows(node, inst)
         sub.next_event_timer = ws.next_event_timer
       end
       op.subtasks[#op.subtasks + 1] = sub
@@ -177,7 +141,7 @@ function M.progress_line(job, prev)
   for _, node in ipairs(job.timer_nodes) do
     late = late + (node.late_dropped or 0)
     for _, inst in ipairs(node.instances) do
-      open = open + M.window_stats(inst).open_windows
+      open = open + windowing.stats(node, inst).open_windows
     end
   end
   local low = lowest_watermark(job)

@@ -10,13 +10,13 @@ local C = require("weir.ffi")
 local watermarks = require("weir.watermarks")
 local duration = require("weir.duration")
 local status = require("weir.status")
+local windowing = require("weir.windowing")
 
 local M = {}
 local Job = {}
 M.methods = Job
 
 local INF = math.huge
-local PROCESSING = tonumber(C.WEIR_TIME_PROCESSING)
 local END_EXHAUSTED = tonumber(C.WEIR_END_EXHAUSTED)
 
 -- Watermarks and idleness ------------------------------------------------------------------
@@ -174,7 +174,7 @@ end
 
 ---The earliest pending processing-time timer of one window subtask (+inf: none).
 local function next_processing_timer(inst)
-  return C.weir_timers_next(inst.timers, PROCESSING)
+  return windowing.next_processing_time(inst.node, inst)
 end
 
 local function new_registry()

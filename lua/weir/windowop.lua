@@ -1,533 +1,60 @@
 -- weir.windowop: Flink's WindowOperator and EvictingWindowOperator (SEMANTICS §5, §7, §8) for
 -- one window node. State per subtask: the C store maps (key, window) to a slot and holds the
 -- trigger's numeric state cells; C timers hold (time, key, window); Lua holds the contents of
--- each slot (the elements, or the reduce/aggregate accumulator) by slot id.
+-- each slot (the elements, or the reduce/aggregate accumulator) by slot id. The operator is
+-- wired from parts (contents, a window's life, merges, the per-element push, the timers), each
+-- a function that makes its closures: the per-element ones stay closures for the JIT. Its
+-- shared rules and contexts are weir.wincontext's; weir.windowing is its face.
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
-local triggers = require("weir.triggers")
 local evictors = require("weir.evictors")
-local util = require("weir.util")
 local duration = require("weir.duration")
+local wc = require("weir.wincontext")
+local mergeset = require("weir.mergeset")
 
 local M = {}
 
 local INF = math.huge
-local MAX_EXACT, MAX_TIME = duration.MAX_EXACT, duration.MAX_TIME
+local MAX_TIME = duration.MAX_TIME
 local abs = math.abs
 local EVENT, PROCESSING = tonumber(C.WEIR_TIME_EVENT), tonumber(C.WEIR_TIME_PROCESSING)
-local CELLS = 4
 local timer_t = ffi.typeof("weir_timer_t")
-local NAN = 0 / 0
+local cleanup_time, check_result, check_cleared = wc.cleanup_time, wc.check_result,
+  wc.check_cleared
 
-local function cleanup_time(node, maxts)
-  if not node.assigner.is_event_time then
-    return maxts
-  end
-  local t = maxts + node.lateness
-  if t >= 9.2e18 then
-    return INF
-  end
-  return t
+-- The state of a subtask (docs/ARCHITECTURE.md, window layer): the C store maps (key id,
+-- window) to a slot with the element count and the trigger's numeric cells; the Lua tables by
+-- slot hold the contents, the evictor's timestamps, the window object, its key id, the
+-- trigger's other state and window_state(); C timers hold (time, key id, window).
+local function init(job, node, inst)
+  inst.store = ffi.gc(C.weir_store_new(wc.CELLS), C.weir_store_free)
+  inst.wstore = inst.store -- window_state() lives in the window's own slot
+  inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
+  inst.key_ids, inst.keys = {}, {}
+  inst.contents, inst.stamps, inst.wins, inst.wkid = {}, {}, {}, {}
+  inst.lua_state, inst.wstate, inst.gstate = {}, {}, {}
+  wc.contexts(job, node, inst)
+  inst.timer = timer_t()
+  inst.msets = mergeset.new()
+  inst.records = 0 -- records that reached this subtask (the stall warning's "arriving")
 end
 
----Fails a record that reaches an event-time window without a timestamp it can place: none, or
----one outside the time range, which an assigner cannot give, but a window can: its results
----carry the window's max timestamp (+inf for the global window; past 2^52 for a window that
----ends there). Keeping every window's input within +-2^52 keeps its times exact.
-function M.no_timestamp(ts)
-  if ts == nil then
-    error("the record has no timestamp: an event-time window needs "
-      .. "assign_timestamps_and_watermarks before it", 0)
+-- The window object of a slot, made once.
+local function window_of(inst, slot, start, stop, kid)
+  local w = inst.wins[slot]
+  if not w then
+    w = windows.window(start, stop)
+    inst.wins[slot], inst.wkid[slot] = w, kid
   end
-  error(("the record's timestamp is %s, outside the time range [-2^52, 2^52] ms (a window's "
-    .. "results carry its max timestamp, +inf for the global window): an event-time window "
-    .. "needs assign_timestamps_and_watermarks before it"):format(duration.show(ts)), 0)
+  return w
 end
 
--- Contexts ---------------------------------------------------------------------------------
-
-local State = {}
-State.__index = State
-
-local function cell_index(node, name)
-  local idx = node.cell_of[name]
-  if idx == nil then
-    idx = node.cell_count < CELLS and node.cell_count or false
-    node.cell_count = node.cell_count + 1
-    node.cell_of[name] = idx
-  end
-  return idx
-end
-
-function State:get()
-  local ctx = self.ctx
-  local slot = ctx.slot
-  if slot < 0 then
-    return nil
-  end
-  local lua = ctx.inst.lua_state[slot]
-  if lua and lua[self.name] ~= nil then
-    return lua[self.name]
-  end
-  local idx = self.idx
-  if idx then
-    local v = C.weir_store_cells(ctx.inst.store, slot)[idx]
-    if v == v then
-      return v
-    end
-  end
-  return nil
-end
-
-function State:set(v)
-  if v == nil then
-    return self:clear()
-  end
-  local ctx = self.ctx
-  local slot = ctx:ensure_slot()
-  local inst = ctx.inst
-  local idx = self.idx
-  if idx and type(v) == "number" and v == v then
-    C.weir_store_cells(inst.store, slot)[idx] = v
-    local lua = inst.lua_state[slot]
-    if lua then
-      lua[self.name] = nil
-    end
-  else
-    local lua = inst.lua_state[slot] or {}
-    inst.lua_state[slot] = lua
-    lua[self.name] = v
-    if idx then
-      C.weir_store_cells(inst.store, slot)[idx] = NAN
-    end
-  end
-end
-
-function State:clear()
-  local ctx = self.ctx
-  local slot = ctx.slot
-  if slot < 0 then
-    return
-  end
-  local lua = ctx.inst.lua_state[slot]
-  if lua then
-    lua[self.name] = nil
-  end
-  if self.idx then
-    C.weir_store_cells(ctx.inst.store, slot)[self.idx] = NAN
-  end
-end
-
--- The trigger context: one per subtask, pointed at the current (key, window) before each call.
-local TriggerContext = {}
-TriggerContext.__index = TriggerContext
-
-function TriggerContext:current_watermark()
-  return self.inst.watermark
-end
-
-function TriggerContext:current_processing_time()
-  return self.job:now()
-end
-
--- A timer's time: a whole number of ms within +-2^53 (API.md, Time range), or +inf, the end of
--- time (the global window's max timestamp), which fires at the end of input.
-local function check_time(ctx, t, what)
-  if t ~= INF then
-    local why = duration.time_problem(t, MAX_EXACT, "2^53")
-    if why then
-      error(("trigger %s: %s was given %s, %s"):format(ctx.node.trigger.name, what,
-        duration.show(t), why), 3)
-    end
-  end
-end
-
----weir run --check-triggers: one warning per trigger and kind of mistake, on stderr.
-local function warn_once(ctx, kind, text)
-  local node = ctx.node
-  node.warned = node.warned or {}
-  if node.warned[kind] then
-    return
-  end
-  node.warned[kind] = true
-  io.stdout:flush()
-  io.stderr:write(("weir: warning: %s: trigger %s%s: %s\n"):format(node.label,
-    node.trigger.name, node.trigger.defined and (" (" .. node.trigger.defined .. ")") or "",
-    text))
-end
-M.warn_once = warn_once
-
-function TriggerContext:register_event_time_timer(t)
-  check_time(self, t, "register_event_time_timer")
-  if self.job.check_triggers and t <= self.inst.watermark then
-    warn_once(self, "behind", ("registered an event-time timer at %s, already behind the "
-      .. "watermark %s: it fires only %s"):format(tostring(t), tostring(self.inst.watermark),
-      self.inst.firing and "because timers are firing now" or "with the next watermark"))
-  end
-  local w = self.window
-  C.weir_timers_register(self.inst.timers, EVENT, t, self.kid, w.start, w.stop)
-end
-
-function TriggerContext:delete_event_time_timer(t)
-  check_time(self, t, "delete_event_time_timer")
-  local w = self.window
-  C.weir_timers_delete(self.inst.timers, EVENT, t, self.kid, w.start, w.stop)
-end
-
-function TriggerContext:register_processing_time_timer(t)
-  check_time(self, t, "register_processing_time_timer")
-  local w = self.window
-  C.weir_timers_register(self.inst.timers, PROCESSING, t, self.kid, w.start, w.stop)
-  self.job:processing_timers_changed()
-end
-
-function TriggerContext:delete_processing_time_timer(t)
-  check_time(self, t, "delete_processing_time_timer")
-  local w = self.window
-  C.weir_timers_delete(self.inst.timers, PROCESSING, t, self.kid, w.start, w.stop)
-  self.job:processing_timers_changed()
-end
-
-function TriggerContext:state(name)
-  local s = self.states[name]
-  if not s then
-    s = setmetatable({ ctx = self, name = name, idx = cell_index(self.node, name) }, State)
-    self.states[name] = s
-  end
-  return s
-end
-
----During on_merge: merges the state `name` of the windows being merged into this window's
----with fn(a, b), and returns the result (nil when none of them had it).
-function TriggerContext:merge_state(name, fn)
-  local merged = self.merging
-  if not merged then
-    error("ctx:merge_state is only available in on_merge", 2)
-  end
-  local state, inst = self:state(name), self.inst
-  local own, acc = self.slot, nil
-  for i = 1, #merged do
-    local m = merged[i]
-    self.slot = C.weir_store_find(inst.store, self.kid, m.start, m.stop)
-    local v = state:get()
-    if v ~= nil then
-      acc = acc == nil and v or fn(acc, v)
-    end
-  end
-  self.slot = own
-  if acc ~= nil then
-    local mine = state:get()
-    if mine ~= nil then
-      acc = fn(mine, acc)
-    end
-    state:set(acc)
-  end
-  return acc
-end
-
-function TriggerContext:ensure_slot()
-  if self.slot < 0 then
-    local w = self.window
-    self.slot = C.weir_store_slot(self.inst.store, self.kid, w.start, w.stop)
-  end
-  return self.slot
-end
-
--- The window function's context (ProcessWindowFunction.Context).
-local WindowContext = {}
-WindowContext.__index = WindowContext
-
-function WindowContext:window()
-  -- no window object yet (the fast operator's fires): a fresh one, not kept here, so that a
-  -- window made on a trace and only read stays unallocated (sunk)
-  return self.win or windows.window(self.wstart, self.wstop)
-end
-
-function WindowContext:current_watermark()
-  return self.inst.watermark
-end
-
-function WindowContext:current_processing_time()
-  return self.job:now()
-end
-
-function WindowContext:output(tag, v)
-  if type(tag) ~= "table" or not tag.id then
-    error("ctx:output: expected an output tag", 2)
-  end
-  if util.is_nil(v) then
-    error("ctx:output: cannot emit nil", 2)
-  end
-  local e = self.node.side[tag.id]
-  if e then
-    e(self.inst.index, v, self:window():max_timestamp())
-  end
-end
-
-function WindowContext:window_state()
-  if self.node.assigner.merging then
-    error("ctx:window_state() is not available for merging (session) windows, as in Flink", 2)
-  end
-  local inst, w = self.inst, self:window()
-  local slot = C.weir_store_slot(inst.wstore or inst.store, self.kid, w.start, w.stop)
-  local s = inst.wstate[slot]
-  if not s then
-    s = {}
-    inst.wstate[slot] = s
-  end
-  return s
-end
-
-function WindowContext:global_state()
-  local g = self.inst.gstate[self.kid]
-  if not g then
-    g = {}
-    self.inst.gstate[self.kid] = g
-  end
-  return g
-end
-
--- The operator -------------------------------------------------------------------------------
-
-local function canonical(key)
-  local parts = {}
-  for i = 1, #key do
-    local f = key[i]
-    parts[i] = type(f) == "table" and ("{" .. canonical(f) .. "}") or (type(f) .. ":" ..
-      tostring(f))
-  end
-  return table.concat(parts, "\0")
-end
-
-local function check_result(node, r, what)
-  if not triggers.valid_result[r] then
-    local t = node.trigger
-    error(("trigger %s%s: %s returned %s, not a trigger result (weir.CONTINUE, weir.FIRE, "
-      .. "weir.PURGE or weir.FIRE_AND_PURGE)"):format(t.name,
-        t.defined and (" (" .. t.defined .. ")") or "", what, tostring(r)), 0)
-  end
-  return r
-end
-
-M.check_result = check_result
-
----For the error handler (weir.run, Failures): the trigger and evictor methods of a window
----node, whose failures name the method and take the (key, window) of the trigger context,
----and the rich function's clear.
-function M.user_places(job, node)
-  local function add(f, what, tctx)
-    if type(f) == "function" then
-      local u = job.user_places[f] or {}
-      job.user_places[f] = u
-      u[node] = { what = what, tctx = tctx }
-    end
-  end
-  local t = node.trigger
-  local tname = ("trigger %s%s"):format(t.name, t.defined and (" (" .. t.defined .. ")") or "")
-  for _, m in ipairs({ "on_element", "on_event_time", "on_processing_time", "clear",
-                       "on_merge" }) do
-    add(t[m], tname .. " " .. m, true)
-  end
-  local e = node.evictor
-  if e then
-    add(e.evict_before, ("evictor %s evict_before"):format(e.name), true)
-    add(e.evict_after, ("evictor %s evict_after"):format(e.name), true)
-  end
-  if node.rich and type(node.fn) == "table" then
-    add(node.fn.clear, "clear", false)
-  end
-  add(check_result, nil, true)
-end
-
----weir run --check-triggers: state the trigger still holds for a window after its clear().
-local function check_cleared(ctx)
-  local slot = ctx.slot
-  if not ctx.job.check_triggers or slot < 0 then
-    return
-  end
-  local inst, node = ctx.inst, ctx.node
-  local lua = inst.lua_state[slot]
-  for name, idx in pairs(node.cell_of) do
-    local left = lua and lua[name] ~= nil
-    if idx then
-      local v = C.weir_store_cells(inst.store, slot)[idx]
-      left = left or v == v
-    end
-    if left then
-      warn_once(ctx, "state:" .. name, ("left state %q behind after clear() of window %s "
-        .. "(Flink would keep it forever)"):format(name, tostring(ctx.window)))
-    end
-  end
-end
-
--- NaN keys: a Lua table cannot be indexed by NaN, so they intern under this stand-in. As in
--- Flink (Double.equals compares doubleToLongBits, which folds every NaN into one), all NaNs
--- are one key.
-local NAN_KEY = {}
-
----The key interning of a window node: intern(inst, key) -> key id (1, 2, ...; 1 when the
----stream is not keyed), inst.keys[id] being the key. Table keys intern by their contents.
-function M.interner(keyed)
-  return function(inst, key)
-    if not keyed then
-      return 1
-    end
-    local k = type(key) == "table" and canonical(key) or key
-    if k ~= k then
-      k = NAN_KEY
-    end
-    local id = inst.key_ids[k]
-    if not id then
-      id = #inst.keys + 1
-      inst.keys[id] = key
-      inst.key_ids[k] = id
-    end
-    return id
-  end
-end
-
----The call of a node's window function on a fired window: call(inst, key, w, elements, kid),
----elements being the contents (or {result} of reduce/aggregate); outputs carry w's max
----timestamp. w may be nil when start, stop (7th, 8th arguments) say the window: one is then
----made only where the function asks for it (ctx:window(), apply).
-function M.caller(node)
-  local fn_kind, fn, pfn = node.fn_kind, node.user_fn, node.process_fn
-  local rich, objs, emit = node.rich, node.objs, node.emit
-  local cur_st, cur_ts = 0, nil
-  local is_nil = util.is_nil
-  local function out(x)
-    if is_nil(x) then
-      error("out(nil): records cannot be nil", 2)
-    end
-    return emit(cur_st, x, cur_ts)
-  end
-  return function(inst, key, w, elements, kid, start, stop)
-    local st = inst.index
-    if w then
-      start, stop = w.start, w.stop
-    end
-    cur_st, cur_ts = st, stop == INF and INF or stop - 1
-    local target, method = pfn, node.method
-    if fn_kind == "process" or fn_kind == "apply" then
-      target = fn
-    end
-    if target == nil then
-      -- plain reduce/aggregate: the value itself
-      local v = elements[1]
-      if v ~= nil then
-        out(v)
-      end
-      return
-    end
-    local f, obj = target, nil
-    if rich then
-      obj = objs[st]
-      f = obj[method]
-    end
-    if method == "apply" then
-      w = w or windows.window(start, stop)
-      if obj then
-        f(obj, key, w, elements, out)
-      else
-        f(key, w, elements, out)
-      end
-    else
-      local ctx = inst.wctx
-      ctx.win, ctx.wstart, ctx.wstop, ctx.kid, ctx.key = w or false, start, stop, kid, key
-      if obj then
-        f(obj, key, ctx, elements, out)
-      else
-        f(key, ctx, elements, out)
-      end
-    end
-  end
-end
-
----The per-subtask context objects of a window node's instance.
-function M.contexts(job, node, inst)
-  inst.tctx = setmetatable({ inst = inst, node = node, job = job, states = {}, slot = -1 },
-    TriggerContext)
-  inst.wctx = setmetatable({ inst = inst, node = node, job = job }, WindowContext)
-end
-
----Wires the window node: node.push(st, v, ts, key) and node.on_watermark(inst, w).
-function M.instantiate(job, node)
-  local assigner, trigger, evictor = node.assigner, node.trigger, node.evictor
-  local is_event_time = assigner.is_event_time
-  local lateness = node.lateness
-  local keyed = node.keyed
+-- A slot's contents: add an element, fire, purge, and merge two slots' (sessions).
+local function contents_ops(node, call_window_fn)
+  local evictor = node.evictor
   local fn_kind, fn = node.fn_kind, node.user_fn
-  local rich = node.rich
-  local objs = node.objs
-  local late_emit = node.late_tag and node.side[node.late_tag.id]
-  node.cell_of, node.cell_count, node.late_dropped = {}, 0, 0
-  local starts = {}
-  -- The REPL's :draw and :late read what happened; off (nil) outside the REPL.
-  local trace = job.trace
-  -- With on_error, each fire, trigger call and cleanup runs guarded: a failure goes to the
-  -- error side output and the rest of the timer's work goes on (API.md, Errors).
-  local guard = job:fire_guard()
-
-  local function log_late(v, ts, key, st)
-    if trace then
-      local log = trace.late
-      log[#log + 1] = { value = v, ts = ts, key = key, operator = node.label, subtask = st,
-                        watermark = node.instances[st + 1].watermark }
-      if #log > 50 then
-        table.remove(log, 1)
-      end
-    end
-  end
-
-  local function trace_element(key, ts)
-    if trace then
-      if key ~= key then
-        key = "nan" -- a NaN cannot index the trace's table
-      end
-      local per = trace.elements[key]
-      if not per then
-        per = {}
-        trace.elements[key] = per
-        trace.keys[#trace.keys + 1] = key
-      end
-      per[#per + 1] = ts
-    end
-  end
-
-  local function trace_fire(key, w, what)
-    if trace then
-      local f = trace.fired
-      f[#f + 1] = { key = key, start = w.start, stop = w.stop, what = what }
-    end
-  end
-
-  for _, inst in ipairs(node.instances) do
-    inst.store = ffi.gc(C.weir_store_new(CELLS), C.weir_store_free)
-    inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
-    inst.key_ids, inst.keys = {}, {}
-    inst.contents, inst.stamps, inst.wins, inst.wkid = {}, {}, {}, {}
-    inst.lua_state, inst.wstate, inst.gstate = {}, {}, {}
-    M.contexts(job, node, inst)
-    inst.timer = timer_t()
-    inst.msets = {}
-    inst.records = 0 -- records that reached this subtask (the stall warning's "arriving")
-  end
-  job.timer_nodes[#job.timer_nodes + 1] = node
-
-  local intern = M.interner(keyed)
-
-  local function window_of(inst, slot, start, stop, kid)
-    local w = inst.wins[slot]
-    if not w then
-      w = windows.window(start, stop)
-      inst.wins[slot], inst.wkid[slot] = w, kid
-    end
-    return w
-  end
-
-  local call_window_fn = M.caller(node)
-
+  local trace = node.trace
   local function result_of(values)
     -- reduce/aggregate over a list (evicting operator), as Flink computes them at fire time
     if fn_kind == "reduce" then
@@ -551,7 +78,7 @@ function M.instantiate(job, node)
       return
     end
     if trace then
-      trace_fire(key, w, "fired")
+      wc.trace_fire(trace, key, w.start, w.stop, "fired")
     end
     if evictor then
       local values, stamps = c, inst.stamps[slot]
@@ -582,7 +109,8 @@ function M.instantiate(job, node)
 
   local function purge(inst, slot, by_trigger)
     if by_trigger and trace and inst.contents[slot] ~= nil and inst.wins[slot] then
-      trace_fire(inst.keys[inst.wkid[slot]], inst.wins[slot], "purged")
+      local w = inst.wins[slot]
+      wc.trace_fire(trace, inst.keys[inst.wkid[slot]], w.start, w.stop, "purged")
     end
     inst.contents[slot] = nil
     inst.stamps[slot] = nil
@@ -610,7 +138,7 @@ function M.instantiate(job, node)
       else
         local r = fn(c, v)
         if r == nil then
-          error("reduce function returned nil", 0)
+          wc.reduce_nil()
         end
         inst.contents[slot] = r
       end
@@ -618,17 +146,56 @@ function M.instantiate(job, node)
       if c == nil then
         c = fn.create()
         if c == nil then
-          error("aggregate: create() returned nil", 0)
+          wc.aggregate_nil("create")
         end
       end
       local r = fn.add(v, c)
       if r == nil then
-        error("aggregate: add() returned nil", 0)
+        wc.aggregate_nil("add")
       end
       inst.contents[slot] = r
     end
     C.weir_store_count_add(inst.store, slot, 1)
   end
+
+  local function merge_contents(inst, target, source)
+    local t, c = inst.contents[target], inst.contents[source]
+    if c == nil then
+      return
+    end
+    local moved = C.weir_store_count(inst.store, source)
+    if t == nil then
+      inst.contents[target], inst.stamps[target] = c, inst.stamps[source]
+    elseif evictor or fn_kind == "process" or fn_kind == "apply" then
+      for i = 1, #c do
+        t[#t + 1] = c[i]
+      end
+      local ts, cs = inst.stamps[target], inst.stamps[source]
+      if ts and cs then
+        for i = 1, #cs do
+          ts[#ts + 1] = cs[i]
+        end
+      end
+    elseif fn_kind == "reduce" then
+      inst.contents[target] = fn(t, c)
+    else
+      inst.contents[target] = fn.merge(t, c)
+    end
+    inst.contents[source], inst.stamps[source] = nil, nil
+    C.weir_store_count_add(inst.store, source, -moved)
+    C.weir_store_count_add(inst.store, target, moved)
+  end
+
+  return { fire = fire, purge = purge, add = add, merge_contents = merge_contents }
+end
+
+-- A window's life: its cleanup timer, a trigger result, its clearing.
+local function window_ops(job, node, guard, cops)
+  local trigger, evictor = node.trigger, node.evictor
+  local rich, objs = node.rich, node.objs
+  local is_event_time = node.assigner.is_event_time
+  local merging = node.assigner.merging
+  local fire, purge = cops.fire, cops.purge
 
   local function register_cleanup(inst, kid, w)
     local t = cleanup_time(node, w:max_timestamp())
@@ -671,17 +238,6 @@ function M.instantiate(job, node)
     end
   end
 
-  local function late_element(st, v, ts, key)
-    log_late(v, ts, key, st)
-    if late_emit then
-      late_emit(st, v, ts)
-    else
-      node.late_dropped = node.late_dropped + 1
-    end
-  end
-
-  local retire -- merging windows only (below)
-
   -- WindowOperator.clearAllState: contents, trigger (clear), window function (clear), and for
   -- merging windows the in-flight entry. sstart/sstop is the state window (= w unless merged).
   local function clear_all(inst, key, kid, w, sstart, sstop)
@@ -699,8 +255,8 @@ function M.instantiate(job, node)
       wctx.win, wctx.wstart, wctx.wstop, wctx.kid, wctx.key = w, w.start, w.stop, kid, key
       objs[inst.index]:clear(wctx)
     end
-    if retire then
-      retire(inst, kid, w.start, w.stop)
+    if merging then
+      mergeset.retire(inst.msets, kid, w.start, w.stop)
     end
     drop_slot(inst, kid, sstart, sstop)
     drop_slot(inst, kid, w.start, w.stop)
@@ -713,8 +269,8 @@ function M.instantiate(job, node)
       return clear_all(inst, key, kid, w, sstart, sstop)
     end
     if not guard(clear_all, inst, key, kid, w, sstart, sstop) then
-      if retire then
-        retire(inst, kid, w.start, w.stop)
+      if merging then
+        mergeset.retire(inst.msets, kid, w.start, w.stop)
       end
       local sslot = C.weir_store_find(inst.store, kid, sstart, sstop)
       if sslot >= 0 then
@@ -725,6 +281,16 @@ function M.instantiate(job, node)
     end
   end
 
+  return { register_cleanup = register_cleanup, apply_result = apply_result,
+           clear_all = clear_all, cleanup = cleanup, drop_slot = drop_slot }
+end
+
+-- Merging (session) windows: the merge a new window makes (WindowOperator's merge callback).
+local function merge_ops(job, node, guard, cops, drop_slot)
+  local trigger = node.trigger
+  local is_event_time = node.assigner.is_event_time
+  local lateness = node.lateness
+  local merge_contents = cops.merge_contents
   -- A call of trigger method m (on_merge, clear) during a merge: guarded, a failure is routed
   -- and the merge goes on.
   local function merge_call(m, w, ctx)
@@ -733,63 +299,6 @@ function M.instantiate(job, node)
     else
       trigger[m](trigger, w, ctx)
     end
-  end
-
-  -- Merging (session) windows: per key, Flink's MergingWindowSet (SEMANTICS §5.4, §5.7) as a
-  -- list of in-flight windows sorted by start, each with the state window whose slot holds
-  -- its contents. In-flight windows never overlap, so the windows a new one touches are a
-  -- contiguous run found by binary search: O(log n) to find, plus the run's length.
-  local merging = assigner.merging
-  local floor = math.floor
-
-  local function first_touching(m, start)
-    local lo, hi = 1, #m + 1
-    while lo < hi do
-      local mid = floor((lo + hi) / 2)
-      if m[mid].stop < start then
-        lo = mid + 1
-      else
-        hi = mid
-      end
-    end
-    return lo
-  end
-
-  local function find_entry(m, start, stop)
-    local i = first_touching(m, start)
-    local e = m[i]
-    if e and e.start == start and e.stop == stop then
-      return i, e
-    end
-    return nil
-  end
-
-  local function merge_contents(inst, target, source)
-    local t, c = inst.contents[target], inst.contents[source]
-    if c == nil then
-      return
-    end
-    local moved = C.weir_store_count(inst.store, source)
-    if t == nil then
-      inst.contents[target], inst.stamps[target] = c, inst.stamps[source]
-    elseif evictor or fn_kind == "process" or fn_kind == "apply" then
-      for i = 1, #c do
-        t[#t + 1] = c[i]
-      end
-      local ts, cs = inst.stamps[target], inst.stamps[source]
-      if ts and cs then
-        for i = 1, #cs do
-          ts[#ts + 1] = cs[i]
-        end
-      end
-    elseif fn_kind == "reduce" then
-      inst.contents[target] = fn(t, c)
-    else
-      inst.contents[target] = fn.merge(t, c)
-    end
-    inst.contents[source], inst.stamps[source] = nil, nil
-    C.weir_store_count_add(inst.store, source, -moved)
-    C.weir_store_count_add(inst.store, target, moved)
   end
 
   -- The merge callback of WindowOperator: trigger.on_merge, clear the swallowed windows'
@@ -841,67 +350,46 @@ function M.instantiate(job, node)
     end
   end
 
-  ---MergingWindowSet.addWindow: returns the in-flight entry the new window [s, e) ends in.
+  ---MergingWindowSet.addWindow, and the merge it makes: the in-flight entry [s, e) ends in.
   local function add_window(inst, key, kid, s, e)
-    local m = inst.msets[kid]
-    if not m then
-      m = {}
-      inst.msets[kid] = m
+    local entry, merged = mergeset.add(inst.msets, kid, s, e)
+    if merged then
+      on_merge(inst, key, kid, entry, merged)
     end
-    local i = first_touching(m, s)
-    local j = i
-    while j <= #m and m[j].start <= e do
-      j = j + 1
-    end
-    if j == i then
-      local entry = { start = s, stop = e, sstart = s, sstop = e }
-      table.insert(m, i, entry)
-      return entry
-    end
-    if j == i + 1 and m[i].start <= s and m[i].stop >= e then
-      return m[i] -- inside an existing window: no merge
-    end
-    local merged = {}
-    for k = i, j - 1 do
-      merged[#merged + 1] = m[k]
-    end
-    local first = merged[1]
-    local entry = { start = math.min(s, first.start), stop = math.max(e, m[j - 1].stop),
-                    sstart = first.sstart, sstop = first.sstop }
-    for k = j - 1, i, -1 do
-      table.remove(m, k)
-    end
-    table.insert(m, i, entry)
-    on_merge(inst, key, kid, entry, merged)
     return entry
   end
 
-  function retire(inst, kid, start, stop) -- luacheck: ignore 111
-    local m = inst.msets[kid]
-    local i = m and find_entry(m, start, stop)
-    if i then
-      table.remove(m, i)
-      if #m == 0 then
-        inst.msets[kid] = nil
-      end
-    end
-  end
+  return { on_merge = on_merge, add_window = add_window }
+end
 
+-- The per-element functions: node.push, and push_merging for sessions (returned).
+local function wire_push(job, node, intern, c, o, m)
+  local assigner, trigger = node.assigner, node.trigger
+  local is_event_time = assigner.is_event_time
+  local merging = assigner.merging
+  local lateness = node.lateness
+  local trace = node.trace
+  local starts = {}
+  local add = c.add
+  local apply_result, register_cleanup, add_window = o.apply_result, o.register_cleanup,
+    m.add_window
   local function push_merging(st, v, ts, key)
     local inst = node.instances[st + 1]
     local kid = intern(inst, key)
     local s, e = assigner:session(v, ts, not is_event_time and job:now() or 0)
     local entry = add_window(inst, key, kid, s, e)
     if is_event_time and cleanup_time(node, entry.stop - 1) <= inst.watermark then
-      retire(inst, kid, entry.start, entry.stop)
+      mergeset.retire(inst.msets, kid, entry.start, entry.stop)
       if ts + lateness <= inst.watermark then
-        late_element(st, v, ts, key)
+        wc.late(node, st, v, ts, key)
       end
       return
     end
     local sslot = C.weir_store_slot(inst.store, kid, entry.sstart, entry.sstop)
     add(inst, sslot, v, ts)
-    trace_element(key, ts)
+    if trace then
+      wc.trace_element(trace, key, ts)
+    end
     local aslot = C.weir_store_slot(inst.store, kid, entry.start, entry.stop)
     local w = window_of(inst, aslot, entry.start, entry.stop, kid)
     local ctx = inst.tctx
@@ -915,7 +403,7 @@ function M.instantiate(job, node)
     local inst = node.instances[st + 1]
     inst.records = inst.records + 1
     if is_event_time and (ts == nil or abs(ts) > MAX_TIME) then
-      M.no_timestamp(ts)
+      wc.no_timestamp(ts)
     end
     if merging then
       return push_merging(st, v, ts, key)
@@ -934,7 +422,7 @@ function M.instantiate(job, node)
         local slot = C.weir_store_slot(inst.store, kid, start, stop)
         add(inst, slot, v, ts)
         if trace and i == 1 then
-          trace_element(key, ts)
+          wc.trace_element(trace, key, ts)
         end
         local w = window_of(inst, slot, start, stop, kid)
         ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot
@@ -944,10 +432,18 @@ function M.instantiate(job, node)
       end
     end
     if skipped and is_event_time and ts + lateness <= W then
-      late_element(st, v, ts, key)
+      wc.late(node, st, v, ts, key)
     end
   end
+  return push_merging
+end
 
+-- The timers: node.on_watermark and node.on_processing_time; on_timer returned.
+local function wire_timers(job, node, guard, o)
+  local trigger = node.trigger
+  local is_event_time = node.assigner.is_event_time
+  local merging = node.assigner.merging
+  local apply_result, cleanup = o.apply_result, o.cleanup
   local function timer_result(domain, t, w, ctx)
     if domain == EVENT then
       return check_result(node, trigger:on_event_time(t, w, ctx), "on_event_time")
@@ -961,7 +457,7 @@ function M.instantiate(job, node)
   local function on_timer(inst, domain, t, kid, start, stop)
     local sstart, sstop = start, stop
     if merging then
-      local _, entry = find_entry(inst.msets[kid] or {}, start, stop)
+      local entry = mergeset.find(inst.msets, kid, start, stop)
       if not entry then
         return -- a stale timer of a window merged away or retired
       end
@@ -1013,7 +509,27 @@ function M.instantiate(job, node)
     end
     job.now_override = nil
   end
+  return on_timer
+end
 
+---Wires the window node: node.push(st, v, ts, key), node.on_watermark(inst, w) and
+---node.on_processing_time(inst, t, as_if_due) (weir.windowing has the interface).
+function M.instantiate(job, node)
+  wc.setup(job, node)
+  -- With on_error, each fire, trigger call and cleanup runs guarded: a failure goes to the
+  -- error side output and the rest of the timer's work goes on (API.md, Errors).
+  local guard = job:fire_guard()
+  for _, inst in ipairs(node.instances) do
+    init(job, node, inst)
+  end
+  job.timer_nodes[#job.timer_nodes + 1] = node
+  local call_window_fn = wc.caller(node)
+  local c = contents_ops(node, call_window_fn)
+  local o = window_ops(job, node, guard, c)
+  local m = merge_ops(job, node, guard, c, o.drop_slot)
+  local push_merging = wire_push(job, node, wc.interner(node.keyed), c, o, m)
+  local on_timer = wire_timers(job, node, guard, o)
+  local fire, clear_all, on_merge = c.fire, o.clear_all, m.on_merge
   -- for the error handler (weir.run, Failures): where a fire is, from these frames' arguments
   job.firers[node.on_watermark] = { node = node }
   job.firers[node.on_processing_time] = { node = node, processing = true }
@@ -1023,7 +539,40 @@ function M.instantiate(job, node)
   job.places[on_merge] = { node = node, key = 2, range = 4 }
   job.places[on_timer] = { node = node, kid = 4, start = 5, stop = 6 }
   job.pushes[push_merging] = node -- node.push tail-calls it: its frame replaces the push's
-  M.user_places(job, node)
+  wc.user_places(job, node)
+end
+
+-- The face's interface (weir.windowing) ------------------------------------------------------
+
+function M.stats(_, inst)
+  local store, timers = inst.store, inst.timers
+  return {
+    open_windows = C.weir_store_stat(store, C.WEIR_STORE_OPEN),
+    elements = C.weir_store_stat(store, C.WEIR_STORE_ELEMENTS),
+    store_bytes = C.weir_store_stat(store, C.WEIR_STORE_BYTES),
+    event_timers = C.weir_timers_count(timers, EVENT),
+    processing_timers = C.weir_timers_count(timers, PROCESSING),
+    next_event_timer = C.weir_timers_next(timers, EVENT),
+    next_processing_timer = C.weir_timers_next(timers, PROCESSING),
+  }
+end
+
+function M.windows(_, inst)
+  local list = {}
+  for slot, w in pairs(inst.wins) do
+    list[#list + 1] = { window = w, key = inst.keys[inst.wkid[slot]],
+                        elements = C.weir_store_count(inst.store, slot),
+                        waits_for = w:max_timestamp() }
+  end
+  return list
+end
+
+function M.next_processing_time(_, inst)
+  return C.weir_timers_next(inst.timers, PROCESSING)
+end
+
+function M.key_of(_, inst, kid)
+  return inst.keys[kid]
 end
 
 return M

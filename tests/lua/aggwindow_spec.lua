@@ -42,12 +42,53 @@ local CASES = {
     fn = "aggregate" },
 }
 
+-- The window operator's part of env:status(): what both operators must show alike (all of it
+-- but the valve's channels, which are the job's).
+local function window_status(status)
+  for _, op in ipairs(status.operators) do
+    local sub = op.subtasks[1]
+    if sub.windows then
+      local windows = {}
+      for i, w in ipairs(sub.windows) do
+        windows[i] = ("%s %s %d %s"):format(tostring(w.key), tostring(w.window), w.elements,
+          tostring(w.waits_for))
+      end
+      return { watermark = sub.watermark, open = sub.open_windows, elements = sub.elements,
+               next_event_timer = sub.next_event_timer, windows = windows,
+               late_dropped = op.late_dropped }
+    end
+  end
+end
+
+-- env:metrics() of the window operator, but for its store's bytes (the operators' C state
+-- differs by design).
+local function window_metrics(metrics)
+  for label, m in pairs(metrics) do
+    if label:find("^window") then
+      return { label = label, open_windows = m.open_windows, elements = m.elements,
+               event_timers = m.event_timers, processing_timers = m.processing_timers,
+               late_dropped = m.late_dropped }
+    end
+  end
+end
+
+---Runs records into case's window on the fast (or the general) operator: the fires, the late
+---records, how many window nodes the fast operator ran, and what env:status() showed of the
+---window every fifth record (before it reached the window), at the end, and env:metrics().
 local function run(case, records, fast)
   aggwindow.disabled = not fast
   local used = aggwindow.used
   local env = weir.env{ parallelism = 1 }
   local late = weir.output_tag("late")
+  local seen, views = 0, {}
   local windowed = env:from_collection(records)
+    :map(function(e)
+      seen = seen + 1
+      if seen % 5 == 0 then
+        views[#views + 1] = window_status(env:status())
+      end
+      return e
+    end)
     :assign_timestamps_and_watermarks(punctuated)
     :filter(function(e) return e.wm == nil end)
     :key_by(function(e) return e[1] end)
@@ -74,7 +115,9 @@ local function run(case, records, fast)
   local lates = result:get_side_output(late):collect()
   env:execute()
   aggwindow.disabled = false
-  return got:values(), lates:values(), aggwindow.used - used
+  views[#views + 1] = window_status(env:status())
+  views[#views + 1] = window_metrics(env:metrics())
+  return got:values(), lates:values(), aggwindow.used - used, views
 end
 
 -- Keys of both kinds the fast operator has: whole numbers >= 0 are their own ids, others
@@ -102,11 +145,11 @@ spec.describe("aggwindow equals windowop", function()
   for _, case in ipairs(CASES) do
     it(case.name .. ": 150 random inputs give the same output and late records", function()
       math.randomseed(7)
-      local fires, lates_seen = 0, 0
+      local fires, lates_seen, views = 0, 0, 0
       for round = 1, 150 do
         local records = random_records(math.random(1, 60))
-        local got_fast, late_fast, used = run(case, records, true)
-        local got_slow, late_slow = run(case, records, false)
+        local got_fast, late_fast, used, views_fast = run(case, records, true)
+        local got_slow, late_slow, _, views_slow = run(case, records, false)
         eq(used, 1)
         local ok, err = pcall(eq, got_fast, got_slow)
         if not ok then
@@ -116,10 +159,16 @@ spec.describe("aggwindow equals windowop", function()
         if not ok then
           error(("round %d: late records differ: %s"):format(round, err), 0)
         end
+        ok, err = pcall(eq, views_fast, views_slow)
+        if not ok then
+          error(("round %d: env:status() or env:metrics() differ: %s"):format(round, err), 0)
+        end
+        views = views + #views_fast
         fires, lates_seen = fires + #got_fast, lates_seen + #late_fast
       end
       -- the inputs did exercise both: fires and late records
-      assert(fires > 150 and lates_seen > 10, ("fires %d, late %d"):format(fires, lates_seen))
+      assert(fires > 150 and lates_seen > 10 and views > 300,
+        ("fires %d, late %d, views %d"):format(fires, lates_seen, views))
     end)
   end
 end)
@@ -170,11 +219,11 @@ spec.describe("aggwindow equals windowop at the edges of the time range", functi
   for _, case in ipairs(EDGE_CASES) do
     it(case.name .. ": 40 random inputs give the same output and late records", function()
       math.randomseed(11)
-      local fires = 0
+      local fires, views = 0, 0
       for round = 1, 40 do
         local records = edge_records(math.random(1, 40))
-        local got_fast, late_fast, used = run(case, records, true)
-        local got_slow, late_slow = run(case, records, false)
+        local got_fast, late_fast, used, views_fast = run(case, records, true)
+        local got_slow, late_slow, _, views_slow = run(case, records, false)
         eq(used, 1)
         local ok, err = pcall(eq, got_fast, got_slow)
         if not ok then
@@ -184,6 +233,11 @@ spec.describe("aggwindow equals windowop at the edges of the time range", functi
         if not ok then
           error(("round %d: late records differ: %s"):format(round, err), 0)
         end
+        ok, err = pcall(eq, views_fast, views_slow)
+        if not ok then
+          error(("round %d: env:status() or env:metrics() differ: %s"):format(round, err), 0)
+        end
+        views = views + #views_fast
         if case.conserves then
           local total, seen = 0, 0
           for _, e in ipairs(records) do total = total + (e[3] or 0) end
@@ -195,7 +249,7 @@ spec.describe("aggwindow equals windowop at the edges of the time range", functi
         end
         fires = fires + #got_fast
       end
-      assert(fires > 40, ("fires %d"):format(fires))
+      assert(fires > 40 and views > 80, ("fires %d, views %d"):format(fires, views))
     end)
   end
   it("windows at the ends are exact", function()

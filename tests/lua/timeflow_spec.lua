@@ -5,20 +5,23 @@ local spec = require("spec")
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local timeflow = require("weir.timeflow")
+local windowop = require("weir.windowop")
 local it, eq = spec.it, spec.eq
 
 local PROCESSING = tonumber(C.WEIR_TIME_PROCESSING)
 local EVENT = tonumber(C.WEIR_TIME_EVENT)
 local INF = math.huge
 
--- A job with the registry's methods and nodes x subtasks window subtasks (C timer services).
+-- A job with the registry's methods and nodes x subtasks window subtasks (C timer services)
+-- on the general window operator, read through weir.windowing as the job reads them.
 local function fake_job(nodes, subtasks)
   local job = setmetatable({ timer_nodes = {}, ptimers = timeflow.new_registry() },
     { __index = timeflow.methods })
   for n = 1, nodes do
-    local node = { instances = {} }
+    local node = { instances = {}, window_op = windowop }
     for st = 1, subtasks do
-      node.instances[st] = { timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free) }
+      node.instances[st] = { node = node,
+                             timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free) }
     end
     job.timer_nodes[n] = node
   end

@@ -1,0 +1,88 @@
+-- weir.timerq: the fast window operator's timer queue (weir.aggwindow). Per time a FIFO of
+-- entries (bucket), and a binary min-heap of the distinct times that have one. A watermark
+-- closes a window of every key at the same time, so registering is an append and popping a
+-- walk down an array; the order is (time, registration), as the C timer service's (timers.c).
+-- The caller knows an entry is registered at most once per time (the fast operator registers
+-- a window's timers when it creates the window), so there is no set check and no delete.
+--
+-- Layout, read directly by the operator's watermark loop (it walks a bucket in chunks):
+--   q.times[1 .. q.n]  the heap of distinct times; q.times[1] the earliest
+--   q.buckets[t]       { head, len, [head .. len] = entries not yet taken } for each time t
+--   q.count            timers not yet taken, over all times
+-- Taking an entry is b.head = b.head + 1 and q.count = q.count - 1; M.pop drops the earliest
+-- time once its bucket is walked.
+local M = {}
+
+local INF = math.huge
+
+function M.new()
+  return { times = {}, n = 0, buckets = {}, count = 0 }
+end
+
+local function heap_push(q, t)
+  local times, i = q.times, q.n + 1
+  q.n = i
+  while i > 1 do
+    local parent = (i - i % 2) / 2
+    if times[parent] <= t then
+      break
+    end
+    times[i] = times[parent]
+    i = parent
+  end
+  times[i] = t
+end
+
+local function heap_pop(q)
+  local times, n = q.times, q.n
+  local last = times[n]
+  times[n] = nil
+  n = n - 1
+  q.n = n
+  local i = 1
+  while true do
+    local c = 2 * i
+    if c > n then
+      break
+    end
+    if c < n and times[c + 1] < times[c] then
+      c = c + 1
+    end
+    if times[c] >= last then
+      break
+    end
+    times[i] = times[c]
+    i = c
+  end
+  if n > 0 then
+    times[i] = last
+  end
+end
+
+---Registers a timer at t for entry e; the caller knows it is not registered yet.
+function M.add(q, t, e)
+  local b = q.buckets[t]
+  if not b then
+    b = { head = 1, len = 0 }
+    q.buckets[t] = b
+    heap_push(q, t)
+  end
+  local n = b.len + 1
+  b[n] = e
+  b.len = n
+  q.count = q.count + 1
+end
+
+---Drops the earliest time and its bucket (walked by the caller).
+function M.pop(q)
+  q.buckets[q.times[1]] = nil
+  heap_pop(q)
+end
+
+---The earliest time with a timer, or +inf (a bucket walked to its end counts until M.pop: the
+---operator pops it at once).
+function M.next(q)
+  return q.n > 0 and q.times[1] or INF
+end
+
+return M

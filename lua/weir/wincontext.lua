@@ -1,0 +1,531 @@
+-- weir.wincontext: what both window operators (weir.windowop, weir.aggwindow) share: the
+-- trigger, window and state contexts a user function sees, key interning, the window-function
+-- call, and the rules written once: cleanup time, the no-timestamp check, late records, the
+-- reduce/aggregate result checks, the trigger-result check, --check-triggers warnings, the
+-- error handler's places, and the REPL's trace. Only the operators require it.
+local C = require("weir.ffi")
+local windows = require("weir.windows")
+local triggers = require("weir.triggers")
+local util = require("weir.util")
+local duration = require("weir.duration")
+
+local M = {}
+
+local INF = math.huge
+local MAX_EXACT = duration.MAX_EXACT
+local EVENT, PROCESSING = tonumber(C.WEIR_TIME_EVENT), tonumber(C.WEIR_TIME_PROCESSING)
+M.CELLS = 4 -- numeric trigger state cells per window in the general operator's store
+local CELLS = M.CELLS
+local NAN = 0 / 0
+
+---A window's cleanup time (WindowOperator.cleanupTime): its max timestamp, plus the allowed
+---lateness in event time; +inf when that passes the end of time.
+local function cleanup_time(node, maxts)
+  if not node.assigner.is_event_time then
+    return maxts
+  end
+  local t = maxts + node.lateness
+  if t >= 9.2e18 then
+    return INF
+  end
+  return t
+end
+M.cleanup_time = cleanup_time
+
+---The same rule as a closure of maxts for an event-time node (for the per-element functions:
+---the lateness is an upvalue).
+function M.cleanup_of(node)
+  local lateness = node.lateness
+  return function(maxts)
+    local t = maxts + lateness
+    return t >= 9.2e18 and INF or t
+  end
+end
+
+---Fails a record that reaches an event-time window without a timestamp it can place: none, or
+---one outside the time range, which an assigner cannot give, but a window can: its results
+---carry the window's max timestamp (+inf for the global window; past 2^52 for a window that
+---ends there). Keeping every window's input within +-2^52 keeps its times exact.
+function M.no_timestamp(ts)
+  if ts == nil then
+    error("the record has no timestamp: an event-time window needs "
+      .. "assign_timestamps_and_watermarks before it", 0)
+  end
+  error(("the record's timestamp is %s, outside the time range [-2^52, 2^52] ms (a window's "
+    .. "results carry its max timestamp, +inf for the global window): an event-time window "
+    .. "needs assign_timestamps_and_watermarks before it"):format(duration.show(ts)), 0)
+end
+
+-- Contexts ---------------------------------------------------------------------------------
+
+local State = {}
+State.__index = State
+
+local function cell_index(node, name)
+  local idx = node.cell_of[name]
+  if idx == nil then
+    idx = node.cell_count < CELLS and node.cell_count or false
+    node.cell_count = node.cell_count + 1
+    node.cell_of[name] = idx
+  end
+  return idx
+end
+
+function State:get()
+  local ctx = self.ctx
+  local slot = ctx.slot
+  if slot < 0 then
+    return nil
+  end
+  local lua = ctx.inst.lua_state[slot]
+  if lua and lua[self.name] ~= nil then
+    return lua[self.name]
+  end
+  local idx = self.idx
+  if idx then
+    local v = C.weir_store_cells(ctx.inst.store, slot)[idx]
+    if v == v then
+      return v
+    end
+  end
+  return nil
+end
+
+function State:set(v)
+  if v == nil then
+    return self:clear()
+  end
+  local ctx = self.ctx
+  local slot = ctx:ensure_slot()
+  local inst = ctx.inst
+  local idx = self.idx
+  if idx and type(v) == "number" and v == v then
+    C.weir_store_cells(inst.store, slot)[idx] = v
+    local lua = inst.lua_state[slot]
+    if lua then
+      lua[self.name] = nil
+    end
+  else
+    local lua = inst.lua_state[slot] or {}
+    inst.lua_state[slot] = lua
+    lua[self.name] = v
+    if idx then
+      C.weir_store_cells(inst.store, slot)[idx] = NAN
+    end
+  end
+end
+
+function State:clear()
+  local ctx = self.ctx
+  local slot = ctx.slot
+  if slot < 0 then
+    return
+  end
+  local lua = ctx.inst.lua_state[slot]
+  if lua then
+    lua[self.name] = nil
+  end
+  if self.idx then
+    C.weir_store_cells(ctx.inst.store, slot)[self.idx] = NAN
+  end
+end
+
+-- The trigger context: one per subtask, pointed at the current (key, window) before each call.
+local TriggerContext = {}
+TriggerContext.__index = TriggerContext
+
+function TriggerContext:current_watermark()
+  return self.inst.watermark
+end
+
+function TriggerContext:current_processing_time()
+  return self.job:now()
+end
+
+-- A timer's time: a whole number of ms within +-2^53 (API.md, Time range), or +inf, the end of
+-- time (the global window's max timestamp), which fires at the end of input.
+local function check_time(ctx, t, what)
+  if t ~= INF then
+    local why = duration.time_problem(t, MAX_EXACT, "2^53")
+    if why then
+      error(("trigger %s: %s was given %s, %s"):format(ctx.node.trigger.name, what,
+        duration.show(t), why), 3)
+    end
+  end
+end
+
+---weir run --check-triggers: one warning per trigger and kind of mistake, on stderr.
+local function warn_once(ctx, kind, text)
+  local node = ctx.node
+  node.warned = node.warned or {}
+  if node.warned[kind] then
+    return
+  end
+  node.warned[kind] = true
+  io.stdout:flush()
+  io.stderr:write(("weir: warning: %s: trigger %s%s: %s\n"):format(node.label,
+    node.trigger.name, node.trigger.defined and (" (" .. node.trigger.defined .. ")") or "",
+    text))
+end
+M.warn_once = warn_once
+
+function TriggerContext:register_event_time_timer(t)
+  check_time(self, t, "register_event_time_timer")
+  if self.job.check_triggers and t <= self.inst.watermark then
+    warn_once(self, "behind", ("registered an event-time timer at %s, already behind the "
+      .. "watermark %s: it fires only %s"):format(tostring(t), tostring(self.inst.watermark),
+      self.inst.firing and "because timers are firing now" or "with the next watermark"))
+  end
+  local w = self.window
+  C.weir_timers_register(self.inst.timers, EVENT, t, self.kid, w.start, w.stop)
+end
+
+function TriggerContext:delete_event_time_timer(t)
+  check_time(self, t, "delete_event_time_timer")
+  local w = self.window
+  C.weir_timers_delete(self.inst.timers, EVENT, t, self.kid, w.start, w.stop)
+end
+
+function TriggerContext:register_processing_time_timer(t)
+  check_time(self, t, "register_processing_time_timer")
+  local w = self.window
+  C.weir_timers_register(self.inst.timers, PROCESSING, t, self.kid, w.start, w.stop)
+  self.job:processing_timers_changed()
+end
+
+function TriggerContext:delete_processing_time_timer(t)
+  check_time(self, t, "delete_processing_time_timer")
+  local w = self.window
+  C.weir_timers_delete(self.inst.timers, PROCESSING, t, self.kid, w.start, w.stop)
+  self.job:processing_timers_changed()
+end
+
+function TriggerContext:state(name)
+  local s = self.states[name]
+  if not s then
+    s = setmetatable({ ctx = self, name = name, idx = cell_index(self.node, name) }, State)
+    self.states[name] = s
+  end
+  return s
+end
+
+---During on_merge: merges the state `name` of the windows being merged into this window's
+---with fn(a, b), and returns the result (nil when none of them had it).
+function TriggerContext:merge_state(name, fn)
+  local merged = self.merging
+  if not merged then
+    error("ctx:merge_state is only available in on_merge", 2)
+  end
+  local state, inst = self:state(name), self.inst
+  local own, acc = self.slot, nil
+  for i = 1, #merged do
+    local m = merged[i]
+    self.slot = C.weir_store_find(inst.store, self.kid, m.start, m.stop)
+    local v = state:get()
+    if v ~= nil then
+      acc = acc == nil and v or fn(acc, v)
+    end
+  end
+  self.slot = own
+  if acc ~= nil then
+    local mine = state:get()
+    if mine ~= nil then
+      acc = fn(mine, acc)
+    end
+    state:set(acc)
+  end
+  return acc
+end
+
+function TriggerContext:ensure_slot()
+  if self.slot < 0 then
+    local w = self.window
+    self.slot = C.weir_store_slot(self.inst.store, self.kid, w.start, w.stop)
+  end
+  return self.slot
+end
+
+-- The window function's context (ProcessWindowFunction.Context).
+local WindowContext = {}
+WindowContext.__index = WindowContext
+
+function WindowContext:window()
+  -- no window object yet (the fast operator's fires): a fresh one, not kept here, so that a
+  -- window made on a trace and only read stays unallocated (sunk)
+  return self.win or windows.window(self.wstart, self.wstop)
+end
+
+function WindowContext:current_watermark()
+  return self.inst.watermark
+end
+
+function WindowContext:current_processing_time()
+  return self.job:now()
+end
+
+function WindowContext:output(tag, v)
+  if type(tag) ~= "table" or not tag.id then
+    error("ctx:output: expected an output tag", 2)
+  end
+  if util.is_nil(v) then
+    error("ctx:output: cannot emit nil", 2)
+  end
+  local e = self.node.side[tag.id]
+  if e then
+    e(self.inst.index, v, self:window():max_timestamp())
+  end
+end
+
+function WindowContext:window_state()
+  if self.node.assigner.merging then
+    error("ctx:window_state() is not available for merging (session) windows, as in Flink", 2)
+  end
+  local inst, w = self.inst, self:window()
+  local slot = C.weir_store_slot(inst.wstore, self.kid, w.start, w.stop)
+  local s = inst.wstate[slot]
+  if not s then
+    s = {}
+    inst.wstate[slot] = s
+  end
+  return s
+end
+
+function WindowContext:global_state()
+  local g = self.inst.gstate[self.kid]
+  if not g then
+    g = {}
+    self.inst.gstate[self.kid] = g
+  end
+  return g
+end
+
+-- The operator -------------------------------------------------------------------------------
+
+local function canonical(key)
+  local parts = {}
+  for i = 1, #key do
+    local f = key[i]
+    parts[i] = type(f) == "table" and ("{" .. canonical(f) .. "}") or (type(f) .. ":" ..
+      tostring(f))
+  end
+  return table.concat(parts, "\0")
+end
+
+local function check_result(node, r, what)
+  if not triggers.valid_result[r] then
+    local t = node.trigger
+    error(("trigger %s%s: %s returned %s, not a trigger result (weir.CONTINUE, weir.FIRE, "
+      .. "weir.PURGE or weir.FIRE_AND_PURGE)"):format(t.name,
+        t.defined and (" (" .. t.defined .. ")") or "", what, tostring(r)), 0)
+  end
+  return r
+end
+
+M.check_result = check_result
+
+---For the error handler (weir.run, Failures): the trigger and evictor methods of a window
+---node, whose failures name the method and take the (key, window) of the trigger context,
+---and the rich function's clear.
+function M.user_places(job, node)
+  local function add(f, what, tctx)
+    if type(f) == "function" then
+      local u = job.user_places[f] or {}
+      job.user_places[f] = u
+      u[node] = { what = what, tctx = tctx }
+    end
+  end
+  local t = node.trigger
+  local tname = ("trigger %s%s"):format(t.name, t.defined and (" (" .. t.defined .. ")") or "")
+  for _, m in ipairs({ "on_element", "on_event_time", "on_processing_time", "clear",
+                       "on_merge" }) do
+    add(t[m], tname .. " " .. m, true)
+  end
+  local e = node.evictor
+  if e then
+    add(e.evict_before, ("evictor %s evict_before"):format(e.name), true)
+    add(e.evict_after, ("evictor %s evict_after"):format(e.name), true)
+  end
+  if node.rich and type(node.fn) == "table" then
+    add(node.fn.clear, "clear", false)
+  end
+  add(check_result, nil, true)
+end
+
+---weir run --check-triggers: state the trigger still holds for a window after its clear().
+function M.check_cleared(ctx)
+  local slot = ctx.slot
+  if not ctx.job.check_triggers or slot < 0 then
+    return
+  end
+  local inst, node = ctx.inst, ctx.node
+  local lua = inst.lua_state[slot]
+  for name, idx in pairs(node.cell_of) do
+    local left = lua and lua[name] ~= nil
+    if idx then
+      local v = C.weir_store_cells(inst.store, slot)[idx]
+      left = left or v == v
+    end
+    if left then
+      warn_once(ctx, "state:" .. name, ("left state %q behind after clear() of window %s "
+        .. "(Flink would keep it forever)"):format(name, tostring(ctx.window)))
+    end
+  end
+end
+
+-- NaN keys: a Lua table cannot be indexed by NaN, so they intern under this stand-in. As in
+-- Flink (Double.equals compares doubleToLongBits, which folds every NaN into one), all NaNs
+-- are one key.
+local NAN_KEY = {}
+
+---The key interning of a window node: intern(inst, key) -> key id (1, 2, ...; 1 when the
+---stream is not keyed), inst.keys[id] being the key. Table keys intern by their contents.
+function M.interner(keyed)
+  return function(inst, key)
+    if not keyed then
+      return 1
+    end
+    local k = type(key) == "table" and canonical(key) or key
+    if k ~= k then
+      k = NAN_KEY
+    end
+    local id = inst.key_ids[k]
+    if not id then
+      id = #inst.keys + 1
+      inst.keys[id] = key
+      inst.key_ids[k] = id
+    end
+    return id
+  end
+end
+
+---The call of a node's window function on a fired window: call(inst, key, w, elements, kid),
+---elements being the contents (or {result} of reduce/aggregate); outputs carry w's max
+---timestamp. w may be nil when start, stop (7th, 8th arguments) say the window: one is then
+---made only where the function asks for it (ctx:window(), apply).
+function M.caller(node)
+  local fn_kind, fn, pfn = node.fn_kind, node.user_fn, node.process_fn
+  local rich, objs, emit = node.rich, node.objs, node.emit
+  local cur_st, cur_ts = 0, nil
+  local is_nil = util.is_nil
+  local function out(x)
+    if is_nil(x) then
+      error("out(nil): records cannot be nil", 2)
+    end
+    return emit(cur_st, x, cur_ts)
+  end
+  return function(inst, key, w, elements, kid, start, stop)
+    local st = inst.index
+    if w then
+      start, stop = w.start, w.stop
+    end
+    cur_st, cur_ts = st, stop == INF and INF or stop - 1
+    local target, method = pfn, node.method
+    if fn_kind == "process" or fn_kind == "apply" then
+      target = fn
+    end
+    if target == nil then
+      -- plain reduce/aggregate: the value itself
+      local v = elements[1]
+      if v ~= nil then
+        out(v)
+      end
+      return
+    end
+    local f, obj = target, nil
+    if rich then
+      obj = objs[st]
+      f = obj[method]
+    end
+    if method == "apply" then
+      w = w or windows.window(start, stop)
+      if obj then
+        f(obj, key, w, elements, out)
+      else
+        f(key, w, elements, out)
+      end
+    else
+      local ctx = inst.wctx
+      ctx.win, ctx.wstart, ctx.wstop, ctx.kid, ctx.key = w or false, start, stop, kid, key
+      if obj then
+        f(obj, key, ctx, elements, out)
+      else
+        f(key, ctx, elements, out)
+      end
+    end
+  end
+end
+
+---The per-subtask context objects of a window node's instance.
+function M.contexts(job, node, inst)
+  inst.tctx = setmetatable({ inst = inst, node = node, job = job, states = {}, slot = -1 },
+    TriggerContext)
+  inst.wctx = setmetatable({ inst = inst, node = node, job = job }, WindowContext)
+end
+
+---What both operators set on a window node before wiring it: its trigger state cells (general
+---operator), the late-record count and side output, and the REPL's trace (nil outside it).
+function M.setup(job, node)
+  node.cell_of, node.cell_count, node.late_dropped = {}, 0, 0
+  node.late_emit = node.late_tag and node.side[node.late_tag.id]
+  node.trace = job.trace
+end
+
+-- The rules both operators follow ------------------------------------------------------------
+
+---The result checks of reduce and aggregate, for the per-element functions' failing branch.
+function M.reduce_nil()
+  error("reduce function returned nil", 0)
+end
+
+function M.aggregate_nil(what)
+  error(("aggregate: %s() returned nil"):format(what), 0)
+end
+
+-- The REPL's trace (:late, :draw): what happened, off (nil) outside the REPL.
+local TRACE_LATE = 50
+
+---A late record of subtask st: into the trace's late log (the last TRACE_LATE).
+function M.trace_late(node, st, v, ts, key)
+  local log = node.trace.late
+  log[#log + 1] = { value = v, ts = ts, key = key, operator = node.label, subtask = st,
+                    watermark = node.instances[st + 1].watermark }
+  if #log > TRACE_LATE then
+    table.remove(log, 1)
+  end
+end
+
+---An element that reached a window (not late): its time, per key.
+function M.trace_element(trace, key, ts)
+  if key ~= key then
+    key = "nan" -- a NaN cannot index the trace's table
+  end
+  local per = trace.elements[key]
+  if not per then
+    per = {}
+    trace.elements[key] = per
+    trace.keys[#trace.keys + 1] = key
+  end
+  per[#per + 1] = ts
+end
+
+---A window that fired or was purged by its trigger (what: "fired" or "purged").
+function M.trace_fire(trace, key, start, stop, what)
+  local f = trace.fired
+  f[#f + 1] = { key = key, start = start, stop = stop, what = what }
+end
+
+---A record whose every window is late (SEMANTICS §5.6): to the late side output, or counted as
+---dropped; traced in the REPL.
+function M.late(node, st, v, ts, key)
+  if node.trace then
+    M.trace_late(node, st, v, ts, key)
+  end
+  local e = node.late_emit
+  if e then
+    e(st, v, ts)
+  else
+    node.late_dropped = node.late_dropped + 1
+  end
+end
+
+return M

@@ -1,0 +1,87 @@
+-- Specs for weir.timerq, the fast window operator's timer queue: on random registrations it
+-- gives its entries in (time, registration) order, and counts and peeks as it goes.
+local spec = require("spec")
+local timerq = require("weir.timerq")
+local it, eq = spec.it, spec.eq
+
+---Takes every entry due at or before w, as the operator's watermark loop does.
+local function take_upto(q, w, out)
+  while q.n > 0 and q.times[1] <= w do
+    local t = q.times[1]
+    local b = q.buckets[t]
+    while b.head <= b.len do
+      out[#out + 1] = { t, b[b.head] }
+      b.head = b.head + 1
+      q.count = q.count - 1
+    end
+    timerq.pop(q)
+  end
+  return out
+end
+
+it("an empty queue has no next time", function()
+  local q = timerq.new()
+  eq(timerq.next(q), math.huge)
+  eq(q.count, 0)
+  eq(take_upto(q, math.huge, {}), {})
+end)
+
+it("entries come in (time, registration) order", function()
+  local q = timerq.new()
+  timerq.add(q, 20, 1)
+  timerq.add(q, 10, 2)
+  timerq.add(q, 20, -3)
+  timerq.add(q, 10, 4)
+  timerq.add(q, -5, 5)
+  eq(q.count, 5)
+  eq(timerq.next(q), -5)
+  eq(take_upto(q, 10, {}), { { -5, 5 }, { 10, 2 }, { 10, 4 } })
+  eq(q.count, 2)
+  eq(timerq.next(q), 20)
+  eq(take_upto(q, 19, {}), {})
+  eq(take_upto(q, 20, {}), { { 20, 1 }, { 20, -3 } })
+  eq(timerq.next(q), math.huge)
+end)
+
+it("random registrations and watermarks match a sorted reference", function()
+  math.randomseed(13)
+  for _ = 1, 50 do
+    local q, ref, got, want, seq = timerq.new(), {}, {}, {}, 0
+    local w = -100
+    for _ = 1, 300 do
+      if math.random() < 0.2 then
+        w = w + math.random(0, 30)
+        take_upto(q, w, got)
+        table.sort(ref, function(a, b)
+          if a[1] ~= b[1] then return a[1] < b[1] end
+          return a[3] < b[3]
+        end)
+        local keep = {}
+        for _, r in ipairs(ref) do
+          if r[1] <= w then want[#want + 1] = { r[1], r[2] } else keep[#keep + 1] = r end
+        end
+        ref = keep
+        eq(q.count, #ref)
+      else
+        local t = w + math.random(1, 60) -- a timer is registered after the watermark
+        seq = seq + 1
+        local e = math.random(1, 9) * (math.random() < 0.5 and -1 or 1)
+        timerq.add(q, t, e)
+        ref[#ref + 1] = { t, e, seq }
+        local low = math.huge
+        for _, r in ipairs(ref) do low = math.min(low, r[1]) end
+        eq(timerq.next(q), low)
+      end
+    end
+    take_upto(q, math.huge, got)
+    table.sort(ref, function(a, b)
+      if a[1] ~= b[1] then return a[1] < b[1] end
+      return a[3] < b[3]
+    end)
+    for _, r in ipairs(ref) do want[#want + 1] = { r[1], r[2] } end
+    eq(got, want)
+    eq(q.count, 0)
+  end
+end)
+
+spec.finish()
