@@ -86,7 +86,26 @@ static void *sys_realloc(void *p, size_t n)
     return injected_failure() ? NULL : realloc(p, n);
 }
 
-/* malloc refused n bytes: record it for weir_mem_check and give back the reserve, so that the
+/* Address space (PROT_NONE, never resident) held for the Lua heap's next large block: twice
+ * its largest block so far. A Lua allocation must not fail: from JIT-compiled code, LuaJIT up to
+ * 2.1-20230119 (before its 2d8300c1, "Fix frame for on-trace out-of-memory error") raises the
+ * error from a stale L->base and writes "not enough memory" over a live slot of the trace's
+ * frame; the trace exit then reads that string as a function (SIGSEGV). So the address space a
+ * large block's doubling needs is taken early, where a refusal is only a flag for the check
+ * between batches, and given back when the system refuses the Lua heap. */
+static void *lua_reserve;
+static size_t lua_reserve_bytes;
+
+static void release_lua_reserve(void)
+{
+    if (lua_reserve) {
+        munmap(lua_reserve, lua_reserve_bytes);
+        lua_reserve = NULL;
+        lua_reserve_bytes = 0;
+    }
+}
+
+/* malloc refused n bytes: record it for weir_mem_check and give back the reserves, so that the
  * caller's retry (and what follows) can succeed. */
 static void system_refused(size_t n)
 {
@@ -95,7 +114,23 @@ static void system_refused(size_t n)
     acct.failed_bytes = (double)n;
     free(acct.reserve);
     acct.reserve = NULL;
+    release_lua_reserve();
     trip();
+}
+
+static void grow_lua_reserve(size_t want)
+{
+    if (want <= lua_reserve_bytes || acct.tripped) {
+        return;
+    }
+    release_lua_reserve();
+    void *p = mmap(NULL, want, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        system_refused(want / 2); /* the block the Lua heap would want next */
+        return;
+    }
+    lua_reserve = p;
+    lua_reserve_bytes = want;
 }
 
 static void out_of_memory(size_t n)
@@ -274,10 +309,13 @@ void *wr_mem_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         system_refused(nsize);
         q = a->next(a->next_ud, ptr, osize, nsize);
         if (!q) {
-            return NULL;
+            return NULL; /* rare now: the Lua reserve covers a large block's doubling */
         }
     }
     acct.lua_bytes += grow;
+    if (grow > 0 && nsize >= PROBE_BYTES && nsize <= SIZE_MAX / 2) {
+        grow_lua_reserve(2 * nsize);
+    }
     return q;
 }
 
