@@ -2,6 +2,5 @@
 std = "luajit"
 max_line_length = 100
 codes = true
-files["tests/**/*.lua"] = { std = "+busted" }
 -- the golden scenarios copied from ../shared/scenarios are kept byte for byte
 exclude_files = { "tests/scenarios/seed*/**" }
