@@ -79,6 +79,20 @@ static void push_job(lua_State *L, const wr_bridge_job_t *job)
         lua_pushstring(L, job->max_memory);
         lua_setfield(L, -2, "max_memory");
     }
+    lua_createtable(L, job->nparams, 0);
+    for (int i = 0; i < job->nparams; i++) {
+        lua_pushstring(L, job->params[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "params");
+    if (job->output) {
+        lua_pushstring(L, job->output);
+        lua_setfield(L, -2, "output");
+    }
+    if (job->data) {
+        lua_pushstring(L, job->data);
+        lua_setfield(L, -2, "data");
+    }
     lua_createtable(L, job->argc, 0);
     for (int i = 0; i < job->argc; i++) {
         lua_pushstring(L, job->argv[i]);

@@ -18,7 +18,7 @@ extern const wr_lua_module_t wr_lua_modules[]; /* terminated by a NULL name */
 
 /* What the CLI asks the bridge to do with a script. */
 typedef struct wr_bridge_job {
-    const char *mode;   /* "run", "explain" or "repl" */
+    const char *mode;   /* "run", "explain", "repl", "sweep" or "timeline" */
     const char *script; /* path of the job script; NULL for a bare repl */
     int parallelism;    /* > 0 overrides the script's parallelism */
     const char *replay; /* --replay FILE or NULL */
@@ -30,6 +30,10 @@ typedef struct wr_bridge_job {
     int stderr_tty;            /* stderr is a terminal: redraw the progress line in place */
     int interactive;           /* repl: stdin is a terminal (line editing, prompt, history) */
     int manual;                /* repl --manual: the text source becomes the manual source */
+    const char **params; /* --param NAME=VALUE texts (sweep: NAME=V1,V2,...), nparams of them */
+    int nparams;
+    const char *output; /* timeline -o FILE.svg, or NULL */
+    const char *data;   /* timeline --data FILE, or NULL */
     int argc; /* ARGS after "--", reaching the job as weir.args */
     char **argv;
 } wr_bridge_job_t;

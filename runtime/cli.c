@@ -17,9 +17,14 @@
 static const char USAGE[] =
     "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [--check-triggers]\n"
     "                [--progress] [--stall-warning DURATION] [--max-memory SIZE]\n"
-    "                [--jit-verbose] [-- ARGS...]\n"
-    "       weir explain JOB.lua [--parallelism N] [--replay FILE]\n"
-    "       weir repl [JOB.lua] [--manual] [--parallelism N] [-- ARGS...]\n"
+    "                [--jit-verbose] [--param NAME=VALUE]... [-- ARGS...]\n"
+    "       weir explain JOB.lua [--parallelism N] [--replay FILE] [--param NAME=VALUE]...\n"
+    "       weir repl [JOB.lua] [--manual] [--parallelism N] [--param NAME=VALUE]...\n"
+    "                [-- ARGS...]\n"
+    "       weir sweep JOB.lua --replay FILE --param NAME=V1,V2,... [--param ...]\n"
+    "                [--parallelism N] [-- ARGS...]\n"
+    "       weir timeline JOB.lua [--replay FILE] -o FILE.svg [--data FILE]\n"
+    "                [--parallelism N] [--param NAME=VALUE]... [-- ARGS...]\n"
     "       weir --version | --help\n";
 
 static const char HELP[] =
@@ -36,6 +41,16 @@ static const char HELP[] =
     "                   :help lists its commands. --manual replaces the job's text source\n"
     "                   with the manual one (:push, :feed). `weir` alone on a terminal\n"
     "                   starts it too; `weir repl < commands.txt` runs a session from a file\n"
+    "  sweep JOB.lua    what-if: run the job on the replay once per combination of the\n"
+    "                   --param lists (each in a child process) and print a table: records\n"
+    "                   in, windows fired, late fires, late records dropped, output lines\n"
+    "                   and how many differ from the first setting, the processing time of\n"
+    "                   each window's first output, and the differing lines\n"
+    "  timeline JOB.lua run the job (its output goes to stdout as with run) and draw what\n"
+    "                   happened as an SVG picture (-o FILE.svg): per key the records at\n"
+    "                   their event time, the windows and their fires (on time, late,\n"
+    "                   purged), the watermark over processing time, idle inputs;\n"
+    "                   --data FILE writes the same as a Lua table (what sweep reads)\n"
     "\n"
     "Options for run and explain:\n"
     "  --parallelism N  override the parallelism the script sets with weir.env{...}\n"
@@ -57,6 +72,9 @@ static const char HELP[] =
     "  --jit-verbose    LuaJIT's trace log on stderr (jit.v): which loops compile, and\n"
     "                   where and why a trace aborts (the performance check)\n"
 
+    "  --param NAME=VALUE\n"
+    "                   a job parameter, read with weir.param(NAME, default) (repeatable;\n"
+    "                   also for repl, sweep, timeline); one the job never reads is an error\n"
     "  -- ARGS...       everything after -- reaches the job as weir.args\n"
     "\n"
     "  --version        print the version\n"
@@ -106,16 +124,59 @@ static int check_readable(const char *what, const char *path)
     return 0;
 }
 
+/* --param NAME=VALUE: NAME is a Lua-style name (weir.param checks the value). */
+static int check_param(const char *p)
+{
+    const char *eq = strchr(p, '=');
+    if (!eq || eq == p || (p[0] >= '0' && p[0] <= '9')) {
+        return -1;
+    }
+    for (const char *c = p; c < eq; c++) {
+        if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+              (*c >= '0' && *c <= '9'))) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int run_command(const char *mode, int argc, char **argv)
 {
     wr_bridge_job_t job = {.mode = mode, .stderr_tty = isatty(2), .interactive = isatty(0)};
     int repl = strcmp(mode, "repl") == 0;
+    int timeline = strcmp(mode, "timeline") == 0;
+    int sweep = strcmp(mode, "sweep") == 0;
+    static const char *params[64];
+    job.params = params;
     int i = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
             i++;
             break;
+        } else if (strcmp(a, "--param") == 0 || strncmp(a, "--param=", 8) == 0) {
+            const char *p = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : NULL;
+            if (!p || check_param(p) != 0) {
+                return usage_error(sweep ? "--param needs NAME=V1,V2,... (e.g. "
+                                           "allowed_lateness=0,1s,5s), got %s"
+                                         : "--param needs NAME=VALUE (e.g. out_of_orderness=2s), "
+                                           "got %s",
+                                   p ? p : "nothing");
+            }
+            if (job.nparams == (int)(sizeof params / sizeof params[0])) {
+                return usage_error("at most 64 --param options%s", "");
+            }
+            params[job.nparams++] = p;
+        } else if (timeline && (strcmp(a, "-o") == 0 || strcmp(a, "--data") == 0)) {
+            if (i + 1 >= argc) {
+                return usage_error(a[1] == 'o' ? "-o needs a FILE.svg%s" : "--data needs a FILE%s",
+                                   "");
+            }
+            if (a[1] == 'o') {
+                job.output = argv[++i];
+            } else {
+                job.data = argv[++i];
+            }
         } else if (strcmp(a, "--parallelism") == 0 || strcmp(a, "-p") == 0) {
             if (i + 1 >= argc || parse_positive(argv[i + 1], &job.parallelism) != 0) {
                 return usage_error("--parallelism needs an integer from 1 to 32768%s", "");
@@ -172,7 +233,20 @@ static int run_command(const char *mode, int argc, char **argv)
     if (job.replay && check_readable("replay file", job.replay) != 0) {
         return 2;
     }
-    if (strcmp(mode, "run") == 0 || repl) {
+    if ((sweep || timeline) && (job.progress || job.jit_verbose || job.check_triggers)) {
+        return usage_error("%s takes none of --progress, --jit-verbose, --check-triggers", mode);
+    }
+    if (sweep && !job.replay) {
+        return usage_error("sweep: needs --replay FILE (every setting replays the same input)%s",
+                           "");
+    }
+    if (sweep && job.nparams == 0) {
+        return usage_error("sweep: needs at least one --param NAME=V1,V2,...%s", "");
+    }
+    if (timeline && !job.output && !job.data) {
+        return usage_error("timeline: needs -o FILE.svg (or --data FILE)%s", "");
+    }
+    if (strcmp(mode, "run") == 0 || repl || sweep || timeline) {
         job.argc = argc - i;
         job.argv = argv + i;
     } else if (i < argc) {
@@ -209,6 +283,17 @@ int wr_cli_main(int argc, char **argv)
     }
     if (strcmp(cmd, "repl") == 0) {
         return run_command("repl", argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "sweep") == 0 || strcmp(cmd, "timeline") == 0) {
+        for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
+            if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+                fputs(HELP, stdout);
+                fputs("\n", stdout);
+                fputs(USAGE, stdout);
+                return 0;
+            }
+        }
+        return run_command(cmd, argc - 2, argv + 2);
     }
     return usage_error("unknown command %s", cmd);
 }

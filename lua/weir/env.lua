@@ -315,8 +315,12 @@ function Env:execute(name)
     util.build_error("execute: this environment was already executed")
   end
   self.executed = true
+  require("weir.param").check(self.job.mode) -- a --param the job never read
   self.job_name = name or self.default_name or "weir job"
   local plan = require("weir.plan").build(self)
+  if self.job.mode == "timeline" then
+    return require("weir.timeline").execute(plan) -- weir timeline: run and record
+  end
   if self.job.mode == "repl" then
     -- the REPL runs it: :start, :stop, :advance, ...
     return require("weir.repl").submit(plan)

@@ -14,6 +14,9 @@ M.args = job.args or {}
 
 M.version = require("weir.ffi") and require("ffi").string(require("weir.ffi").weir_version())
 
+---weir.param(name, default): a job parameter (--param NAME=VALUE), converted to default's type.
+M.param = require("weir.param").get
+
 ---weir.env{ parallelism, max_parallelism, auto_watermark_interval, on_error, end_of_input }
 M.env = env.new
 

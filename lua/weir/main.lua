@@ -1,6 +1,7 @@
 -- weir.main: runs a job script for `weir run` and `weir explain`; returns the exit status.
 local env = require("weir.env")
 local memory = require("weir.memory")
+local param = require("weir.param")
 
 local M = {}
 
@@ -31,6 +32,14 @@ function M.run(job)
     end
     v.on() -- stderr
   end
+  if job.mode == "sweep" then
+    return require("weir.sweep").run(job, say)
+  end
+  local perr = param.set(job.params)
+  if perr then
+    say(perr)
+    return 2
+  end
   if job.mode == "repl" then
     local ok, code = xpcall(require("weir.repl").run, debug.traceback, job)
     if not ok then
@@ -52,7 +61,10 @@ function M.run(job)
     return 1
   end
   local args = job.args or {}
-  local ok, e = xpcall(chunk, function(msg)
+  local ok, e = xpcall(function(...)
+    chunk(...)
+    param.check(job.mode) -- a script that never called env:execute()
+  end, function(msg)
     if type(msg) == "table" then
       return msg
     end
