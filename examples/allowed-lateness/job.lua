@@ -5,6 +5,8 @@
 --   nc -lk 8888                                 then type lines such as  a,1718157600000
 --   weir run examples/allowed-lateness/job.lua              event-time trigger
 --   weir run examples/allowed-lateness/job.lua -- purging   purging(event_time)
+--   weir sweep examples/allowed-lateness/job.lua --replay examples/allowed-lateness/input.replay \
+--     --param allowed_lateness=0,1s,3s                     what each lateness costs
 local weir = require("weir")
 
 local purging = weir.args[1] == "purging"
@@ -21,12 +23,13 @@ env:socket_text_stream("localhost", 8888)
     return { key, tonumber(ts) }
   end)
   :assign_timestamps_and_watermarks(
-    weir.watermarks.bounded_out_of_orderness(0)
+    weir.watermarks.bounded_out_of_orderness(weir.param("out_of_orderness", 0))
       :with_timestamp_assigner(function(e) return e[2] end))
   :key_by(function(e) return e[1] end)
   :window(weir.windows.tumbling_event_time("5s"))
   :trigger(trigger)
-  :allowed_lateness("3s")        -- kept (and re-fired) until the watermark passes end + 3 s
+  :allowed_lateness(weir.param("allowed_lateness", "3s")) -- kept (and re-fired) until the
+                                 -- watermark passes end + 3 s (what-if: weir sweep, README)
   :apply(function(_, window, elements, out)
     print(window.start .. "-" .. window.stop)
     for _, e in ipairs(elements) do out(e[1]) end

@@ -33,6 +33,7 @@ env:execute(), then :start. Commands:
   :why              for each pending window: what it waits for, which input holds it back
   :late             recent late records and the watermark when they came
   :draw             a timeline of records, windows and the watermark
+  :draw --svg FILE  the same as a picture (as weir timeline draws it)
   :help             this text; Ctrl-D leaves, Ctrl-C interrupts a command
 ]]
 
@@ -174,6 +175,7 @@ local function start_job()
     return report_error(err)
   end
   S.job = job
+  S.timeline = require("weir.timeline").attach(job) -- for :draw --svg
   for _, node in ipairs(job.plan.sources) do
     if node.source == "manual" then
       S.manual = node
@@ -354,7 +356,10 @@ function commands.late()
   inspect.late(S.trace, say)
 end
 
-function commands.draw()
+function commands.draw(arg)
+  if arg and arg:match("^%-%-svg") then
+    return say(require("weir.timeline").draw_command(S.timeline, arg))
+  end
   inspect.draw(S.job, S.trace, S.colour, say)
 end
 

@@ -507,7 +507,7 @@ function M.svg(d)
   end
 
   local out = {}
-  local y = 0
+  local y
   local body = {}
   local function add(s)
     body[#body + 1] = s
@@ -796,12 +796,40 @@ local function write_file(path, text_)
 end
 M.write_file = write_file
 
+---The REPL's `:draw --svg FILE`: writes the picture of what rec recorded; returns what to say.
+function M.draw_command(rec, arg)
+  local path = arg:match("^%-%-svg%s+(%S.-)%s*$")
+  if not path then
+    return ":draw --svg needs a FILE (:draw --svg timeline.svg)"
+  end
+  if not rec then
+    return "nothing to draw yet: no job has run (:start)"
+  end
+  local d = M.snapshot(rec)
+  local ok, err = write_file(path, M.svg(d))
+  if not ok then
+    return (":draw --svg: cannot write %s"):format(err)
+  end
+  return ("wrote %s: %d record(s), %d fire(s), %d key(s)"):format(path, #d.elements, #d.fires,
+    #d.keys)
+end
+
 -- weir timeline -----------------------------------------------------------------------------
 
 ---Runs plan as `weir run` would, recording; then writes -o FILE.svg and --data FILE.
 function M.execute(plan)
   local run = require("weir.run")
   local opts = plan.env.job
+  for _, what in ipairs({ { "-o", opts.output }, { "--data", opts.data } }) do
+    -- before the job runs: a file that cannot be written is said at once
+    if what[2] then
+      local f, err = io.open(what[2], "ab")
+      if not f then
+        run.job_error(("timeline: cannot write %s %s"):format(what[1], err))
+      end
+      f:close()
+    end
+  end
   local job = run.new(plan)
   job.trace = M.new_trace()
   local rec, data
