@@ -61,10 +61,7 @@ function M.run(job)
     return 1
   end
   local args = job.args or {}
-  local ok, e = xpcall(function(...)
-    chunk(...)
-    param.check(job.mode) -- a script that never called env:execute()
-  end, function(msg)
+  local ok, e = xpcall(chunk, function(msg)
     if type(msg) == "table" then
       return msg
     end
@@ -72,6 +69,9 @@ function M.run(job)
     return { text = tostring(msg), traceback = debug.traceback(tostring(msg), 2) }
   end, unpack(args))
   env.new = new
+  if ok then
+    ok, e = pcall(param.check, job.mode) -- a script that never called env:execute()
+  end
   if not ok then
     local why, figures = nil, nil
     if not (type(e) == "table" and e.memory) then
