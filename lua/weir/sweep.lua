@@ -265,6 +265,11 @@ function M.run(job, say)
         i > 1 and "; the sweep stops there" or ""))
       return r.code == 2 and 2 or 1
     end
+    if r.data.stopped then
+      -- SIGINT reached the child too: it stopped early (exit 0), so its figures are partial
+      say(("sweep: interrupted during setting #%d (%s)"):format(i, r.label))
+      return 1
+    end
     r.fig = figures(r.data)
   end
   local out = {}

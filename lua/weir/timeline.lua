@@ -27,8 +27,8 @@ end
 ---Starts recording a started job (job.trace set before job:start()). Returns the recorder.
 function M.attach(job)
   local trace = job.trace
-  local rec = { job = job, trace = trace, wm = {}, idle = {}, stamped = 0, seen = {},
-                at = {}, late_seen = 0, done = {}, node_wm = {} }
+  local rec = { job = job, trace = trace, wm = {}, idle = {}, stamped = 0, at = {}, done = {},
+                node_wm = {}, records_seen = -1 }
 
   -- The window (key, start, stop) already fired on time: a later fire of it is late.
   local function id_of(f)
@@ -77,6 +77,10 @@ function M.attach(job)
       f.at, f.kind = now, classify(f, cause, ww)
     end
     rec.stamped = #fired
+    if job.records_in == rec.records_seen then
+      return -- no record came since: no element to stamp (the scan is per key)
+    end
+    rec.records_seen = job.records_in
     for _, key in ipairs(trace.keys) do
       local per, at = trace.elements[key], rec.at[key]
       if not at then
@@ -161,6 +165,7 @@ function M.snapshot(rec, meta)
   local d = { job = meta and meta.job or (job and job.plan.job_name) or "weir job",
               script = meta and meta.script, params = meta and meta.params or {},
               records_in = job and job.records_in or 0, late_dropped = 0, end_at = now,
+              stopped = job and job.stopped or false,
               keys = {}, elements = {}, late = {}, fires = {}, open = {}, watermarks = {},
               idle = {}, operators = {} }
   local kid = {}
