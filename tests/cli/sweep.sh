@@ -3,7 +3,8 @@
 # example and its replay: the table against a golden, and every usage error naming its cause.
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/lib.bash"
-cp "$ROOT/examples/allowed-lateness/job.lua" "$ROOT/examples/allowed-lateness/input.replay" .
+# a frozen copy of examples/allowed-lateness (the goldens name its lines)
+cp "$ROOT/tests/cli/sweep/job.lua" "$ROOT/tests/cli/sweep/input.replay" .
 
 # --param reaches weir.param: the default (3 s) re-fires the late records; 0 drops them
 run_weir run job.lua --replay input.replay
@@ -76,6 +77,11 @@ JOB
 run_weir sweep global.lua --replay input.replay --param allowed_lateness=0,1
 expect_rc 0 "settings are isolated"
 expect_out_has "#2  allowed_lateness=1          12              0           0             0            12      24" "no window: nothing fired; every line differs"
+
+# the example itself reads both parameters
+run_weir sweep "$ROOT/examples/allowed-lateness/job.lua" --replay "$ROOT/examples/allowed-lateness/input.replay" --param allowed_lateness=0,3s --param out_of_orderness=0,2s
+expect_rc 0 "sweep of the example"
+expect_out_has "#4  allowed_lateness=3s out_of_orderness=2s" "the example's sweep"
 
 # usage errors
 run_weir sweep job.lua --replay input.replay --param allowed_latness=0,1s

@@ -5,7 +5,8 @@
 # usage errors.
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/lib.bash"
-cp "$ROOT/examples/allowed-lateness/job.lua" "$ROOT/examples/allowed-lateness/input.replay" .
+# a frozen copy of examples/allowed-lateness (the goldens name its lines)
+cp "$ROOT/tests/cli/sweep/job.lua" "$ROOT/tests/cli/sweep/input.replay" .
 
 # svg_size FILE: "WIDTH HEIGHT" of the root element
 svg_size() { sed -n '1s/^<svg [^>]*width="\([0-9]*\)" height="\([0-9]*\)".*/\1 \2/p' "$1"; }
