@@ -55,6 +55,7 @@ function M.attach(job)
   -- and fires get its time
   local function stamp(cause, w, node)
     local now = job:now()
+    rec.last_now = now -- what the picture's end is once the job is closed
     local fired = trace.fired
     for i = rec.stamped + 1, #fired do
       local f = fired[i]
@@ -161,7 +162,6 @@ function M.snapshot(rec, meta)
     rec.stamp("element")
   end
   local now = live and job:now() or rec.last_now or 0
-  rec.last_now = now
   local d = { job = meta and meta.job or (job and job.plan.job_name) or "weir job",
               script = meta and meta.script, params = meta and meta.params or {},
               records_in = job and job.records_in or 0, late_dropped = 0, end_at = now,
@@ -200,6 +200,9 @@ function M.snapshot(rec, meta)
         d.late_dropped = d.late_dropped + (node.late_dropped or 0)
         d.operators[#d.operators + 1] = { label = node.label, parallelism = node.parallelism,
                                           late_dropped = node.late_dropped or 0 }
+        if node.assigner and node.assigner.is_event_time == false then
+          d.processing_windows = true
+        end
         if live then
           for _, inst in ipairs(node.instances) do
             for _, e in ipairs(windowing.windows(node, inst)) do
@@ -341,12 +344,22 @@ local function n1(x)
   return (s:gsub("%.0$", ""))
 end
 
+-- Tick steps that read as times: 1-2-5 below a second, then 1, 2, 5, 10, 15, 30 s, 1, 2, 5,
+-- 10, 15, 30 min, 1, 2, 3, 6, 12 h, days; beyond, 1-2-5 days again.
+local STEPS = { 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 15000, 30000,
+                60000, 120000, 300000, 600000, 900000, 1800000, 3600000, 7200000, 10800000,
+                21600000, 43200000, 86400000 }
+
 local function nice_step(span, n)
   local raw = span / n
-  local e = 10 ^ math.floor(math.log10(raw))
+  for _, s in ipairs(STEPS) do
+    if s >= raw then
+      return s
+    end
+  end
+  local e = 86400000 * 10 ^ math.floor(math.log10(raw / 86400000))
   local f = raw / e
-  local step = (f <= 1 and 1 or f <= 2 and 2 or f <= 5 and 5 or 10) * e
-  return math.max(1, step)
+  return (f <= 1 and 1 or f <= 2 and 2 or f <= 5 and 5 or 10) * e
 end
 
 -- An axis over [lo, hi]: ticks, and an origin when the times are large (epoch ms), so that
@@ -550,7 +563,8 @@ function M.svg(d)
   y = y + 28
   -- event-time axis
   local eticks, eorigin = axis(lo, hi, 8, first_t)
-  text(body, L, y, "per key: records and windows (event time \226\134\146)",
+  text(body, L, y, "per key: records and windows (event time \226\134\146" .. (d.processing_windows
+    and "; processing-time windows: their spans are processing time)" or ")"),
     'font-size="13" font-weight="bold"')
   text(body, L + PW, y, origin_text(eorigin, "event time"), 'font-size="11" text-anchor="end"')
   y = y + 8
