@@ -642,10 +642,41 @@ function M.svg(d)
       end
     end
   end
-  for _, e in ipairs(d.elements) do
+  -- a record that came when the watermark had passed it (kept: within the allowed lateness)
+  local ops_wm = {}
+  for _, w in ipairs(d.watermarks) do
+    ops_wm[w.operator] = ops_wm[w.operator] or {}
+    table.insert(ops_wm[w.operator], w)
+  end
+  local function wm_at(t)
+    local m, any = INF, false
+    for _, list in pairs(ops_wm) do
+      local v = -INF
+      for _, w in ipairs(list) do
+        if w.at > t then
+          break
+        end
+        v = w.w
+      end
+      m, any = math.min(m, v), true
+    end
+    return any and m or -INF
+  end
+  local late_kept = {}
+  for i, e in ipairs(d.elements) do
+    late_kept[i] = e.ts <= wm_at(e.at)
+  end
+  local function ring(cx, cy, r)
+    add(('<circle cx="%s" cy="%s" r="%s" fill="none" stroke="%s" stroke-width="1.5"/>'):format(
+      n1(cx), n1(cy), n1(r), COLOUR.late))
+  end
+  for i, e in ipairs(d.elements) do
     if e.key <= shown then
       add(('<circle cx="%s" cy="%s" r="3.5" fill="%s"/>'):format(n1(x(e.ts)),
         n1(lanes[e.key].top + 10), RECORD_COLOUR))
+      if late_kept[i] then
+        ring(x(e.ts), lanes[e.key].top + 10, 6)
+      end
     end
   end
   for _, e in ipairs(d.late) do
@@ -699,9 +730,12 @@ function M.svg(d)
       n1(py(t.t))))
     text(body, L - 6, py(t.t) + 3, t.text, 'font-size="10" text-anchor="end" fill="#555"')
   end
-  for _, e in ipairs(d.elements) do
+  for i, e in ipairs(d.elements) do
     add(('<circle cx="%s" cy="%s" r="2.5" fill="%s" fill-opacity="0.6"/>'):format(n1(x(e.ts)),
       n1(py(e.at)), RECORD_COLOUR))
+    if late_kept[i] then
+      ring(x(e.ts), py(e.at), 5)
+    end
   end
   for _, e in ipairs(d.late) do
     cross(body, x(e.ts), py(e.at), 3.5, DROP_COLOUR)
@@ -760,6 +794,10 @@ function M.svg(d)
   local items = {
     { "record", function(o, lx, ly) o[#o + 1] = ('<circle cx="%s" cy="%s" r="3.5" fill="%s"/>')
       :format(n1(lx), n1(ly), RECORD_COLOUR) end },
+    { "late record, kept (lateness)", function(o, lx, ly)
+      o[#o + 1] = ('<circle cx="%s" cy="%s" r="3.5" fill="%s"/><circle cx="%s" cy="%s" r="6" '
+        .. 'fill="none" stroke="%s" stroke-width="1.5"/>'):format(n1(lx), n1(ly), RECORD_COLOUR,
+        n1(lx), n1(ly), COLOUR.late) end },
     { "late record dropped", function(o, lx, ly) cross(o, lx, ly, 4, DROP_COLOUR) end },
     { "window that fired", function(o, lx, ly)
       o[#o + 1] = ('<rect x="%s" y="%s" width="18" height="10" rx="2" fill="%s" stroke="%s"/>')

@@ -34,7 +34,7 @@ diff -u "$ROOT/tests/cli/timeline/allowed-lateness.svg" timeline.svg >diff.txt &
 $(head -40 diff.txt)"
 [ "$(svg_size timeline.svg | cut -d' ' -f1)" = 960 ] && ok || bad "the picture is 960 wide"
 check_png timeline.svg "timeline"
-for what in '>record<' '>late record dropped<' '>fire: on time<' '>late fire (allowed lateness)<' '>purged<' '>watermark<' '>idle input<'; do
+for what in '>record<' '>late record, kept (lateness)<' '>late record dropped<' '>fire: on time<' '>late fire (allowed lateness)<' '>purged<' '>watermark<' '>idle input<'; do
   grep -qF -- "$what" timeline.svg && ok || bad "the legend lacks $what"
 done
 grep -q 'nan\|inf"' timeline.svg && bad "nan or inf in the picture" || ok
