@@ -1,4 +1,5 @@
--- weir.main: runs a job script for `weir run` and `weir explain`; returns the exit status.
+-- weir.main: runs a job script for `weir run`, `explain`, `repl` and `timeline` (`weir sweep`:
+-- weir.sweep); returns the exit status.
 local env = require("weir.env")
 local memory = require("weir.memory")
 local param = require("weir.param")
