@@ -298,6 +298,12 @@ int32_t weir_timers_pop(weir_timers_t *t, int32_t domain, double upto_ms, weir_t
 double weir_timers_next(const weir_timers_t *t, int32_t domain); /* earliest time, or +inf */
 int32_t weir_timers_count(const weir_timers_t *t, int32_t domain);
 
+/* The timers of a domain in registration order (the order equal times pop in), for a snapshot:
+ * writes up to max of them into out and returns how many the domain holds (WEIR_EINVAL for a
+ * bad domain, max < 0 or missing out). Registering them in this order into an empty service
+ * gives the same pops. */
+int32_t weir_timers_dump(const weir_timers_t *t, int32_t domain, weir_timer_t *out, int32_t max);
+
 /* Window store (store.c), one per window operator subtask: (key, window) -> slot, the id under
  * which the window's contents (held by Lua), its numeric state cells and its metadata live.
  * Slot ids are small integers >= 0, reused after weir_store_drop. Keys and bounds convert as in
@@ -324,6 +330,39 @@ double *weir_store_cells(weir_store_t *s, int32_t slot); /* cells_per_slot doubl
 int32_t weir_store_count_add(weir_store_t *s, int32_t slot, int32_t delta); /* new count */
 int32_t weir_store_count(const weir_store_t *s, int32_t slot);
 double weir_store_stat(const weir_store_t *s, int32_t what);
+
+/* Keyed state (kstate.c), one per keyed operator subtask (weir.keyed): (key id, state id) ->
+ * an entry of WEIR_KSTATE_CELLS doubles. Key ids are whole numbers in [0, 2^53], state ids in
+ * [0, 2^20); other arguments give NULL (get, put), WEIR_EINVAL (drop). get: the entry's cells or
+ * NULL; put: the same, created when absent (kind 0, expiry +inf, value NaN, its slot id in
+ * SLOT); the cells stay where they are until the entry is dropped or the state freed. drop
+ * returns the slot id the entry had, or -1. expire looks at up to max slots from where the last
+ * call stopped (wrapping) and drops the entries whose expiry time is <= now_ms, their slot ids
+ * into dropped (an entry without TTL, expiry +inf, never expires); returns how many. For
+ * enumeration: slots run over [0, capacity); at fills
+ * out[0..1] = key, state and returns 1 for an open slot (else 0), cells gives its cells (NULL
+ * when not open). stat takes WEIR_STORE_OPEN (entries) and WEIR_STORE_BYTES (others: NaN).
+ * weir_kstate_free(NULL) is a no-op. */
+enum {
+    WEIR_KSTATE_VALUE = 0,   /* the number (kind NUMBER) */
+    WEIR_KSTATE_EXPIRES = 1, /* ms; +inf: never (no TTL) */
+    WEIR_KSTATE_KIND = 2,    /* 0 empty, WEIR_KSTATE_NUMBER or WEIR_KSTATE_LUA */
+    WEIR_KSTATE_SLOT = 3,    /* the entry's slot id: where Lua keeps a value that is no number */
+    WEIR_KSTATE_CELLS = 4,
+    WEIR_KSTATE_NUMBER = 1,
+    WEIR_KSTATE_LUA = 2
+};
+typedef struct weir_kstate weir_kstate_t; /* opaque */
+weir_kstate_t *weir_kstate_new(void);
+void weir_kstate_free(weir_kstate_t *k);
+double *weir_kstate_get(weir_kstate_t *k, double key, int32_t state);
+double *weir_kstate_put(weir_kstate_t *k, double key, int32_t state);
+int32_t weir_kstate_drop(weir_kstate_t *k, double key, int32_t state);
+int32_t weir_kstate_expire(weir_kstate_t *k, double now_ms, int32_t max, int32_t *dropped);
+int32_t weir_kstate_capacity(const weir_kstate_t *k);
+int32_t weir_kstate_at(const weir_kstate_t *k, int32_t slot, double *out);
+double *weir_kstate_cells(weir_kstate_t *k, int32_t slot);
+double weir_kstate_stat(const weir_kstate_t *k, int32_t what);
 
 /* Window table (wintab.c), weir.aggwindow's state for tumbling windows: (key, window start) ->
  * id, the id under which Lua keeps the window's accumulator and count (small integers >= 0,
