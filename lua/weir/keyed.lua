@@ -1,0 +1,672 @@
+-- weir.keyed: the keyed operators, Flink's KeyedProcessOperator (keyed:process with state and
+-- timers) and StreamGroupedReduceOperator (the rolling aggregates of weir.rolling). Owns, per
+-- subtask, the keyed state (runtime/kstate.c: numbers in C, other values in inst.vals by the
+-- entry's slot id), the timers (runtime/timers.c: (time, key id) per domain, a set as in Flink),
+-- key interning, the state handles open() gets (rt:value_state and the others), the contexts
+-- process and on_timer see, TTL (Flink's StateTtlConfig: on create and write, never return
+-- expired, processing time, incremental cleanup), and the logical enumeration a snapshot reads
+-- (M.entries, M.timers). It plugs into the job as a window operator does (weir.windowing's
+-- operator interface: node.window_op), so the processing-timer registry, metrics and status
+-- see it.
+local ffi = require("ffi")
+local C = require("weir.ffi")
+local util = require("weir.util")
+local duration = require("weir.duration")
+local format = require("weir.format")
+local wc = require("weir.wincontext")
+local keys = require("weir.keys")
+
+local M = {}
+
+local EVENT, PROCESSING = tonumber(C.WEIR_TIME_EVENT), tonumber(C.WEIR_TIME_PROCESSING)
+local NUMBER, LUA = tonumber(C.WEIR_KSTATE_NUMBER), tonumber(C.WEIR_KSTATE_LUA)
+local INF = math.huge
+local MAX_TIME = duration.MAX_TIME
+local CLEANUP = 5 -- entries an incremental TTL scan looks at per TTL'd write (Flink's default)
+local timer_t = ffi.typeof("weir_timer_t")
+local timers_array_t = ffi.typeof("weir_timer_t[?]")
+local dropped_t = ffi.typeof("int32_t[?]")
+local pair_t = ffi.typeof("double[2]")
+local EMPTY = setmetatable({}, { __newindex = function() error("read-only", 2) end })
+
+-- State handles -------------------------------------------------------------------------------
+-- A handle belongs to one subtask and reads the subtask's current key id (inst.kid, set before
+-- process and on_timer run). Its fields: inst, sid (the state id, the same in every subtask),
+-- ttl (ms, 0: none), job (for the clock), name, and fn / agg for reducing and aggregating state.
+
+local function now_of(h)
+  return h.job:now()
+end
+
+-- The entry's cells when it holds a live value, else nil (an expired entry is dropped here:
+-- Flink's NeverReturnExpired).
+local function live(h)
+  local inst = h.inst
+  local c = C.weir_kstate_get(inst.kstate, inst.kid, h.sid)
+  if c == nil then
+    return nil
+  end
+  local e = c[1]
+  if e < INF and e <= now_of(h) then
+    local slot = C.weir_kstate_drop(inst.kstate, inst.kid, h.sid)
+    inst.vals[slot] = nil
+    return nil
+  end
+  return c
+end
+
+-- The entry's cells, created when absent; with a TTL its expiry moves to now + ttl (OnCreate-
+-- AndWrite) and a few other entries are checked for expiry (incremental cleanup).
+local function writable(h)
+  local inst = h.inst
+  local c = C.weir_kstate_put(inst.kstate, inst.kid, h.sid)
+  if c == nil then
+    error(("%s: keyed state is full (2^31 entries in this subtask)"):format(h.name), 3)
+  end
+  if h.ttl > 0 then
+    local now = now_of(h)
+    c[1] = now + h.ttl
+    local dropped = inst.dropped
+    local n = C.weir_kstate_expire(inst.kstate, now, CLEANUP, dropped)
+    for i = 0, n - 1 do
+      inst.vals[dropped[i]] = nil
+    end
+  end
+  return c
+end
+
+local function get_value(h)
+  local c = live(h)
+  if c == nil then
+    return nil
+  end
+  if c[2] == NUMBER then
+    return c[0]
+  end
+  return h.inst.vals[c[3]]
+end
+
+local function set_value(h, v)
+  local c = writable(h)
+  if type(v) == "number" then
+    if c[2] == LUA then
+      h.inst.vals[c[3]] = nil
+    end
+    c[0], c[2] = v, NUMBER
+  else
+    h.inst.vals[c[3]] = v
+    c[2] = LUA
+  end
+end
+
+local function clear(h)
+  local inst = h.inst
+  local slot = C.weir_kstate_drop(inst.kstate, inst.kid, h.sid)
+  if slot >= 0 then
+    inst.vals[slot] = nil
+  end
+end
+
+-- The Lua table of a list or map entry, or nil.
+local function get_table(h)
+  local c = live(h)
+  if c == nil then
+    return nil
+  end
+  return h.inst.vals[c[3]]
+end
+
+-- The Lua table of a list or map entry, created when absent (and the TTL refreshed).
+local function table_for_write(h)
+  local c = writable(h)
+  local vals = h.inst.vals
+  local t = vals[c[3]]
+  if c[2] ~= LUA or t == nil then
+    t = {}
+    vals[c[3]] = t
+    c[2] = LUA
+  end
+  return t
+end
+
+local function no_nil(h, what, v)
+  if v == nil then
+    error(("%s '%s': %s cannot be nil (clear() empties the state)"):format(h.kind, h.name,
+      what), 3)
+  end
+end
+
+local ValueState = {}
+ValueState.__index = ValueState
+function ValueState:value() return get_value(self) end
+function ValueState:update(v)
+  if v == nil then
+    return clear(self) -- Flink: update(null) clears the state
+  end
+  return set_value(self, v)
+end
+function ValueState:clear() return clear(self) end
+
+local ListState = {}
+ListState.__index = ListState
+function ListState:get()
+  return get_table(self) or {}
+end
+function ListState:add(v)
+  no_nil(self, "add: the value", v)
+  local t = table_for_write(self)
+  t[#t + 1] = v
+end
+function ListState:add_all(vs)
+  if type(vs) ~= "table" then
+    error(("list_state '%s': add_all: expected a sequence, got %s"):format(self.name,
+      type(vs)), 2)
+  end
+  if #vs == 0 then
+    return
+  end
+  local t = table_for_write(self)
+  for i = 1, #vs do
+    t[#t + 1] = vs[i]
+  end
+end
+function ListState:update(vs)
+  if type(vs) ~= "table" then
+    error(("list_state '%s': update: expected a sequence, got %s"):format(self.name,
+      type(vs)), 2)
+  end
+  if #vs == 0 then
+    return clear(self)
+  end
+  local t = {}
+  for i = 1, #vs do
+    t[i] = vs[i]
+  end
+  local c = writable(self)
+  self.inst.vals[c[3]] = t
+  c[2] = LUA
+end
+function ListState:clear() return clear(self) end
+
+local MapState = {}
+MapState.__index = MapState
+function MapState:get(k)
+  local t = get_table(self)
+  return t and t[k]
+end
+function MapState:put(k, v)
+  no_nil(self, "put: the key", k)
+  no_nil(self, "put: the value", v)
+  table_for_write(self)[k] = v
+end
+function MapState:contains(k)
+  local t = get_table(self)
+  return t ~= nil and t[k] ~= nil
+end
+function MapState:remove(k)
+  local t = get_table(self)
+  if t and t[k] ~= nil then
+    t[k] = nil
+    if next(t) == nil then
+      clear(self) -- an empty map is no entry
+    end
+  end
+end
+function MapState:pairs()
+  return next, get_table(self) or EMPTY, nil
+end
+function MapState:is_empty()
+  return get_table(self) == nil
+end
+function MapState:clear() return clear(self) end
+
+local ReducingState = {}
+ReducingState.__index = ReducingState
+function ReducingState:get() return get_value(self) end
+function ReducingState:add(v)
+  no_nil(self, "add: the value", v)
+  local old = get_value(self)
+  if old == nil then
+    return set_value(self, v)
+  end
+  local r = self.fn(old, v)
+  if r == nil then
+    error(("reducing_state '%s': the reduce function returned nil"):format(self.name), 2)
+  end
+  return set_value(self, r)
+end
+function ReducingState:clear() return clear(self) end
+
+local AggregatingState = {}
+AggregatingState.__index = AggregatingState
+function AggregatingState:get()
+  local acc = get_value(self)
+  if acc == nil then
+    return nil
+  end
+  return self.agg.result(acc)
+end
+function AggregatingState:add(v)
+  local agg = self.agg
+  local acc = get_value(self)
+  if acc == nil then
+    acc = agg.create()
+  end
+  acc = agg.add(v, acc)
+  if acc == nil then
+    error(("aggregating_state '%s': add returned nil (it returns the accumulator)")
+      :format(self.name), 2)
+  end
+  return set_value(self, acc)
+end
+function AggregatingState:clear() return clear(self) end
+
+local KINDS = {
+  value_state = ValueState, list_state = ListState, map_state = MapState,
+  reducing_state = ReducingState, aggregating_state = AggregatingState,
+}
+
+-- The state context open(self, rt) gets: the job's RuntimeContext plus the state getters.
+local function state_getter(kind)
+  return function(self, name, a, b)
+    local call = "rt:" .. kind
+    if type(name) ~= "string" or name == "" then
+      error(("%s: expected a state name (a non-empty string), got %s"):format(call,
+        type(name)), 2)
+    end
+    local fn, opts = nil, a
+    if kind == "reducing_state" then
+      if type(a) ~= "function" then
+        error(("%s('%s', fn): expected a reduce function fn(a, b) -> c"):format(call, name), 2)
+      end
+      fn, opts = a, b
+    elseif kind == "aggregating_state" then
+      if type(a) ~= "table" then
+        error(("%s('%s', agg): expected a table {create, add, result}"):format(call, name), 2)
+      end
+      for _, m in ipairs({ "create", "add", "result" }) do
+        if type(a[m]) ~= "function" then
+          error(("%s('%s', agg): '%s' must be a function"):format(call, name, m), 2)
+        end
+      end
+      fn, opts = a, b
+    end
+    local ttl = 0
+    if opts ~= nil then
+      if type(opts) ~= "table" then
+        error(("%s('%s'): options must be a table { ttl = \"1h\" }"):format(call, name), 2)
+      end
+      for k in pairs(opts) do
+        if k ~= "ttl" then
+          error(("%s('%s'): unknown option '%s' (known: ttl)"):format(call, name,
+            tostring(k)), 2)
+        end
+      end
+      if opts.ttl ~= nil then
+        local ok, ms = pcall(duration.parse, opts.ttl, call .. " ttl")
+        if not ok or ms <= 0 then
+          error(("%s('%s'): ttl must be a positive duration such as \"10s\", got %s")
+            :format(call, name, format.value(opts.ttl)), 2)
+        end
+        ttl = ms
+      end
+    end
+    local inst = self.inst
+    local node = inst.node
+    local known = node.states[name]
+    if known and (known.kind ~= kind or known.ttl ~= ttl) then
+      error(("%s('%s'): the state '%s' is already a %s%s in this operator"):format(call, name,
+        name, known.kind, known.ttl > 0 and (" with ttl " .. known.ttl .. " ms") or ""), 2)
+    end
+    if not known then
+      known = { kind = kind, ttl = ttl, sid = #node.state_list }
+      node.states[name] = known
+      node.state_list[#node.state_list + 1] = name
+    end
+    local h = inst.handles[name]
+    if not h then
+      h = setmetatable({ inst = inst, sid = known.sid, ttl = ttl, job = self.job, name = name,
+                         kind = kind, fn = kind == "reducing_state" and fn or nil,
+                         agg = kind == "aggregating_state" and fn or nil }, KINDS[kind])
+      inst.handles[name] = h
+    end
+    return h
+  end
+end
+
+local StateContext = {}
+for kind in pairs(KINDS) do
+  StateContext[kind] = state_getter(kind)
+end
+
+---The context open(self, rt) of a keyed operator gets: base (the RuntimeContext) and state.
+function M.open_context(inst, base, job)
+  local mt = getmetatable(base)
+  local ctx = setmetatable({ inst = inst, job = job }, {
+    __index = function(_, k)
+      return StateContext[k] or base[k] or (mt and mt.__index and mt.__index[k])
+    end,
+  })
+  -- the base's methods read their own fields: copy them over
+  for k, v in pairs(base) do
+    rawset(ctx, k, v)
+  end
+  return ctx
+end
+
+-- Timers and contexts ---------------------------------------------------------------------
+
+local function check_time(call, t)
+  if type(t) ~= "number" or t ~= t or (t % 1 ~= 0 and t > -INF and t < INF)
+      or (math.abs(t) > MAX_TIME and t < INF) then
+    error(("%s: the time must be a whole number of ms within +-2^52 (or +inf), got %s")
+      :format(call, format.value(t)), 3)
+  end
+end
+
+local TimerService = {}
+TimerService.__index = TimerService
+function TimerService:register_event_time_timer(t)
+  check_time("register_event_time_timer", t)
+  local inst = self.inst
+  C.weir_timers_register(inst.timers, EVENT, t, inst.kid, 0, 0)
+end
+function TimerService:register_processing_time_timer(t)
+  check_time("register_processing_time_timer", t)
+  local inst = self.inst
+  if C.weir_timers_register(inst.timers, PROCESSING, t, inst.kid, 0, 0) == 1 then
+    self.job:processing_timers_changed(inst)
+  end
+end
+function TimerService:delete_event_time_timer(t)
+  check_time("delete_event_time_timer", t)
+  local inst = self.inst
+  C.weir_timers_delete(inst.timers, EVENT, t, inst.kid, 0, 0)
+end
+function TimerService:delete_processing_time_timer(t)
+  check_time("delete_processing_time_timer", t)
+  local inst = self.inst
+  if C.weir_timers_delete(inst.timers, PROCESSING, t, inst.kid, 0, 0) == 1 then
+    self.job:processing_timers_changed(inst)
+  end
+end
+function TimerService:current_watermark() return self.inst.watermark end
+function TimerService:current_processing_time() return self.job:now() end
+
+-- What process and on_timer see as ctx (one per subtask; Flink's Context and OnTimerContext).
+local Context = {}
+Context.__index = Context
+function Context:timestamp() return self.ts end
+function Context:current_key() return self.key end
+function Context:timer_service() return self.service end
+function Context:current_watermark() return self.inst.watermark end
+function Context:current_processing_time() return self.job:now() end
+function Context:time_domain() return self.domain end
+function Context:output(t, v)
+  if type(t) ~= "table" or not t.id then
+    error("ctx:output: expected an output tag", 2)
+  end
+  if util.is_nil(v) then
+    error("ctx:output: cannot emit nil", 2)
+  end
+  local e = self.node.side[t.id]
+  if e then
+    e(self.inst.index, v, self.out_ts)
+    self.job.op_slot[0] = self.node.id
+  end
+end
+
+-- The subtask ------------------------------------------------------------------------------
+
+local function init(job, node, inst)
+  inst.kstate = ffi.gc(C.weir_kstate_new(), C.weir_kstate_free)
+  inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
+  inst.timer = timer_t()
+  inst.dropped = dropped_t(CLEANUP)
+  inst.vals, inst.handles = {}, {}
+  inst.keys, inst.key_ids = {}, {}
+  inst.kid = 0
+  inst.records = 0
+  inst.firing = false
+  inst.stall_wm, inst.stall_since, inst.stall_records, inst.stall_warned = false, 0, 0, false
+  local ctx = setmetatable({ inst = inst, node = node, job = job, ts = nil, out_ts = nil,
+                             key = nil, domain = nil, service = nil }, Context)
+  ctx.service = setmetatable({ inst = inst, job = job }, TimerService)
+  inst.kctx = ctx
+end
+
+---Wires a keyed_process node: node.push, node.on_watermark, node.on_processing_time (the
+---operator interface of weir.windowing), the firers and places the error handler reads.
+function M.instantiate(job, node)
+  node.window_op = M
+  node.states, node.state_list = node.states or {}, node.state_list or {}
+  for _, inst in ipairs(node.instances) do
+    init(job, node, inst)
+  end
+  job.timer_nodes[#job.timer_nodes + 1] = node
+  local intern = wc.interner(true)
+  local insts = {}
+  for _, inst in ipairs(node.instances) do
+    insts[inst.index] = inst
+  end
+  local emit, slot, id, is_nil = node.emit, job.op_slot, node.id, util.is_nil
+  local rich, objs, fn = node.rich, node.objs, node.fn
+  local process, on_timer = fn, nil
+  if rich then
+    process = fn.process
+    on_timer = fn.on_timer
+  end
+  local cur_st, cur_ts = 0, nil
+  local function out(x)
+    if is_nil(x) then
+      error("out(nil): records cannot be nil", 2)
+    end
+    emit(cur_st, x, cur_ts)
+    slot[0] = id -- the user function runs on
+  end
+
+  local push = function(st, v, ts, key)
+    slot[0] = id
+    local inst = insts[st]
+    local kid = intern(inst, key)
+    inst.kid = kid
+    inst.records = inst.records + 1
+    local ctx = inst.kctx
+    ctx.ts, ctx.out_ts, ctx.key, ctx.domain = ts, ts, key, nil
+    cur_st, cur_ts = st, ts
+    if rich then
+      process(objs[st], v, ctx, out)
+    else
+      process(v, ctx, out)
+    end
+  end
+  node.push = push
+
+  -- Fires one timer: the user's on_timer for key id kid. Event-time output carries the
+  -- timer's time, processing-time output none (Flink's KeyedProcessOperator).
+  local guard = job:fire_guard()
+  local function call_on_timer(inst, domain, t, kid)
+    if not on_timer then
+      return
+    end
+    inst.kid = kid
+    local ctx = inst.kctx
+    local key = inst.keys[kid]
+    local out_ts = domain == EVENT and t or nil
+    ctx.ts, ctx.out_ts, ctx.key = t, out_ts, key
+    ctx.domain = domain == EVENT and "event_time" or "processing_time"
+    cur_st, cur_ts = inst.index, out_ts
+    on_timer(objs[inst.index], t, ctx, out)
+  end
+  local function fire_timer(inst, domain, t, kid)
+    if guard then
+      guard(call_on_timer, inst, domain, t, kid)
+    else
+      call_on_timer(inst, domain, t, kid)
+    end
+  end
+
+  node.on_watermark = function(inst, w)
+    local tm = inst.timer
+    inst.firing = true
+    while C.weir_timers_pop(inst.timers, EVENT, w, tm) == 1 do
+      fire_timer(inst, EVENT, tm.time_ms, tm.key)
+    end
+    inst.firing = false
+  end
+  node.on_processing_time = function(inst, t, as_if_due)
+    local tm = inst.timer
+    while C.weir_timers_pop(inst.timers, PROCESSING, t, tm) == 1 do
+      if as_if_due then
+        job.now_override = tm.time_ms + 1
+      end
+      fire_timer(inst, PROCESSING, tm.time_ms, tm.key)
+    end
+    job.now_override = nil
+  end
+  job.firers[node.on_watermark] = { node = node }
+  job.firers[node.on_processing_time] = { node = node, processing = true }
+  job.places[call_on_timer] = { node = node, timer = true, domain = 2, time = 3, kid = 4 }
+end
+
+---The context open(self, rt) gets in a keyed operator (weir.run's open_functions).
+function M.open_context_of(job, inst, base)
+  return M.open_context(inst, base, job)
+end
+
+-- Rolling aggregates (weir.rolling builds the nodes): one value per key, the reduce of every
+-- record so far; each record emits the new value with the record's timestamp
+-- (StreamGroupedReduceOperator).
+function M.instantiate_rolling(job, node)
+  node.window_op = M
+  node.states, node.state_list = { ["reduce"] = { kind = "value_state", ttl = 0, sid = 0 } },
+    { "reduce" }
+  for _, inst in ipairs(node.instances) do
+    init(job, node, inst)
+  end
+  job.timer_nodes[#job.timer_nodes + 1] = node
+  node.on_processing_time = function() end
+  local intern = wc.interner(true)
+  local insts = {}
+  for _, inst in ipairs(node.instances) do
+    insts[inst.index] = inst
+  end
+  local emit, slot, id = node.emit, job.op_slot, node.id
+  local reduce = node.reduce_fn
+  node.push = function(st, v, ts, key)
+    slot[0] = id
+    local inst = insts[st]
+    local kid = intern(inst, key)
+    inst.records = inst.records + 1
+    local ks = inst.kstate
+    local c = C.weir_kstate_put(ks, kid, 0)
+    if c == nil then
+      error("keyed state is full (2^31 entries in this subtask)", 0)
+    end
+    local kind = c[2]
+    local r = v
+    if kind == NUMBER then
+      r = reduce(c[0], v)
+    elseif kind == LUA then
+      r = reduce(inst.vals[c[3]], v)
+    end
+    if r == nil then
+      error("the reduce function returned nil", 0)
+    end
+    if type(r) == "number" then
+      if kind == LUA then
+        inst.vals[c[3]] = nil
+      end
+      c[0], c[2] = r, NUMBER
+    else
+      inst.vals[c[3]] = r
+      c[2] = LUA
+    end
+    return emit(st, r, ts)
+  end
+end
+
+-- The operator interface (weir.windowing) and the snapshot's enumeration -----------------------
+
+function M.stats(_, inst)
+  local timers = inst.timers
+  return {
+    open_windows = 0, elements = 0,
+    store_bytes = C.weir_kstate_stat(inst.kstate, C.WEIR_STORE_BYTES),
+    state_entries = C.weir_kstate_stat(inst.kstate, C.WEIR_STORE_OPEN),
+    event_timers = C.weir_timers_count(timers, EVENT),
+    processing_timers = C.weir_timers_count(timers, PROCESSING),
+    next_event_timer = C.weir_timers_next(timers, EVENT),
+    next_processing_timer = C.weir_timers_next(timers, PROCESSING),
+  }
+end
+
+function M.windows()
+  return {}
+end
+
+function M.next_processing_time(_, inst)
+  return C.weir_timers_next(inst.timers, PROCESSING)
+end
+
+function M.key_of(_, inst, kid)
+  return inst.keys[kid]
+end
+
+local function key_group(node, key)
+  local maxp = node.max_parallelism or 128
+  local h = keys.java_hash(key)
+  if h then
+    return C.weir_keygroup_of(h, maxp)
+  end
+  return nil
+end
+
+---Every live state entry of one subtask as { key_group, key, state (its name), value },
+---ordered by key group, then key id (first seen first), then state id: the logical view a
+---snapshot section writes. A list or map value is the table itself (borrowed).
+function M.entries(node, inst)
+  local out = {}
+  local ks, pair = inst.kstate, pair_t()
+  for s = 0, C.weir_kstate_capacity(ks) - 1 do
+    if C.weir_kstate_at(ks, s, pair) == 1 then
+      local c = C.weir_kstate_cells(ks, s)
+      local kid, sid = pair[0], pair[1]
+      local key = inst.keys[kid]
+      local v = c[2] == NUMBER and c[0] or inst.vals[s]
+      out[#out + 1] = { key_group = key_group(node, key), key = key, kid = kid,
+                        state = node.state_list[sid + 1], sid = sid, value = v,
+                        expires = c[1] < INF and c[1] or nil }
+    end
+  end
+  table.sort(out, function(a, b)
+    if a.key_group ~= b.key_group then
+      return (a.key_group or -1) < (b.key_group or -1)
+    end
+    if a.kid ~= b.kid then
+      return a.kid < b.kid
+    end
+    return a.sid < b.sid
+  end)
+  return out
+end
+
+---The pending timers of one subtask, each domain in registration order (event time first):
+---{ domain ("event_time"/"processing_time"), time, key }.
+function M.timers(_, inst)
+  local out = {}
+  for _, d in ipairs({ EVENT, PROCESSING }) do
+    local n = C.weir_timers_count(inst.timers, d)
+    if n > 0 then
+      local buf = timers_array_t(n)
+      C.weir_timers_dump(inst.timers, d, buf, n)
+      for i = 0, n - 1 do
+        out[#out + 1] = { domain = d == EVENT and "event_time" or "processing_time",
+                          time = buf[i].time_ms, key = inst.keys[buf[i].key] }
+      end
+    end
+  end
+  return out
+end
+
+return M
