@@ -402,6 +402,9 @@ function Job:metrics(figures)
       for _, what in ipairs(STATS) do
         t[what] = t[what] + ws[what]
       end
+      if ws.state_entries then -- keyed operators (weir.keyed): entries of keyed state
+        t.state_entries = (t.state_entries or 0) + ws.state_entries
+      end
     end
     m[node.label] = t
   end
