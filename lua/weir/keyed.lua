@@ -20,6 +20,7 @@ local M = {}
 
 local EVENT, PROCESSING = tonumber(C.WEIR_TIME_EVENT), tonumber(C.WEIR_TIME_PROCESSING)
 local NUMBER, LUA = tonumber(C.WEIR_KSTATE_NUMBER), tonumber(C.WEIR_KSTATE_LUA)
+local CELLS = tonumber(C.WEIR_KSTATE_CELLS)
 local INF = math.huge
 local MAX_TIME = duration.MAX_TIME
 local CLEANUP = 5 -- entries an incremental TTL scan looks at per TTL'd write (Flink's default)
@@ -30,101 +31,118 @@ local pair_t = ffi.typeof("double[2]")
 local EMPTY = setmetatable({}, { __newindex = function() error("read-only", 2) end })
 
 -- State handles -------------------------------------------------------------------------------
--- A handle belongs to one subtask and reads the subtask's current key id (inst.kid, set before
--- process and on_timer run). Its fields: inst, sid (the state id, the same in every subtask),
--- ttl (ms, 0: none), job (for the clock), name, and fn / agg for reducing and aggregating state.
+-- A handle belongs to one subtask and works on the subtask's current row (inst.row: the cells of
+-- the current key's states, looked up once per record and per timer, or nil). Its fields: inst,
+-- sid (the state id, the same in every subtask), base (sid * WEIR_KSTATE_CELLS: where its cells
+-- start in the row), ttl (ms, 0: none), job (for the clock), name, kind, and fn / agg for
+-- reducing and aggregating state. The cells: [base] the number, [base + 1] the expiry, [base +
+-- 2] the kind, [base + 3] the value slot (inst.vals[slot] holds a value that is no number).
 
 local function now_of(h)
   return h.job:now()
 end
 
--- The entry's cells when it holds a live value, else nil (an expired entry is dropped here:
--- Flink's NeverReturnExpired).
-local function live(h)
+local function clear(h)
   local inst = h.inst
-  local c = C.weir_kstate_get(inst.kstate, inst.kid, h.sid)
-  if c == nil then
-    return nil
+  local r = inst.row
+  if r == nil or r[h.base + 2] == 0 then
+    return
   end
-  local e = c[1]
-  if e < INF and e <= now_of(h) then
-    local slot = C.weir_kstate_drop(inst.kstate, inst.kid, h.sid)
-    inst.vals[slot] = nil
-    return nil
+  inst.vals[r[h.base + 3]] = nil
+  if C.weir_kstate_clear(inst.kstate, inst.kid, h.sid) == 1 then
+    inst.row = nil -- the key's last state: the row is gone
   end
-  return c
 end
 
--- The entry's cells, created when absent; with a TTL its expiry moves to now + ttl (OnCreate-
--- AndWrite) and a few other entries are checked for expiry (incremental cleanup).
+-- The current row when the state holds a live value, else nil (an expired value is emptied
+-- here: Flink's NeverReturnExpired).
+local function live(h)
+  local r = h.inst.row
+  if r == nil then
+    return nil
+  end
+  local b = h.base
+  if r[b + 2] == 0 then
+    return nil
+  end
+  local e = r[b + 1]
+  if e < INF and e <= now_of(h) then
+    clear(h)
+    return nil
+  end
+  return r
+end
+
+-- The current row, created when absent; with a TTL the state's expiry moves to now + ttl
+-- (OnCreateAndWrite) and a few rows are checked for expired states (incremental cleanup).
 local function writable(h)
   local inst = h.inst
-  local c = C.weir_kstate_put(inst.kstate, inst.kid, h.sid)
-  if c == nil then
-    error(("%s: keyed state is full (2^31 entries in this subtask)"):format(h.name), 3)
+  local r = inst.row
+  if r == nil then
+    r = C.weir_kstate_row_put(inst.kstate, inst.kid)
+    if r == nil then
+      error(("%s '%s': keyed state is full (2^31 keys in this subtask)"):format(h.kind, h.name),
+        3)
+    end
+    inst.row = r
   end
   if h.ttl > 0 then
     local now = now_of(h)
-    c[1] = now + h.ttl
+    r[h.base + 1] = now + h.ttl
     local dropped = inst.dropped
     local n = C.weir_kstate_expire(inst.kstate, now, CLEANUP, dropped)
     for i = 0, n - 1 do
       inst.vals[dropped[i]] = nil
     end
   end
-  return c
+  return r
 end
 
 local function get_value(h)
-  local c = live(h)
-  if c == nil then
+  local r = live(h)
+  if r == nil then
     return nil
   end
-  if c[2] == NUMBER then
-    return c[0]
+  local b = h.base
+  if r[b + 2] == NUMBER then
+    return r[b]
   end
-  return h.inst.vals[c[3]]
+  return h.inst.vals[r[b + 3]]
 end
 
 local function set_value(h, v)
-  local c = writable(h)
+  local r = writable(h)
+  local b = h.base
   if type(v) == "number" then
-    if c[2] == LUA then
-      h.inst.vals[c[3]] = nil
+    if r[b + 2] == LUA then
+      h.inst.vals[r[b + 3]] = nil
     end
-    c[0], c[2] = v, NUMBER
+    r[b], r[b + 2] = v, NUMBER
   else
-    h.inst.vals[c[3]] = v
-    c[2] = LUA
+    h.inst.vals[r[b + 3]] = v
+    r[b + 2] = LUA
   end
 end
 
-local function clear(h)
-  local inst = h.inst
-  local slot = C.weir_kstate_drop(inst.kstate, inst.kid, h.sid)
-  if slot >= 0 then
-    inst.vals[slot] = nil
-  end
-end
-
--- The Lua table of a list or map entry, or nil.
+-- The Lua table of a list or map state, or nil.
 local function get_table(h)
-  local c = live(h)
-  if c == nil then
+  local r = live(h)
+  if r == nil then
     return nil
   end
-  return h.inst.vals[c[3]]
+  return h.inst.vals[r[h.base + 3]]
 end
 
--- The Lua table of a list or map entry, created when absent (and the TTL refreshed).
+-- The Lua table of a list or map state, created when absent (and the TTL refreshed).
 local function table_for_write(h)
-  local c = writable(h)
+  local r = writable(h)
+  local b = h.base
   local vals = h.inst.vals
-  local t = vals[c[3]]
-  if c[2] ~= LUA or t == nil then
+  local t = vals[r[b + 3]]
+  if r[b + 2] ~= LUA or t == nil then
     t = {}
-    vals[c[3]] = t
-    c[2] = LUA
+    vals[r[b + 3]] = t
+    r[b + 2] = LUA
   end
   return t
 end
@@ -182,9 +200,9 @@ function ListState:update(vs)
   for i = 1, #vs do
     t[i] = vs[i]
   end
-  local c = writable(self)
-  self.inst.vals[c[3]] = t
-  c[2] = LUA
+  local r = writable(self)
+  self.inst.vals[r[self.base + 3]] = t
+  r[self.base + 2] = LUA
 end
 function ListState:clear() return clear(self) end
 
@@ -322,10 +340,18 @@ local function state_getter(kind)
       known = { kind = kind, ttl = ttl, sid = #node.state_list }
       node.states[name] = known
       node.state_list[#node.state_list + 1] = name
+      -- every subtask's rows get the new state (all are empty: states are made in open)
+      for _, i in ipairs(node.instances) do
+        if C.weir_kstate_set_states(i.kstate, #node.state_list) ~= 0 then
+          error(("%s('%s'): keyed state can only be made in open(), before the first record")
+            :format(call, name), 2)
+        end
+      end
     end
     local h = inst.handles[name]
     if not h then
-      h = setmetatable({ inst = inst, sid = known.sid, ttl = ttl, job = self.job, name = name,
+      h = setmetatable({ inst = inst, sid = known.sid, base = known.sid * CELLS, ttl = ttl,
+                         job = self.job, name = name,
                          kind = kind, fn = kind == "reducing_state" and fn or nil,
                          agg = kind == "aggregating_state" and fn or nil }, KINDS[kind])
       inst.handles[name] = h
@@ -425,7 +451,7 @@ local function init(job, node, inst)
   inst.dropped = dropped_t(CLEANUP)
   inst.vals, inst.handles = {}, {}
   inst.keys, inst.key_ids = {}, {}
-  inst.kid = 0
+  inst.kid, inst.row = 0, nil
   inst.records = 0
   inst.firing = false
   inst.stall_wm, inst.stall_since, inst.stall_records, inst.stall_warned = false, 0, 0, false
@@ -470,7 +496,7 @@ function M.instantiate(job, node)
     local inst = insts[st]
     local kid = intern(inst, key)
     inst.kid = kid
-    inst.records = inst.records + 1
+    inst.row = C.weir_kstate_row(inst.kstate, kid)
     local ctx = inst.kctx
     ctx.ts, ctx.out_ts, ctx.key, ctx.domain = ts, ts, key, nil
     cur_st, cur_ts = st, ts
@@ -490,6 +516,7 @@ function M.instantiate(job, node)
       return
     end
     inst.kid = kid
+    inst.row = C.weir_kstate_row(inst.kstate, kid)
     local ctx = inst.kctx
     local key = inst.keys[kid]
     local out_ts = domain == EVENT and t or nil
@@ -553,36 +580,38 @@ function M.instantiate_rolling(job, node)
   end
   local emit, slot, id = node.emit, job.op_slot, node.id
   local reduce = node.reduce_fn
+  for _, inst in ipairs(node.instances) do
+    C.weir_kstate_set_states(inst.kstate, 1)
+  end
   node.push = function(st, v, ts, key)
     slot[0] = id
     local inst = insts[st]
     local kid = intern(inst, key)
     inst.records = inst.records + 1
-    local ks = inst.kstate
-    local c = C.weir_kstate_put(ks, kid, 0)
-    if c == nil then
-      error("keyed state is full (2^31 entries in this subtask)", 0)
-    end
-    local kind = c[2]
-    local r = v
-    if kind == NUMBER then
-      r = reduce(c[0], v)
-    elseif kind == LUA then
-      r = reduce(inst.vals[c[3]], v)
-    end
+    local r = C.weir_kstate_row_put(inst.kstate, kid)
     if r == nil then
+      error("keyed state is full (2^31 keys in this subtask)", 0)
+    end
+    local kind = r[2]
+    local out = v
+    if kind == NUMBER then
+      out = reduce(r[0], v)
+    elseif kind == LUA then
+      out = reduce(inst.vals[r[3]], v)
+    end
+    if out == nil then
       error("the reduce function returned nil", 0)
     end
-    if type(r) == "number" then
+    if type(out) == "number" then
       if kind == LUA then
-        inst.vals[c[3]] = nil
+        inst.vals[r[3]] = nil
       end
-      c[0], c[2] = r, NUMBER
+      r[0], r[2] = out, NUMBER
     else
-      inst.vals[c[3]] = r
-      c[2] = LUA
+      inst.vals[r[3]] = out
+      r[2] = LUA
     end
-    return emit(st, r, ts)
+    return emit(st, out, ts)
   end
 end
 
@@ -622,21 +651,30 @@ local function key_group(node, key)
   return nil
 end
 
----Every live state entry of one subtask as { key_group, key, state (its name), value },
----ordered by key group, then key id (first seen first), then state id: the logical view a
----snapshot section writes. A list or map value is the table itself (borrowed).
+---Every live state entry of one subtask as { key_group, key, state (its name), value, expires
+---(nil without TTL) }, ordered by key group, then key id (first seen first), then state id:
+---the logical view a snapshot section writes. A list or map value is the table itself
+---(borrowed). An expired value not yet cleaned up is left out.
 function M.entries(node, inst)
   local out = {}
-  local ks, pair = inst.kstate, pair_t()
-  for s = 0, C.weir_kstate_capacity(ks) - 1 do
-    if C.weir_kstate_at(ks, s, pair) == 1 then
-      local c = C.weir_kstate_cells(ks, s)
-      local kid, sid = pair[0], pair[1]
+  local ks, key_out = inst.kstate, pair_t()
+  local n = #node.state_list
+  local now = inst.kctx.job:now()
+  for row = 0, C.weir_kstate_capacity(ks) - 1 do
+    local r = C.weir_kstate_at(ks, row, key_out)
+    if r ~= nil then
+      local kid = key_out[0]
       local key = inst.keys[kid]
-      local v = c[2] == NUMBER and c[0] or inst.vals[s]
-      out[#out + 1] = { key_group = key_group(node, key), key = key, kid = kid,
-                        state = node.state_list[sid + 1], sid = sid, value = v,
-                        expires = c[1] < INF and c[1] or nil }
+      for sid = 0, n - 1 do
+        local b = sid * CELLS
+        local kind, e = r[b + 2], r[b + 1]
+        if kind ~= 0 and not (e < INF and e <= now) then
+          out[#out + 1] = { key_group = key_group(node, key), key = key, kid = kid,
+                            state = node.state_list[sid + 1], sid = sid,
+                            value = kind == NUMBER and r[b] or inst.vals[r[b + 3]],
+                            expires = e < INF and e or nil }
+        end
+      end
     end
   end
   table.sort(out, function(a, b)
