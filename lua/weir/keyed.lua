@@ -28,11 +28,14 @@ local timer_t = ffi.typeof("weir_timer_t")
 local timers_array_t = ffi.typeof("weir_timer_t[?]")
 local dropped_t = ffi.typeof("int32_t[?]")
 local pair_t = ffi.typeof("double[2]")
+local row_ptr_t = ffi.typeof("double *[1]")
 local EMPTY = setmetatable({}, { __newindex = function() error("read-only", 2) end })
 
 -- State handles -------------------------------------------------------------------------------
--- A handle belongs to one subtask and works on the subtask's current row (inst.row: the cells of
--- the current key's states, looked up once per record and per timer, or nil). Its fields: inst,
+-- A handle belongs to one subtask and works on the subtask's current row (inst.row[0]: the cells
+-- of the current key's states, looked up once per record and per timer, or NULL). The pointer
+-- lives in a one-element cdata array, not in a table field: a pointer stored in a table is a
+-- boxed cdata, an allocation per record, while one written into an array is raw bytes. Its fields: inst,
 -- sid (the state id, the same in every subtask), base (sid * WEIR_KSTATE_CELLS: where its cells
 -- start in the row), ttl (ms, 0: none), job (for the clock), name, kind, and fn / agg for
 -- reducing and aggregating state. The cells: [base] the number, [base + 1] the expiry, [base +
@@ -44,20 +47,20 @@ end
 
 local function clear(h)
   local inst = h.inst
-  local r = inst.row
+  local r = inst.row[0]
   if r == nil or r[h.base + 2] == 0 then
     return
   end
   inst.vals[r[h.base + 3]] = nil
   if C.weir_kstate_clear(inst.kstate, inst.kid, h.sid) == 1 then
-    inst.row = nil -- the key's last state: the row is gone
+    inst.row[0] = nil -- the key's last state: the row is gone
   end
 end
 
 -- The current row when the state holds a live value, else nil (an expired value is emptied
 -- here: Flink's NeverReturnExpired).
 local function live(h)
-  local r = h.inst.row
+  local r = h.inst.row[0]
   if r == nil then
     return nil
   end
@@ -77,14 +80,14 @@ end
 -- (OnCreateAndWrite) and a few rows are checked for expired states (incremental cleanup).
 local function writable(h)
   local inst = h.inst
-  local r = inst.row
+  local r = inst.row[0]
   if r == nil then
     r = C.weir_kstate_row_put(inst.kstate, inst.kid)
     if r == nil then
       error(("%s '%s': keyed state is full (2^31 keys in this subtask)"):format(h.kind, h.name),
         3)
     end
-    inst.row = r
+    inst.row[0] = r
   end
   if h.ttl > 0 then
     local now = now_of(h)
@@ -451,7 +454,7 @@ local function init(job, node, inst)
   inst.dropped = dropped_t(CLEANUP)
   inst.vals, inst.handles = {}, {}
   inst.keys, inst.key_ids = {}, {}
-  inst.kid, inst.row = 0, nil
+  inst.kid, inst.row = 0, row_ptr_t()
   inst.records = 0
   inst.firing = false
   inst.stall_wm, inst.stall_since, inst.stall_records, inst.stall_warned = false, 0, 0, false
@@ -496,7 +499,7 @@ function M.instantiate(job, node)
     local inst = insts[st]
     local kid = intern(inst, key)
     inst.kid = kid
-    inst.row = C.weir_kstate_row(inst.kstate, kid)
+    inst.row[0] = C.weir_kstate_row(inst.kstate, kid)
     local ctx = inst.kctx
     ctx.ts, ctx.out_ts, ctx.key, ctx.domain = ts, ts, key, nil
     cur_st, cur_ts = st, ts
@@ -516,7 +519,7 @@ function M.instantiate(job, node)
       return
     end
     inst.kid = kid
-    inst.row = C.weir_kstate_row(inst.kstate, kid)
+    inst.row[0] = C.weir_kstate_row(inst.kstate, kid)
     local ctx = inst.kctx
     local key = inst.keys[kid]
     local out_ts = domain == EVENT and t or nil
