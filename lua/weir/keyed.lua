@@ -36,10 +36,11 @@ local EMPTY = setmetatable({}, { __newindex = function() error("read-only", 2) e
 -- of the current key's states, looked up once per record and per timer, or NULL). The pointer
 -- lives in a one-element cdata array, not in a table field: a pointer stored in a table is a
 -- boxed cdata, an allocation per record, while one written into an array is raw bytes. A
--- handle's fields: inst, sid (the state id, the same in every subtask), base (sid * WEIR_KSTATE_CELLS: where its cells
--- start in the row), ttl (ms, 0: none), job (for the clock), name, kind, and fn / agg for
--- reducing and aggregating state. The cells: [base] the number, [base + 1] the expiry, [base +
--- 2] the kind, [base + 3] the value slot (inst.vals[slot] holds a value that is no number).
+-- handle's fields: inst, sid (the state id, the same in every subtask), base (sid *
+-- WEIR_KSTATE_CELLS: where its cells start in the row), ttl (ms, 0: none), job (for the
+-- clock), name, kind, and fn / agg for reducing and aggregating state. The cells: [base] the
+-- number, [base + 1] the expiry, [base + 2] the kind, [base + 3] the value slot (inst.vals[slot]
+-- holds a value that is no number).
 
 local function now_of(h)
   return h.job:now()
