@@ -583,7 +583,8 @@ function M.instantiate_rolling(job, node)
     insts[inst.index] = inst
   end
   local emit, slot, id = node.emit, job.op_slot, node.id
-  local reduce = node.reduce_fn
+  local reduce, rich, objs = node.reduce_fn, node.rich, node.objs
+  local rich_reduce = rich and node.fn.reduce
   for _, inst in ipairs(node.instances) do
     C.weir_kstate_set_states(inst.kstate, 1)
   end
@@ -598,10 +599,13 @@ function M.instantiate_rolling(job, node)
     end
     local kind = r[2]
     local out = v
-    if kind == NUMBER then
-      out = reduce(r[0], v)
-    elseif kind == LUA then
-      out = reduce(inst.vals[r[3]], v)
+    if kind ~= 0 then
+      local cur = kind == NUMBER and r[0] or inst.vals[r[3]]
+      if rich then
+        out = rich_reduce(objs[st], cur, v)
+      else
+        out = reduce(cur, v)
+      end
     end
     if out == nil then
       error("the reduce function returned nil", 0)

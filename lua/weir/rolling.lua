@@ -96,12 +96,12 @@ function M.reducer(what, field, first)
 end
 
 ---Adds the builder methods to the keyed stream.
-function M.install(Keyed, add_node)
+---user_fn is weir.stream's (a plain or rich function's node fields).
+function M.install(Keyed, add_node, user_fn)
   function Keyed:reduce(fn)
-    if type(fn) ~= "function" then
-      util.build_error("reduce: expected a function fn(a, b) -> c")
-    end
-    return add_node(self, { rolling_call = "reduce", reduce_fn = fn })
+    local f = user_fn("reduce", fn, "reduce") -- a rich reduce function: {reduce, open, close}
+    f.rolling_call, f.reduce_fn = "reduce", not f.rich and fn or nil
+    return add_node(self, f)
   end
   for _, what in ipairs({ "sum", "min", "max" }) do
     Keyed[what] = function(self, field)

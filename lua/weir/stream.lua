@@ -381,7 +381,7 @@ end
 
 rolling.install(Keyed, function(self, fields)
   return operator(self, "rolling", fields)
-end)
+end, user_fn)
 
 -- Extension point: later modules (watermarks, windows) add methods to Stream and Keyed.
 M.add = add

@@ -434,6 +434,44 @@ spec.describe("rolling aggregates", function()
   local by = {}
   for i = 0, 8 do by[#by + 1] = { 0, i % 3, i } end
 
+  it("Flink: StreamGroupedReduceOperatorTest testGroupedReduce (timestamps kept)", function()
+    local env = weir.env()
+    local got = {}
+    local strategy = weir.watermarks.custom{
+      on_event = function(_, v, _, out)
+        if v[1] == "wm" then out:emit_watermark(v[2]) end
+      end,
+    }:with_timestamp_assigner(function(v) return v[3] or v[2] end)
+    env:from_elements({ "el", 1, 1 }, { "el", 1, 2 }, { "wm", 2 }, { "el", 2, 3 }, { "el", 2, 4 },
+        { "el", 3, 5 })
+      :assign_timestamps_and_watermarks(strategy)
+      :filter(function(v) return v[1] == "el" end)
+      :map(function(v) return v[2] end)
+      :key_by(function(v) return v end)
+      :reduce(function(a, b) return a + b end)
+      :process(function(v, ctx, out) out({ v, ctx:timestamp(), ctx:current_watermark() }) end)
+      :sink(function(v) got[#got + 1] = v end)
+    env:execute()
+    eq(got, { { 1, 1, -math.huge }, { 2, 2, -math.huge }, { 2, 3, 2 }, { 4, 4, 2 }, { 3, 5, 2 } })
+  end)
+
+  it("Flink: testOpenClose (a rich reduce function)", function()
+    local env = weir.env()
+    local calls = {}
+    local h = env:from_elements(1, 2, 1):key_by(function(v) return v end):reduce({
+      open = function() calls[#calls + 1] = "open" end,
+      reduce = function(self, a, b)
+        assert(calls[1] == "open", "open was not called before reduce")
+        self.n = (self.n or 0) + 1
+        return a + b
+      end,
+      close = function(self) calls[#calls + 1] = "close " .. self.n end,
+    }):collect()
+    env:execute()
+    eq(calls, { "open", "close 1" })
+    eq(h:values(), { 1, 2, 2 })
+  end)
+
   it("Flink: groupSumIntegerTest (sum, min, max on tuples)", function()
     local sum, mn, mx, s = {}, {}, {}, { 0, 0, 0 }
     for i = 0, 8 do
