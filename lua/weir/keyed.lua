@@ -486,6 +486,10 @@ function M.instantiate(job, node)
     process = fn.process
     on_timer = fn.on_timer
   end
+  -- the per-record push is generated (weir.codegen), one prototype per operator: its own traces
+  node.push = job:generate(node, "keyed_process", rich, process, objs, insts, intern, C, emit,
+    is_nil)
+
   local cur_st, cur_ts = 0, nil
   local function out(x)
     if is_nil(x) then
@@ -494,23 +498,6 @@ function M.instantiate(job, node)
     emit(cur_st, x, cur_ts)
     slot[0] = id -- the user function runs on
   end
-
-  local push = function(st, v, ts, key)
-    slot[0] = id
-    local inst = insts[st]
-    local kid = intern(inst, key)
-    inst.kid = kid
-    inst.row[0] = C.weir_kstate_row(inst.kstate, kid)
-    local ctx = inst.kctx
-    ctx.ts, ctx.out_ts, ctx.key, ctx.domain = ts, ts, key, nil
-    cur_st, cur_ts = st, ts
-    if rich then
-      process(objs[st], v, ctx, out)
-    else
-      process(v, ctx, out)
-    end
-  end
-  node.push = push
 
   -- Fires one timer: the user's on_timer for key id kid. Event-time output carries the
   -- timer's time, processing-time output none (Flink's KeyedProcessOperator).
@@ -582,45 +569,15 @@ function M.instantiate_rolling(job, node)
   for _, inst in ipairs(node.instances) do
     insts[inst.index] = inst
   end
-  local emit, slot, id = node.emit, job.op_slot, node.id
-  local reduce, rich, objs = node.reduce_fn, node.rich, node.objs
-  local rich_reduce = rich and node.fn.reduce
+  local rich = node.rich
   for _, inst in ipairs(node.instances) do
     C.weir_kstate_set_states(inst.kstate, 1)
   end
-  node.push = function(st, v, ts, key)
-    slot[0] = id
-    local inst = insts[st]
-    local kid = intern(inst, key)
-    inst.records = inst.records + 1
-    local r = C.weir_kstate_row_put(inst.kstate, kid)
-    if r == nil then
-      error("keyed state is full (2^31 keys in this subtask)", 0)
-    end
-    local kind = r[2]
-    local out = v
-    if kind ~= 0 then
-      local cur = kind == NUMBER and r[0] or inst.vals[r[3]]
-      if rich then
-        out = rich_reduce(objs[st], cur, v)
-      else
-        out = reduce(cur, v)
-      end
-    end
-    if out == nil then
-      error("the reduce function returned nil", 0)
-    end
-    if type(out) == "number" then
-      if kind == LUA then
-        inst.vals[r[3]] = nil
-      end
-      r[0], r[2] = out, NUMBER
-    else
-      inst.vals[r[3]] = out
-      r[2] = LUA
-    end
-    return emit(st, out, ts)
+  local function full()
+    error("keyed state is full (2^31 keys in this subtask)", 0)
   end
+  node.push = job:generate(node, "rolling", rich, rich and node.fn.reduce or node.reduce_fn,
+    node.objs, insts, intern, C, node.emit, NUMBER, LUA, full)
 end
 
 -- The operator interface (weir.windowing) and the snapshot's enumeration -----------------------
