@@ -52,7 +52,8 @@ local function clear(h)
   if r == nil or r[h.base + 2] == 0 then
     return
   end
-  inst.vals[r[h.base + 3]] = nil
+  local slot = r[h.base + 3]
+  inst.vals[slot], inst.exps[slot] = nil, nil
   if C.weir_kstate_clear(inst.kstate, inst.kid, h.sid) == 1 then
     inst.row[0] = nil -- the key's last state: the row is gone
   end
@@ -96,7 +97,8 @@ local function writable(h)
     local dropped = inst.dropped
     local n = C.weir_kstate_expire(inst.kstate, now, CLEANUP, dropped)
     for i = 0, n - 1 do
-      inst.vals[dropped[i]] = nil
+      local slot = dropped[i]
+      inst.vals[slot], inst.exps[slot] = nil, nil
     end
   end
   return r
@@ -169,15 +171,73 @@ function ValueState:update(v)
 end
 function ValueState:clear() return clear(self) end
 
+-- List and map state with a TTL keep each element's expiry (Flink's TtlListState, TtlMapState)
+-- in inst.exps[slot], beside the values: a list's expiries never decrease (each write is at the
+-- clock's reading then), so its expired elements are always a prefix; the row's expiry is the
+-- last write's, so the whole state expires when its last element does.
+
+-- The expiries of the state's table (created when absent), for a write.
+local function exps_for_write(h, r)
+  local exps = h.inst.exps
+  local slot = r[h.base + 3]
+  local e = exps[slot]
+  if e == nil then
+    e = {}
+    exps[slot] = e
+  end
+  return e
+end
+
+-- A list state's live elements: drops the expired prefix (and the state when none is left).
+local function live_list(h)
+  local t = get_table(h)
+  if t == nil or h.ttl == 0 then
+    return t
+  end
+  local e = h.inst.exps[h.inst.row[0][h.base + 3]]
+  local now = now_of(h)
+  local n, k = #t, 0
+  while k < n and e[k + 1] <= now do
+    k = k + 1
+  end
+  if k == n then
+    clear(h)
+    return nil
+  end
+  if k > 0 then
+    for i = 1, n - k do
+      t[i], e[i] = t[i + k], e[i + k]
+    end
+    for i = n - k + 1, n do
+      t[i], e[i] = nil, nil
+    end
+  end
+  return t
+end
+
+local function list_append(t, v, e, exp)
+  local n = #t + 1
+  t[n] = v
+  if e then
+    e[n] = exp
+  end
+end
+
 local ListState = {}
 ListState.__index = ListState
 function ListState:get()
-  return get_table(self) or {}
+  return live_list(self) or {}
 end
 function ListState:add(v)
   no_nil(self, "add: the value", v)
+  live_list(self)
   local t = table_for_write(self)
-  t[#t + 1] = v
+  local ttl = self.ttl
+  if ttl > 0 then
+    list_append(t, v, exps_for_write(self, self.inst.row[0]), now_of(self) + ttl)
+  else
+    t[#t + 1] = v
+  end
 end
 function ListState:add_all(vs)
   if type(vs) ~= "table" then
@@ -187,9 +247,14 @@ function ListState:add_all(vs)
   if #vs == 0 then
     return
   end
+  live_list(self)
   local t = table_for_write(self)
+  local e, exp = nil, nil
+  if self.ttl > 0 then
+    e, exp = exps_for_write(self, self.inst.row[0]), now_of(self) + self.ttl
+  end
   for i = 1, #vs do
-    t[#t + 1] = vs[i]
+    list_append(t, vs[i], e, exp)
   end
 end
 function ListState:update(vs)
@@ -205,40 +270,93 @@ function ListState:update(vs)
     t[i] = vs[i]
   end
   local r = writable(self)
-  self.inst.vals[r[self.base + 3]] = t
+  local slot = r[self.base + 3]
+  self.inst.vals[slot] = t
   r[self.base + 2] = LUA
+  if self.ttl > 0 then
+    local e, exp = {}, now_of(self) + self.ttl
+    for i = 1, #t do
+      e[i] = exp
+    end
+    self.inst.exps[slot] = e
+  end
 end
 function ListState:clear() return clear(self) end
 
 local MapState = {}
 MapState.__index = MapState
+
+-- The map state's table with the entry k checked for expiry (dropped when expired).
+local function map_for(h, k)
+  local t = get_table(h)
+  if t == nil or h.ttl == 0 or t[k] == nil then
+    return t
+  end
+  local e = h.inst.exps[h.inst.row[0][h.base + 3]]
+  if e[k] <= now_of(h) then
+    t[k], e[k] = nil, nil
+    if next(t) == nil then
+      clear(h)
+      return nil
+    end
+  end
+  return t
+end
+
+-- The map state's table with every expired entry dropped, or nil.
+local function live_map(h)
+  local t = get_table(h)
+  if t == nil or h.ttl == 0 then
+    return t
+  end
+  local e = h.inst.exps[h.inst.row[0][h.base + 3]]
+  local now = now_of(h)
+  for k in pairs(t) do
+    if e[k] <= now then
+      t[k], e[k] = nil, nil -- clearing fields during a traversal is allowed
+    end
+  end
+  if next(t) == nil then
+    clear(h)
+    return nil
+  end
+  return t
+end
+
 function MapState:get(k)
-  local t = get_table(self)
+  local t = map_for(self, k)
   return t and t[k]
 end
 function MapState:put(k, v)
   no_nil(self, "put: the key", k)
   no_nil(self, "put: the value", v)
-  table_for_write(self)[k] = v
+  local t = table_for_write(self)
+  t[k] = v
+  if self.ttl > 0 then
+    exps_for_write(self, self.inst.row[0])[k] = now_of(self) + self.ttl
+  end
 end
 function MapState:contains(k)
-  local t = get_table(self)
+  local t = map_for(self, k)
   return t ~= nil and t[k] ~= nil
 end
 function MapState:remove(k)
-  local t = get_table(self)
+  local t = map_for(self, k)
   if t and t[k] ~= nil then
     t[k] = nil
+    if self.ttl > 0 then
+      self.inst.exps[self.inst.row[0][self.base + 3]][k] = nil
+    end
     if next(t) == nil then
       clear(self) -- an empty map is no entry
     end
   end
 end
 function MapState:pairs()
-  return next, get_table(self) or EMPTY, nil
+  return next, live_map(self) or EMPTY, nil
 end
 function MapState:is_empty()
-  return get_table(self) == nil
+  return live_map(self) == nil
 end
 function MapState:clear() return clear(self) end
 
@@ -350,6 +468,7 @@ local function state_getter(kind)
           error(("%s('%s'): keyed state can only be made in open(), before the first record")
             :format(call, name), 2)
         end
+        i.dropped = dropped_t(CLEANUP * #node.state_list) -- what an expiry scan may empty
       end
     end
     local h = inst.handles[name]
@@ -453,7 +572,7 @@ local function init(job, node, inst)
   inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
   inst.timer = timer_t()
   inst.dropped = dropped_t(CLEANUP)
-  inst.vals, inst.handles = {}, {}
+  inst.vals, inst.exps, inst.handles = {}, {}, {}
   inst.keys, inst.key_ids = {}, {}
   inst.kid, inst.row = 0, row_ptr_t()
   inst.records = 0
@@ -619,7 +738,8 @@ end
 ---Every live state entry of one subtask as { key_group, key, state (its name), value, expires
 ---(nil without TTL) }, ordered by key group, then key id (first seen first), then state id:
 ---the logical view a snapshot section writes. A list or map value is the table itself
----(borrowed). An expired value not yet cleaned up is left out.
+---(borrowed), with each element's expiry in elem_expires (the table of them, borrowed: nil
+---without TTL). An expired value not yet cleaned up is left out.
 function M.entries(node, inst)
   local out = {}
   local ks, key_out = inst.kstate, pair_t()
@@ -637,7 +757,7 @@ function M.entries(node, inst)
           out[#out + 1] = { key_group = key_group(node, key), key = key, kid = kid,
                             state = node.state_list[sid + 1], sid = sid,
                             value = kind == NUMBER and r[b] or inst.vals[r[b + 3]],
-                            expires = e < INF and e or nil }
+                            expires = e < INF and e or nil, elem_expires = inst.exps[r[b + 3]] }
         end
       end
     end

@@ -287,6 +287,58 @@ spec.describe("keyed state", function()
       { "a@2500 nil", "none" }, { "b@2600 nil", "none" } })
   end)
 
+  it("ttl: list and map elements expire one by one (TtlListState, TtlMapState)", function()
+    local got = harness_pt("@0 a\n@600 a\n@1100 a\n@1700 a\n@2700 a\n", {
+      open = function(self, rt)
+        self.l = rt:list_state("l", { ttl = "1s" })
+        self.m = rt:map_state("m", { ttl = "1s" })
+        self.v = rt:value_state("v") -- no TTL: never expires
+      end,
+      process = function(self, _, ctx, out)
+        local now = ctx:current_processing_time()
+        local keys = {}
+        for k in self.m:pairs() do keys[#keys + 1] = k end
+        table.sort(keys)
+        out(("%d l=%s m=%s has0=%s v=%s"):format(now, table.concat(self.l:get(), ","),
+          table.concat(keys, ","), tostring(self.m:contains(0)), tostring(self.v:value())))
+        if now < 1500 then
+          self.l:add(now)
+          self.m:put(now, true)
+        end
+        self.v:update(now)
+      end,
+    })
+    -- written at 0, 600, 1100: each element lives 1 s from its own write
+    eq(got, { { "0 l= m= has0=false v=nil", "none" }, { "600 l=0 m=0 has0=true v=0", "none" },
+      { "1100 l=600 m=600 has0=false v=600", "none" },
+      { "1700 l=1100 m=1100 has0=false v=1100", "none" },
+      { "2700 l= m= has0=false v=1700", "none" } })
+  end)
+
+  it("ttl: cleanup with several states per key drops only what expired", function()
+    local env = weir.env()
+    local lines = {}
+    for i = 1, 30 do lines[#lines + 1] = ("@%d k%d"):format(i, i) end
+    for i = 1, 10 do lines[#lines + 1] = ("@%d z%d"):format(100000 + i, i) end
+    local path = replay_file(table.concat(lines, "\n") .. "\n")
+    env:replay(path):key_by(function(v) return v end):process({
+      open = function(self, rt)
+        self.a = rt:value_state("a", { ttl = "10s" })
+        self.b = rt:list_state("b", { ttl = "10s" })
+        self.c = rt:value_state("c")
+      end,
+      process = function(self, v)
+        self.a:update(v)
+        self.b:add(v)
+        if v:sub(1, 1) == "k" and #v == 2 then self.c:update(1) end
+      end,
+    }):name("three")
+    env:execute()
+    os.remove(path)
+    -- k1..k9 keep c (no TTL); every other expired state went: 9 + 10 keys * 3 states... z's: 2
+    eq(env:metrics().three.state_entries, 9 + 10 * 2)
+  end)
+
   it("ttl: expired entries are cleaned up incrementally", function()
     local env = weir.env()
     local lines = {}
