@@ -273,6 +273,24 @@ spec.describe("keyed state", function()
     end, "rt:list_state('x'): the state 'x' is already a value_state")
   end)
 
+  it("bad state options fail in open naming the state and the option", function()
+    local function with(make)
+      return function()
+        harness({ { "el", 1, 1 } },
+          { open = function(_, rt) make(rt) end, process = function() end })
+      end
+    end
+    raises(with(function(rt) rt:value_state("v", { ttl = "soon" }) end),
+      "open:", "rt:value_state('v'): ttl must be a positive duration", "soon")
+    raises(with(function(rt) rt:value_state("v", { tll = "1s" }) end),
+      "rt:value_state('v'): unknown option 'tll' (known: ttl)")
+    raises(with(function(rt) rt:reducing_state("r") end),
+      "rt:reducing_state('r', fn): expected a reduce function")
+    raises(with(function(rt) rt:aggregating_state("g", { create = 1 }) end),
+      "rt:aggregating_state('g', agg): 'create' must be a function")
+    raises(with(function(rt) rt:map_state("") end), "rt:map_state: expected a state name")
+  end)
+
   it("ttl: expires on the processing-time clock, refreshed on write, never returned", function()
     local got = harness_pt("@0 a\n@500 a\n@1400 a\n@2500 a\n@2600 b\n", {
       open = function(self, rt) self.v = rt:value_state("v", { ttl = "1s" }) end,
