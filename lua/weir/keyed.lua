@@ -792,4 +792,39 @@ function M.timers(_, inst)
   return out
 end
 
+---Puts what M.entries and M.timers listed back into one subtask whose open() has run (so its
+---states exist), before its first record: the keys are interned in the entries' order, each
+---value goes into its key's row with its expiry, the timers are registered in their order (so
+---equal times fire as before). A state the entries name that open() did not make is an error.
+function M.restore(node, inst, entries, timers)
+  local intern = wc.interner(true)
+  local ks = inst.kstate
+  for _, e in ipairs(entries) do
+    local known = node.states[e.state]
+    if not known then
+      error(("restore: %s has no state '%s'"):format(node.label, tostring(e.state)), 2)
+    end
+    local kid = intern(inst, e.key)
+    local r = C.weir_kstate_row_put(ks, kid)
+    local b = known.sid * CELLS
+    local slot = r[b + 3]
+    if type(e.value) == "number" then
+      r[b], r[b + 2] = e.value, NUMBER
+    else
+      inst.vals[slot], r[b + 2] = e.value, LUA
+      inst.exps[slot] = e.elem_expires
+    end
+    r[b + 1] = e.expires or INF
+  end
+  local changed = false
+  for _, t in ipairs(timers) do
+    local d = t.domain == "event_time" and EVENT or PROCESSING
+    C.weir_timers_register(inst.timers, d, t.time, intern(inst, t.key), 0, 0)
+    changed = changed or d == PROCESSING
+  end
+  if changed then
+    inst.kctx.job:processing_timers_changed(inst)
+  end
+end
+
 return M

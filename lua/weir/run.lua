@@ -474,6 +474,7 @@ function Job:start(opts)
   end
   self:open_sources(opts.clock)
   self:open_functions()
+  self:sync_wakeup() -- a processing-time timer open() made (a keyed operator's restore)
   local job = plan.env.job
   self.progress_on = job.progress and job.mode == "run"
   self.stall_ms = 30000
