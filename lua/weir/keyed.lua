@@ -575,6 +575,7 @@ local function init(job, node, inst)
   inst.vals, inst.exps, inst.handles = {}, {}, {}
   inst.keys, inst.key_ids = {}, {}
   inst.kid, inst.row = 0, row_ptr_t()
+  inst.horizon = false -- weir's end of input: the last processing-time timer to fire
   inst.records = 0
   inst.firing = false
   inst.stall_wm, inst.stall_since, inst.stall_records, inst.stall_warned = false, 0, 0, false
@@ -653,6 +654,9 @@ function M.instantiate(job, node)
   end
   node.on_processing_time = function(inst, t, as_if_due)
     local tm = inst.timer
+    if as_if_due then
+      t = math.min(t, M.end_horizon(inst)) -- weir's end of input: see end_horizon
+    end
     while C.weir_timers_pop(inst.timers, PROCESSING, t, tm) == 1 do
       if as_if_due then
         job.now_override = tm.time_ms + 1
@@ -718,8 +722,33 @@ function M.windows()
   return {}
 end
 
+---At weir's end of input (job.ending) the processing-time timers pending when it began fire,
+---and those on_timer registers at or before the last of them; a later one would never let the
+---end come (a timer that registers the next one, as a heartbeat check does), so it is
+---dropped. The horizon is that last time, taken once.
+function M.end_horizon(inst)
+  local h = inst.horizon
+  if not h then
+    h = -INF
+    local n = C.weir_timers_count(inst.timers, PROCESSING)
+    if n > 0 then
+      local buf = timers_array_t(n)
+      C.weir_timers_dump(inst.timers, PROCESSING, buf, n)
+      for i = 0, n - 1 do
+        h = math.max(h, buf[i].time_ms)
+      end
+    end
+    inst.horizon = h
+  end
+  return h
+end
+
 function M.next_processing_time(_, inst)
-  return C.weir_timers_next(inst.timers, PROCESSING)
+  local t = C.weir_timers_next(inst.timers, PROCESSING)
+  if inst.kctx.job.ending and t > M.end_horizon(inst) then
+    return INF
+  end
+  return t
 end
 
 function M.key_of(_, inst, kid)

@@ -175,6 +175,22 @@ spec.describe("keyed process", function()
     eq(got, {})
   end)
 
+  it("the end of input ends with a timer that registers the next one", function()
+    local got = harness_pt("@0 a\n@0 b\n", {
+      process = function(_, v, ctx)
+        local ts = ctx:timer_service()
+        ts:register_processing_time_timer(v == "a" and 1000 or 3500)
+      end,
+      on_timer = function(_, t, ctx, out)
+        out(ctx:current_key() .. "@" .. t)
+        ctx:timer_service():register_processing_time_timer(t + 1000) -- a heartbeat check
+      end,
+    })
+    -- pending at the end: 1000 (a) and 3500 (b); a's next ones up to 3500 fire, later ones not
+    eq(got, { { "a@1000", "none" }, { "a@2000", "none" }, { "a@3000", "none" },
+      { "b@3500", "none" } })
+  end)
+
   it("side outputs from on_timer carry the timer's time", function()
     local env = weir.env()
     local tag = weir.output_tag("late")
