@@ -298,6 +298,12 @@ int32_t weir_timers_pop(weir_timers_t *t, int32_t domain, double upto_ms, weir_t
 double weir_timers_next(const weir_timers_t *t, int32_t domain); /* earliest time, or +inf */
 int32_t weir_timers_count(const weir_timers_t *t, int32_t domain);
 
+/* The timers of a domain in registration order (the order equal times pop in), for a snapshot:
+ * writes up to max of them into out and returns how many the domain holds (WEIR_EINVAL for a
+ * bad domain, max < 0 or missing out). Registering them in this order into an empty service
+ * gives the same pops. */
+int32_t weir_timers_dump(const weir_timers_t *t, int32_t domain, weir_timer_t *out, int32_t max);
+
 /* Window store (store.c), one per window operator subtask: (key, window) -> slot, the id under
  * which the window's contents (held by Lua), its numeric state cells and its metadata live.
  * Slot ids are small integers >= 0, reused after weir_store_drop. Keys and bounds convert as in
@@ -324,6 +330,41 @@ double *weir_store_cells(weir_store_t *s, int32_t slot); /* cells_per_slot doubl
 int32_t weir_store_count_add(weir_store_t *s, int32_t slot, int32_t delta); /* new count */
 int32_t weir_store_count(const weir_store_t *s, int32_t slot);
 double weir_store_stat(const weir_store_t *s, int32_t what);
+
+/* Keyed state (kstate.c), one per keyed operator subtask (weir.keyed): per key id (a whole
+ * number in [0, 2^53]; other keys give NULL / WEIR_EINVAL) one row of WEIR_KSTATE_CELLS doubles
+ * per state. set_states fixes the states per row (0 .. 1024) while there is no row (else
+ * WEIR_ESTATE). row: the key's row or NULL; row_put: the same, created when absent (every state
+ * empty: kind 0, expiry +inf, value NaN, SLOT = row slot * states + state); a row stays where it
+ * is until it is dropped or the state freed. A state is live while its kind is not 0; Lua writes
+ * the cells. clear empties (key, state) and drops the row when that was its last live state:
+ * returns 1 when the row was dropped, 0 when not, -1 when the key has no row. expire looks at
+ * up to max rows from where the last call stopped (wrapping) and empties the states whose
+ * expiry time is <= now_ms (expiry +inf: never), dropping rows left empty; their SLOTs go to
+ * dropped (room for max * states); returns how many. For enumeration: rows run over
+ * [0, capacity); at returns the row's cells and its key in *key for an open row (else NULL).
+ * stat takes WEIR_STORE_OPEN (live entries, O(rows)) and WEIR_STORE_BYTES (others: NaN).
+ * weir_kstate_free(NULL) is a no-op. */
+enum {
+    WEIR_KSTATE_VALUE = 0,   /* the number (kind NUMBER) */
+    WEIR_KSTATE_EXPIRES = 1, /* ms; +inf: never (no TTL) */
+    WEIR_KSTATE_KIND = 2,    /* 0 empty, WEIR_KSTATE_NUMBER or WEIR_KSTATE_LUA */
+    WEIR_KSTATE_SLOT = 3,    /* where Lua keeps the state's value when it is no number */
+    WEIR_KSTATE_CELLS = 4,
+    WEIR_KSTATE_NUMBER = 1,
+    WEIR_KSTATE_LUA = 2
+};
+typedef struct weir_kstate weir_kstate_t; /* opaque */
+weir_kstate_t *weir_kstate_new(void);
+void weir_kstate_free(weir_kstate_t *k);
+int weir_kstate_set_states(weir_kstate_t *k, int32_t states);
+double *weir_kstate_row(weir_kstate_t *k, double key);
+double *weir_kstate_row_put(weir_kstate_t *k, double key);
+int32_t weir_kstate_clear(weir_kstate_t *k, double key, int32_t state);
+int32_t weir_kstate_expire(weir_kstate_t *k, double now_ms, int32_t max, int32_t *dropped);
+int32_t weir_kstate_capacity(const weir_kstate_t *k);
+double *weir_kstate_at(weir_kstate_t *k, int32_t row, double *key);
+double weir_kstate_stat(weir_kstate_t *k, int32_t what);
 
 /* Window table (wintab.c), weir.aggwindow's state for tumbling windows: (key, window start) ->
  * id, the id under which Lua keeps the window's accumulator and count (small integers >= 0,

@@ -50,6 +50,48 @@ return function(st, v, ts, key)
   cur_st, cur_ts = st, ts
   CALL(v, ctx, out)
 end]],
+  -- a keyed process function (weir.keyed): the key's id and state row, then the user's call
+  keyed_process = [[
+local f, objs, insts, intern, C, emit, is_nil = ...
+local cur_st, cur_ts = 0, nil
+local function out(x)
+  if is_nil(x) then error("out(nil): records cannot be nil", 2) end
+  emit(cur_st, x, cur_ts)
+  OP_[0] = OPID_ -- the user function runs on
+end
+return function(st, v, ts, key)
+  local inst = insts[st]
+  local kid = intern(inst, key)
+  inst.kid = kid
+  inst.row[0] = C.weir_kstate_row(inst.kstate, kid)
+  local ctx = inst.kctx
+  ctx.ts, ctx.out_ts, ctx.key, ctx.domain = ts, ts, key, nil
+  cur_st, cur_ts = st, ts
+  CALL(v, ctx, out)
+end]],
+  -- a rolling aggregate (weir.keyed): per key the reduce of every record so far, emitted
+  rolling = [=[
+local f, objs, insts, intern, C, emit, NUMBER, LUA, full = ...
+local type = type
+return function(st, v, ts, key)
+  local inst = insts[st]
+  local r = C.weir_kstate_row_put(inst.kstate, intern(inst, key))
+  if r == nil then full() end
+  local kind = r[2]
+  local out = v
+  if kind ~= 0 then
+    out = CALL(kind == NUMBER and r[0] or inst.vals[r[3]], v)
+    if out == nil then error("the reduce function returned nil", 0) end
+  end
+  if type(out) == "number" then
+    if kind == LUA then inst.vals[r[3]] = nil end
+    r[0], r[2] = out, NUMBER
+  else
+    inst.vals[r[3]] = out
+    r[2] = LUA
+  end
+  return emit(st, out, ts)
+end]=],
   sink_fn = [[
 local f, objs, ctxs, out_n = ...
 return function(st, v, ts, key)
@@ -176,6 +218,7 @@ end]]
 -- signal's message (weir_op_slot): one store per operator call. Exchanges and fan-outs do
 -- not: they run no user code and call the next operator at once.
 local NAMES_OPERATOR = { map = true, filter = true, flat_map = true, process = true,
+  keyed_process = true, rolling = true,
   sink_fn = true, print = true, write_text = true, collect = true, generate = true }
 
 local function fanout_source(n)

@@ -218,6 +218,19 @@ local function analyse(job, info, th)
   -- a window operator's frames above: which (key, window), and which trigger or evictor method
   local node = info.node
   local inst = node and info.st and node.instances and node.instances[info.st + 1]
+  if inst and node.kind == "keyed_process" then
+    -- a keyed operator's timer (weir.keyed): its frame holds the domain, time and key id
+    for level = stop - 1, math.max(0, stop - MAX_SCAN), -1 do
+      local p = job.places[getinfo(th, level, "f").func]
+      if p and p.node == node and p.timer then
+        info.key, info.has_key = inst.keys[loc(th, level, p.kid)], true
+        info.timer = ("%s timer at %s"):format(loc(th, level, p.domain) == 0 and "event-time"
+          or "processing-time", format.value(loc(th, level, p.time)))
+        break
+      end
+    end
+    return
+  end
   if not (inst and node.kind == "window") then
     return
   end
@@ -288,7 +301,7 @@ function Job:error_handler()
         -- a half-found place would mislead
         info.node, info.st, info.key, info.has_key, info.window = nil, nil, nil, nil, nil
         info.fired_by, info.what, info.record, info.has_record = nil, nil, nil, nil
-        info.key_selector, info.routed_record = nil, nil
+        info.key_selector, info.routed_record, info.timer = nil, nil, nil
       end
     else
       local ok, tb = pcall(debug.traceback, info.text, 2)
@@ -332,7 +345,7 @@ end
 function Job:routable(info)
   return self.plan.env.on_error and not info.fatal and info.node and info.st
     and not info.key_selector and info.node.side
-    and (info.has_record or info.routed_record or info.window) and true
+    and (info.has_record or info.routed_record or info.window or info.timer) and true
 end
 
 ---Sends failure info to the on_error side output of its operator (or, when no one reads it,
@@ -344,6 +357,8 @@ function Job:route(info)
   local rec = { value = info.record, error = info.text, operator = node.label }
   if info.window then
     rec.key, rec.window = info.key, info.window
+  elseif info.timer then
+    rec.key, rec.timer = info.key, info.timer
   end
   local side = node.side[on_error.id]
   if side then
@@ -356,7 +371,8 @@ function Job:route(info)
     end
     C.weir_out_flush()
     local what = info.has_record and ("record " .. record_text(info.record)) or
-      ("key " .. record_text(info.key) .. ", window " .. tostring(info.window))
+      ("key " .. record_text(info.key) .. ", " .. (info.timer or ("window "
+        .. tostring(info.window))))
     io.stderr:write(("weir: %s: %s (%s; no one reads side output '%s')\n"):format(
       node.label, info.text, what, on_error.id))
   end
@@ -431,6 +447,9 @@ function Job:failure_text(info)
   end
   if info.window then
     text = text .. "\n  window: " .. tostring(info.window)
+  end
+  if info.timer then
+    text = text .. "\n  timer: " .. info.timer
   end
   if info.fired_by then
     text = text .. "\n  fired by: " .. info.fired_by

@@ -47,6 +47,8 @@ function M.label(node)
     kind = "print_to_err"
   elseif node.kind == "timestamps" then
     kind = "assign_timestamps_and_watermarks"
+  elseif node.kind == "rolling" then
+    kind = node.rolling_call
   elseif node.kind == "window" then
     kind = ("%s %s %s"):format(node.window_call, node.assigner.name, node.fn_kind)
   end

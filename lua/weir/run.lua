@@ -21,6 +21,7 @@ local failure = require("weir.failure")
 local exchange = require("weir.exchange")
 local sources = require("weir.sources")
 local timeflow = require("weir.timeflow")
+local keyed = require("weir.keyed")
 
 local M = {}
 
@@ -124,6 +125,10 @@ function Job:instantiate(node)
     self:instantiate_timestamps(node)
   elseif kind == "window" then
     self:instantiate_window(node)
+  elseif kind == "keyed_process" then
+    keyed.instantiate(self, node)
+  elseif kind == "rolling" then
+    keyed.instantiate_rolling(self, node)
   elseif kind == "sink" then
     self:instantiate_sink(node, f, rich)
   elseif kind == "source" then
@@ -216,6 +221,9 @@ function Job:open_functions()
     if obj and type(obj.open) == "function" then
       local rtc = setmetatable({ index = inst.index, p = node.parallelism,
         name = self.plan.job_name, maxp = node.max_parallelism or 128 }, RuntimeContext)
+      if node.kind == "keyed_process" then
+        rtc = keyed.open_context(inst, rtc, self) -- rt:value_state and the other state getters
+      end
       local ok, err = xpcall(obj.open, debug.traceback, obj, rtc)
       if not ok then
         job_error(("%s, subtask %d/%d: open: %s"):format(node.label, inst.index + 1,
@@ -394,6 +402,9 @@ function Job:metrics(figures)
       for _, what in ipairs(STATS) do
         t[what] = t[what] + ws[what]
       end
+      if ws.state_entries then -- keyed operators (weir.keyed): entries of keyed state
+        t.state_entries = (t.state_entries or 0) + ws.state_entries
+      end
     end
     m[node.label] = t
   end
@@ -463,6 +474,7 @@ function Job:start(opts)
   end
   self:open_sources(opts.clock)
   self:open_functions()
+  self:sync_wakeup() -- a processing-time timer open() made (a keyed operator's restore)
   local job = plan.env.job
   self.progress_on = job.progress and job.mode == "run"
   self.stall_ms = 30000

@@ -162,7 +162,7 @@ end
 function M.check_stalls(job, after)
   local now = job:now()
   for _, node in ipairs(job.timer_nodes) do
-    if node.assigner.is_event_time then
+    if node.assigner and node.assigner.is_event_time then -- keyed operators have none
       for _, inst in ipairs(node.instances) do
         if inst.stall_wm ~= inst.watermark then
           inst.stall_wm, inst.stall_since, inst.stall_records = inst.watermark, now,

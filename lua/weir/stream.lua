@@ -6,6 +6,7 @@ local watermarks = require("weir.watermarks")
 local windows = require("weir.windows")
 local triggers = require("weir.triggers")
 local evictors = require("weir.evictors")
+local rolling = require("weir.rolling")
 
 local M = {}
 
@@ -362,6 +363,25 @@ function Windowed:apply(fn)
   local f = user_fn("apply", fn, "apply")
   return window_node(self, "apply", fn, f)
 end
+
+-- Keyed operators (weir.keyed) ------------------------------------------------------------
+
+---keyed:process: a KeyedProcessFunction, with keyed state (open's rt) and timers.
+function Keyed:process(fn)
+  local f = user_fn("process", fn, "process")
+  if f.rich then
+    for _, m in ipairs({ "on_timer", "open", "close" }) do
+      if fn[m] ~= nil and type(fn[m]) ~= "function" then
+        util.build_error("process: '%s' must be a function", m)
+      end
+    end
+  end
+  return operator(self, "keyed_process", f)
+end
+
+rolling.install(Keyed, function(self, fields)
+  return operator(self, "rolling", fields)
+end, user_fn)
 
 -- Extension point: later modules (watermarks, windows) add methods to Stream and Keyed.
 M.add = add
