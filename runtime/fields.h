@@ -11,11 +11,38 @@
 
 #include "weir.h"
 
-/* A copy of f (the caller owns it; free with weir_fields_free). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { WR_FIELDS_WHY = 256 }; /* the room for a failure's message */
+
+/* A copy of f (the caller owns it; free with weir_fields_free): the layout and its format; a
+ * CSV header already read comes along. */
 weir_fields_t *wr_fields_copy(const weir_fields_t *f);
 /* The record size in bytes. */
 int32_t wr_fields_size(const weir_fields_t *f);
 /* weir_fields_parse with a size_t length. */
-int32_t wr_fields_parse(const weir_fields_t *f, const char *line, size_t len, void *out);
+int32_t wr_fields_parse(weir_fields_t *f, const char *line, size_t len, void *out);
+
+/* For the JSON filler (json.cc): the number of fields; the field called name (n bytes), trying
+ * hint first, or -1; begin clears which fields a line filled, end fails naming the first one
+ * not filled. The put functions store one JSON value into field i of rec; each fails (-1) with
+ * the message in the layout when the value does not fit the field, or the field was filled
+ * already; other names what the value is ("an object"). why sets the message; returns -1. */
+int32_t wr_fields_n(const weir_fields_t *f);
+int32_t wr_fields_lookup(const weir_fields_t *f, const char *name, size_t n, int32_t hint);
+void wr_fields_begin(weir_fields_t *f);
+int wr_fields_end(weir_fields_t *f);
+int wr_fields_put_number(weir_fields_t *f, int32_t i, double v, char *rec);
+int wr_fields_put_bool(weir_fields_t *f, int32_t i, int b, char *rec);
+int wr_fields_put_string(weir_fields_t *f, int32_t i, const char *p, size_t n, char *rec);
+int wr_fields_put_other(weir_fields_t *f, int32_t i, const char *got);
+int wr_fields_why(weir_fields_t *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -52,7 +52,7 @@ static weir_fields_t *all_layout(void)
     return f;
 }
 
-static int32_t parse(const weir_fields_t *f, const char *text, void *out)
+static int32_t parse(weir_fields_t *f, const char *text, void *out)
 {
     return weir_fields_parse(f, text, (int32_t)strlen(text), out);
 }
