@@ -104,7 +104,15 @@ local function number_text(v, path)
   if v == floor(v) and v > -2 ^ 53 and v < 2 ^ 53 then
     return format("%.0f", v)
   end
-  return format("%.17g", v)
+  -- the shortest of 15, 16 or 17 digits that reads back as v
+  local s = format("%.15g", v)
+  if tonumber(s) ~= v then
+    s = format("%.16g", v)
+    if tonumber(s) ~= v then
+      s = format("%.17g", v)
+    end
+  end
+  return s
 end
 
 local function key_before(a, b)
