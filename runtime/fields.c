@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "csv.h"
-#include "json.h"
 #include "mem.h"
 
 typedef struct field {

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* fields.h: lines of separated numbers parsed into fixed-size C records (the typed text path,
- * DESIGN.md "Records"). Pure: no I/O, no libuv, no Lua. The exported half (weir_fields_*) is in
- * weir_ffi.h; Lua builds a layout from a weir.record_type (offsets, kinds, size) and the text
- * sources copy it. */
+/* fields.h: lines parsed into fixed-size C records (the typed text path, DESIGN.md "Records"):
+ * separated numbers and strings (fields.c), JSON objects (json.cc, the module's C++ half: the
+ * door to simdjson, strict RFC 8259 with UTF-8 checked; a line simdjson rejects is read again
+ * by jansson only to word where and what was expected) and CSV rows (through csv.c). Pure: no
+ * I/O, no libuv, no Lua. The exported half (weir_fields_*, weir_json_*) is in weir_ffi.h; Lua
+ * builds a layout from a weir.record_type (offsets, kinds, sizes, names) and the text sources
+ * copy it. */
 #ifndef WR_FIELDS_H
 #define WR_FIELDS_H
 
@@ -40,6 +43,15 @@ int wr_fields_put_string(weir_fields_t *f, int32_t i, const char *p, size_t n, c
 int wr_fields_put_other(weir_fields_t *f, int32_t i, const char *got);
 int wr_fields_why(weir_fields_t *f, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* json.cc: a parser with its buffers (reused line after line). fill parses line (len bytes,
+ * not NUL-terminated) as one JSON object and stores its members into the fields of f with
+ * their names (members of other names are skipped; every field must be there, once): 0, or -1
+ * with the message in f (weir_fields_error). */
+typedef struct wr_json wr_json_t;
+wr_json_t *wr_json_new(void);
+void wr_json_free(wr_json_t *j);
+int wr_json_fill(wr_json_t *j, weir_fields_t *f, const char *line, size_t len, void *out);
 
 #ifdef __cplusplus
 }

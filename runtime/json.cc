@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
-// json.cc: weir's one C++ file, the door to simdjson (its DOM API, error codes only: no
-// exception leaves here). The line is copied into a buffer with simdjson's padding after it;
-// the parser and both buffers are reused line after line, so a parse allocates only when a
-// longer line or a bigger document comes. Invariant: every function of json.h and the
-// weir_json_* half of weir_ffi.h is noexcept and returns errors as values.
+// json.cc: the JSON half of the fields module (fields.h), weir's one C++ file: the door to
+// simdjson (its DOM API, error codes only: no exception leaves here). The line is copied into
+// a buffer with simdjson's padding after it; the parser and both buffers are reused line after
+// line, so a parse allocates only when a longer line or a bigger document comes. Invariant:
+// every wr_json_* function of fields.h and the weir_json_* half of weir_ffi.h returns errors as
+// values; the only exception simdjson may throw is std::bad_alloc, and weir's allocations
+// abort before that (mem.h).
 // weir.h (the FFI header) has no C++ guards of its own
 extern "C" {
 #include "weir.h"
 }
-
-#include "json.h"
 
 #include <jansson.h>
 

@@ -292,8 +292,9 @@ end
 
 ---A source fed from Lua: the REPL's :push and :feed (and weir repl --manual), one string
 ---record at a time, at the clock reading when it is pushed.
-function Env:manual()
-  return source(self, "manual", {})
+function Env:manual(opts)
+  opts = util.check_opts("manual", opts, RECORD_OPTS)
+  return source(self, "manual", record_opts("manual", opts, {}))
 end
 
 function Env:replay(path, opts)

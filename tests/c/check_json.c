@@ -8,7 +8,6 @@
 
 #include "check_support.h"
 #include "fields.h"
-#include "json.h"
 
 typedef struct click {
     char user[8]; /* string[7] */

@@ -14,7 +14,6 @@
 
 #include "fields.h"
 #include "fuzz_support.h"
-#include "json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
