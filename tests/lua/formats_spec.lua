@@ -105,7 +105,8 @@ end)
 
 spec.describe("format = \"json\" into typed records", function()
   it("fills fields by name, from a file (C) and from a replay (Lua)", function()
-    local text = '{"page":"/a","ts":5,"user":"ann","more":{"x":[1]}}\n{"user":"bob","ts":6.5,"page":""}\n'
+    local text = '{"page":"/a","ts":5,"user":"ann","more":{"x":[1]}}\n'
+      .. '{"user":"bob","ts":6.5,"page":""}\n'
     local want = { { "ann", 5, "/a" }, { "bob", 6.5, "" } }
     eq(run(text, { format = "json", record = click }, fields), want)
     eq(run(text, { format = "json", record = click }, fields, nil, "replay"), want)
