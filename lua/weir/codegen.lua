@@ -151,22 +151,24 @@ end]],
 -- into a fresh cdata (ct(buf[i])), so a record a user function keeps is never overwritten by
 -- the next batch. Lines of a typed text source that C did not parse (socket, replay, or a
 -- line C flagged malformed) are parsed here, by the same C function, straight into a record.
+-- new is ffi.new: a record type's __new (string fields: it checks what a user passes) has nothing
+-- to check in a copy C filled.
 TEMPLATES.records = [[
-local cast, ptr_t, ct, emit, progress = ...
+local cast, ptr_t, ct, emit, progress, new = ...
 return function(ptr, first, last)
   local buf = cast(ptr_t, ptr)
   for i = first, last do
     progress[2] = i
-    emit(0, ct(buf[i]), nil)
+    emit(0, new(ct, buf[i]), nil)
   end
 end]]
 TEMPLATES.record_lines = [[
-local C, ct, layout, emit, progress, malformed = ...
+local C, ct, layout, emit, progress, malformed, new = ...
 return function(events, i, j)
   for k = i, j - 1 do
     progress[1] = k
     local e = events[k]
-    local r = ct()
+    local r = new(ct)
     local rc = C.weir_fields_parse(layout, e.ptr, e.len, r)
     if rc == 0 then emit(0, r, nil) else malformed(e, rc) end
   end

@@ -205,13 +205,13 @@ end
 function Job:instantiate_record_source(node)
   local progress, ct = self.progress, node.record
   node.records = self:generate(node, "records", false, ffi.cast, ffi.typeof("const $ *", ct), ct,
-    node.emit, progress)
+    node.emit, progress, ffi.new)
   self.drivers[node.records] = node
   if not KINDS[node.source].records_only then
     local layout = records.layout(ct, node.separator, node.format, node.header)
     node.layout = layout
     node.lines = self:generate(node, "record_lines", false, C, ct, layout, node.emit, progress,
-      function(e, code) malformed_line(node, layout, e, code) end)
+      function(e, code) malformed_line(node, layout, e, code) end, ffi.new)
     self.drivers[node.lines] = node
   end
 end
