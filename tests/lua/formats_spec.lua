@@ -200,6 +200,13 @@ spec.describe("string fields of weir.record_type", function()
     raises(function() return c.nope end, "record fmt_click has no field nope")
     raises(function() weir.record_type("fmt_bad", { "string[0] s" }) end, "string[N]")
   end)
+  it("fill from typed text, a long piece is an error of the line", function()
+    local tag = weir.output_tag("sbad")
+    local got, errs = run("ann,1,/a\nbob,2,/long\n", { record = click }, fields,
+      { on_error = tag })
+    eq(got, { { "ann", 1, "/a" } })
+    eq(errs, { 'line 2: field 3 (page) is longer than 4 bytes or holds a NUL: "bob,2,/long"' })
+  end)
 end)
 
 spec.describe("JSON out: weir.json.encode, print and write_text", function()
