@@ -5,9 +5,13 @@
 -- parsing a line costs. bench/baseline/text.c parses the same file in plain C and aggregates;
 -- bench/run checks that both print the same line before it compares their times.
 --
---   weir run bench/text.lua -- FILE [match|find|c]
+--   weir run bench/text.lua -- FILE [match|find|c|json|json_lua]
 --
--- FILE holds line i (0-based) = "<i % 10000>,<floor(i / 10)>" (bench/run writes it with awk).
+-- FILE holds line i (0-based) = "<i % 10000>,<floor(i / 10)>" (bench/run writes it with awk);
+-- for json and json_lua it holds the same events as JSON lines,
+-- {"key":<i % 10000>,"ts":<floor(i / 10)>,"page":"/item/<i % 97>"}: "json" reads them with
+-- format = "json" into typed records (key, ts and a string page, parsed in C by simdjson),
+-- "json_lua" into Lua tables.
 -- "find" (the default, bench/run's text_lua) parses with string.find(line, ",", 1, true) and
 -- two string.sub + tonumber, which LuaJIT compiles; "match" with line:match("^(%d+),(%d+)$"),
 -- which it does not; "c" has weir parse the lines in C into typed records
@@ -25,8 +29,9 @@ local variant = weir.args[2] or "find"
 if not path then
   error("bench/text.lua: expected the path of the input file")
 end
-if variant ~= "match" and variant ~= "find" and variant ~= "c" then
-  error(("bench/text.lua: expected match, find or c, got %q"):format(variant))
+local VARIANTS = { match = true, find = true, c = true, json = true, json_lua = true }
+if not VARIANTS[variant] then
+  error(("bench/text.lua: expected match, find, c, json or json_lua, got %q"):format(variant))
 end
 
 local tonumber, find, sub = tonumber, string.find, string.sub
@@ -54,6 +59,15 @@ local events, event_key, event_ts
 if variant == "c" then
   local ev = weir.record_type("ev", { "int32_t key", "double ts" })
   events = env:read_text_file(path, { record = ev })
+  event_key = function(e) return e.key end
+  event_ts = function(e) return e.ts end
+elseif variant == "json" then
+  local click = weir.record_type("click", { "int32_t key", "double ts", "string page" })
+  events = env:read_text_file(path, { format = "json", record = click })
+  event_key = function(e) return e.key end
+  event_ts = function(e) return e.ts end
+elseif variant == "json_lua" then
+  events = env:read_text_file(path, { format = "json" })
   event_key = function(e) return e.key end
   event_ts = function(e) return e.ts end
 else

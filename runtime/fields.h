@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* fields.h: lines of separated numbers parsed into fixed-size C records (the typed text path,
- * DESIGN.md "Records"). Pure: no I/O, no libuv, no Lua. The exported half (weir_fields_*) is in
- * weir_ffi.h; Lua builds a layout from a weir.record_type (offsets, kinds, size) and the text
- * sources copy it. */
+/* fields.h: lines parsed into fixed-size C records (the typed text path, DESIGN.md "Records"):
+ * separated numbers and strings (fields.c), JSON objects (json.cc, the module's C++ half: the
+ * door to simdjson, strict RFC 8259 with UTF-8 checked; a line simdjson rejects is read again
+ * by jansson only to word where and what was expected) and CSV rows (through csv.c). Pure: no
+ * I/O, no libuv, no Lua. The exported half (weir_fields_*, weir_json_*) is in weir_ffi.h; Lua
+ * builds a layout from a weir.record_type (offsets, kinds, sizes, names) and the text sources
+ * copy it. */
 #ifndef WR_FIELDS_H
 #define WR_FIELDS_H
 
@@ -11,11 +14,47 @@
 
 #include "weir.h"
 
-/* A copy of f (the caller owns it; free with weir_fields_free). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { WR_FIELDS_WHY = 256 }; /* the room for a failure's message */
+
+/* A copy of f (the caller owns it; free with weir_fields_free): the layout and its format; a
+ * CSV header already read comes along. */
 weir_fields_t *wr_fields_copy(const weir_fields_t *f);
 /* The record size in bytes. */
 int32_t wr_fields_size(const weir_fields_t *f);
 /* weir_fields_parse with a size_t length. */
-int32_t wr_fields_parse(const weir_fields_t *f, const char *line, size_t len, void *out);
+int32_t wr_fields_parse(weir_fields_t *f, const char *line, size_t len, void *out);
+
+/* For the JSON filler (json.cc): the number of fields; the field called name (n bytes), trying
+ * hint first, or -1; begin clears which fields a line filled, end fails naming the first one
+ * not filled. The put functions store one JSON value into field i of rec; each fails (-1) with
+ * the message in the layout when the value does not fit the field, or the field was filled
+ * already; other names what the value is ("an object"). why sets the message; returns -1. */
+int32_t wr_fields_n(const weir_fields_t *f);
+int32_t wr_fields_lookup(const weir_fields_t *f, const char *name, size_t n, int32_t hint);
+void wr_fields_begin(weir_fields_t *f);
+int wr_fields_end(weir_fields_t *f);
+int wr_fields_put_number(weir_fields_t *f, int32_t i, double v, char *rec);
+int wr_fields_put_bool(weir_fields_t *f, int32_t i, int b, char *rec);
+int wr_fields_put_string(weir_fields_t *f, int32_t i, const char *p, size_t n, char *rec);
+int wr_fields_put_other(weir_fields_t *f, int32_t i, const char *got);
+int wr_fields_why(weir_fields_t *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* json.cc: a parser with its buffers (reused line after line). fill parses line (len bytes,
+ * not NUL-terminated) as one JSON object and stores its members into the fields of f with
+ * their names (members of other names are skipped; every field must be there, once): 0, or -1
+ * with the message in f (weir_fields_error). */
+typedef struct wr_json wr_json_t;
+wr_json_t *wr_json_new(void);
+void wr_json_free(wr_json_t *j);
+int wr_json_fill(wr_json_t *j, weir_fields_t *f, const char *line, size_t len, void *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

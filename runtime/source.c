@@ -134,7 +134,7 @@ int wr_source_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof
 }
 
 int wr_source_emit_fields(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof,
-                        const weir_fields_t *fields, char *buf, int32_t cap, int32_t *used)
+                        weir_fields_t *fields, char *buf, int32_t cap, int32_t *used)
 {
     size_t size = (size_t)wr_fields_size(fields);
     weir_event_t *run = NULL; /* the RECORDS event the next parsed line may extend */

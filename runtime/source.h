@@ -42,10 +42,11 @@ int wr_source_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof
  * next record of buf (room for cap records of wr_fields_size(fields) bytes; *used of them are
  * taken by this poll and not yet read by Lua, counted up here). Consecutive parsed lines go
  * out as one WEIR_EV_RECORDS run; a line that does not parse goes out as a WEIR_EV_LINE
- * flagged WEIR_LINE_MALFORMED, so Lua can name it. At most rt's batch size of records per
+ * flagged WEIR_LINE_MALFORMED, so Lua can name it (a CSV header line too: Lua's own layout reads
+ * it). At most rt's batch size of records per
  * poll. Returns as wr_source_emit_text (0 also when buf or the batch's record budget is full). */
 int wr_source_emit_fields(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof,
-                          const weir_fields_t *fields, char *buf, int32_t cap, int32_t *used);
+                          weir_fields_t *fields, char *buf, int32_t cap, int32_t *used);
 /* Appends END(flags) and marks s ended; returns 0 if the batch is full (try again later). */
 int wr_source_emit_end(weir_rt_t *rt, wr_source_t *s, int32_t flags);
 

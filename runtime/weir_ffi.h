@@ -48,11 +48,20 @@ enum {
     WEIR_FIELD_FLOAT = 7,
     WEIR_FIELD_DOUBLE = 8,
     WEIR_FIELD_BOOL = 9,
+    WEIR_FIELD_STRING = 10, /* char[bytes]: at most bytes - 1 bytes, NUL-padded */
+
+    /* weir_fields_set_format: what one line is */
+    WEIR_FORMAT_TEXT = 0, /* fields cut at the separator, in declaration order */
+    WEIR_FORMAT_JSON = 1, /* one JSON object, fields by name */
+    WEIR_FORMAT_CSV = 2,  /* one RFC 4180 row, fields in order or by the header's names */
 
     /* weir_fields_parse failures, in the low byte of its result */
     WEIR_FIELDS_COUNT = 1,  /* the line has another number of fields (high bits: how many) */
     WEIR_FIELDS_NUMBER = 2, /* a field is not a number of its kind (high bits: which, 1-based) */
     WEIR_FIELDS_RANGE = 3,  /* a number does not fit its field's type (high bits: which) */
+    WEIR_FIELDS_STRING = 4, /* a string field is longer than its bound or holds a NUL (which) */
+    WEIR_FIELDS_FORMAT = 5, /* a JSON or CSV line does not fit: weir_fields_error says why */
+    WEIR_FIELDS_HEADER = 6, /* not a record: the CSV header line, read into the layout */
     WEIR_FIELDS_N_MAX = 8388607, /* the high bits saturate here (2^23 - 1): "that many or more" */
 
     /* weir_rt_new clock kinds */
@@ -428,7 +437,54 @@ double weir_slices_gather(const weir_slices_t *t, const int32_t *keys, int32_t n
 weir_fields_t *weir_fields_new(int32_t size, int32_t separator);
 void weir_fields_free(weir_fields_t *f);
 int weir_fields_add(weir_fields_t *f, int32_t kind, int32_t offset);
-int32_t weir_fields_parse(const weir_fields_t *f, const char *line, int32_t len, void *out);
+/* add with a name (JSON keys, CSV header names) and, for WEIR_FIELD_STRING, the array's bytes
+ * (at least 2); other kinds ignore bytes. set_format makes lines JSON or CSV (every field must
+ * have a name; header only for CSV: the first line parsed names the columns, and parse returns
+ * WEIR_FIELDS_HEADER for it). A failure of a JSON or CSV line (WEIR_FIELDS_FORMAT) leaves its
+ * message ("column 7: ...") for weir_fields_error until the next parse. */
+int weir_fields_add_named(weir_fields_t *f, int32_t kind, int32_t offset, int32_t bytes,
+                          const char *name);
+int weir_fields_set_format(weir_fields_t *f, int32_t format, int32_t header);
+const char *weir_fields_error(const weir_fields_t *f);
+int32_t weir_fields_parse(weir_fields_t *f, const char *line, int32_t len, void *out);
+
+/* JSON into Lua values (json.cc): decode parses one JSON text into a tape of tokens in
+ * preorder -- a scalar is one token; an array is a token with len = its elements, followed by
+ * them; an object a token with len = its members, followed by key (a STRING token) and value
+ * for each -- and returns the number of tokens, or -1 (the message, "column 7: ...", from
+ * weir_json_error). The tape and its strings (which may hold NUL bytes) live until the next
+ * decode or free. */
+enum {
+    WEIR_JSON_NULL = 0,
+    WEIR_JSON_FALSE = 1,
+    WEIR_JSON_TRUE = 2,
+    WEIR_JSON_NUMBER = 3,
+    WEIR_JSON_STRING = 4,
+    WEIR_JSON_ARRAY = 5,
+    WEIR_JSON_OBJECT = 6
+};
+typedef struct weir_json_tok {
+    int32_t kind;
+    int32_t len;
+    double num;
+    const char *str;
+} weir_json_tok_t;
+typedef struct wr_json weir_json_t; /* opaque */
+weir_json_t *weir_json_new(void);
+void weir_json_free(weir_json_t *j);
+int32_t weir_json_decode(weir_json_t *j, const char *line, int32_t len);
+const weir_json_tok_t *weir_json_tape(const weir_json_t *j);
+const char *weir_json_error(const weir_json_t *j);
+
+/* CSV rows (csv.c): split cuts one line at sep by RFC 4180 (quoted fields, "" for a quote in
+ * one) and returns the number of fields, or -1 (the message from weir_csv_error). Field i is
+ * got with weir_csv_get(c, i, &len), valid until the next split or free. */
+typedef struct wr_csv weir_csv_t; /* opaque */
+weir_csv_t *weir_csv_new(int32_t sep);
+void weir_csv_free(weir_csv_t *c);
+int32_t weir_csv_split(weir_csv_t *c, const char *line, int32_t len);
+const char *weir_csv_get(const weir_csv_t *c, int32_t i, int32_t *len);
+const char *weir_csv_error(const weir_csv_t *c);
 
 const char *weir_version(void);
 const char *weir_strerror(int code);

@@ -12,10 +12,10 @@ secs=${1:-60}
 [ $# -gt 0 ] && shift
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(lines fields keygroup timers duration replay)
+  targets=(lines fields json csv keygroup timers duration replay)
 fi
 
-cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DWEIR_FUZZ=ON -DWEIR_WERROR=ON >/dev/null
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DWEIR_FUZZ=ON -DWEIR_WERROR=ON >/dev/null
 cmake --build build-fuzz -j"$(nproc)" >/dev/null
 
 scratch=$(mktemp -d)

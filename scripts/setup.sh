@@ -11,9 +11,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Installing it replaces libluajit-5.1-dev.
 # clang and libclang-rt-14-dev (libFuzzer's runtime, only recommended by clang) build tests/fuzz
 # librsvg2-bin (rsvg-convert): tests/cli/timeline.sh renders weir timeline's SVG to PNG
+# g++ and libsimdjson-dev: the JSON format's parser (runtime/json.cc); libjansson-dev: the
+# messages of the JSON lines it rejects
 WEIR_PACKAGES=(gcc cmake pkg-config libluajit2-5.1-dev libuv1-dev libedit-dev check lua-lpeg
   lua-check clang libclang-rt-14-dev
-  librsvg2-bin)
+  librsvg2-bin
+  g++
+  libsimdjson-dev
+  libjansson-dev)
 missing=()
 for p in "${WEIR_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -101,11 +101,11 @@ return function(st, v, ts, key)
   CALL(v, ctx)
 end]],
   print = [[
-local C, fmt, prefixes, fd, out_n, failed = ...
+local C, fmt, prefixes, fd, out_n, failed, all = ...
 local type = type
 return function(st, v, ts, key)
   out_n[1] = out_n[1] + 1
-  if type(v) ~= "string" then v = fmt(v) end
+  if all or type(v) ~= "string" then v = fmt(v) end
   local p = prefixes[st]
   if #p > 0 then C.weir_out_write(fd, p, #p) end
   C.weir_out_write(fd, v, #v)
@@ -113,11 +113,11 @@ return function(st, v, ts, key)
   if C.weir_out_write(fd, "\n", 1) ~= 0 then failed() end
 end]],
   write_text = [[
-local files, fmt, out_n, failed = ...
+local files, fmt, out_n, failed, all = ...
 local type = type
 return function(st, v, ts, key)
   out_n[1] = out_n[1] + 1
-  if type(v) ~= "string" then v = fmt(v) end
+  if all or type(v) ~= "string" then v = fmt(v) end
   local ok, err = files[st]:write(v, "\n")
   if not ok then failed(st, err) end
 end]],
@@ -193,24 +193,38 @@ end]],
 -- into a fresh cdata (ct(buf[i])), so a record a user function keeps is never overwritten by
 -- the next batch. Lines of a typed text source that C did not parse (socket, replay, or a
 -- line C flagged malformed) are parsed here, by the same C function, straight into a record.
+-- new is ffi.new: a record type's __new (string fields: it checks what a user passes) has nothing
+-- to check in a copy C filled.
 TEMPLATES.records = [[
-local cast, ptr_t, ct, emit, progress = ...
+local cast, ptr_t, ct, emit, progress, new = ...
 return function(ptr, first, last)
   local buf = cast(ptr_t, ptr)
   for i = first, last do
     progress[2] = i
-    emit(0, ct(buf[i]), nil)
+    emit(0, new(ct, buf[i]), nil)
   end
 end]]
 TEMPLATES.record_lines = [[
-local C, ct, layout, emit, progress, malformed = ...
+local C, ct, layout, emit, progress, malformed, new = ...
 return function(events, i, j)
   for k = i, j - 1 do
     progress[1] = k
     local e = events[k]
-    local r = ct()
-    if C.weir_fields_parse(layout, e.ptr, e.len, r) ~= 0 then malformed(e) end
-    emit(0, r, nil)
+    local r = new(ct)
+    local rc = C.weir_fields_parse(layout, e.ptr, e.len, r)
+    if rc == 0 then emit(0, r, nil) else malformed(e, rc) end
+  end
+end]]
+-- Lines of a JSON or CSV source into Lua tables (weir.json, weir.csv): decode gives true and
+-- the value, false for a line that is no record (a CSV header), or nil and why.
+TEMPLATES.decoded_lines = [[
+local decode, emit, progress, malformed = ...
+return function(events, i, j)
+  for k = i, j - 1 do
+    progress[1] = k
+    local e = events[k]
+    local ok, v = decode(e.ptr, e.len)
+    if ok then emit(0, v, nil) elseif ok == nil then malformed(e, v) end
   end
 end]]
 

@@ -161,27 +161,44 @@ local function text_opts(call, opts, extra)
   return opts
 end
 
-local RECORD_OPTS = { record = true, separator = true }
+local RECORD_OPTS = { record = true, separator = true, format = true, header = true }
+local FORMATS = { text = true, json = true, csv = true }
 
----The typed text options of a text source: `record` (a weir.record_type) and `separator` (one
----byte, default ","). Sets fields.record and fields.separator; returns fields.
+---The record options of a text source (API.md, Formats): `format` ("text" default, "json",
+---"csv"), `record` (a weir.record_type; text needs it to be typed at all), `separator` (one
+---byte, default ","; text with a record, and csv) and `header` (csv). Sets fields.record,
+---fields.separator, fields.format (nil for plain text lines) and fields.header; returns fields.
 local function record_opts(call, opts, fields)
-  if opts.record == nil then
+  local fmt = opts.format
+  if fmt ~= nil and not FORMATS[fmt] then
+    util.build_error("%s: format must be \"text\", \"json\" or \"csv\", got %s", call,
+      type(fmt) == "string" and ("%q"):format(fmt) or tostring(fmt))
+  end
+  fmt = fmt ~= "text" and fmt or nil
+  if opts.header ~= nil and (fmt ~= "csv" or type(opts.header) ~= "boolean") then
+    util.build_error("%s: header (true or false) is an option of format = \"csv\"", call)
+  end
+  if opts.record == nil and fmt == nil then
     if opts.separator ~= nil then
       util.build_error("%s: separator needs the record option", call)
     end
     return fields
   end
-  if not records.info(opts.record) then
+  if opts.record ~= nil and not records.info(opts.record) then
     util.build_error("%s: record must be a type from weir.record_type, got %s", call,
       tostring(opts.record))
   end
+  if fmt == "json" and opts.separator ~= nil then
+    util.build_error("%s: separator is not an option of format = \"json\"", call)
+  end
   local sep = opts.separator or ","
-  if type(sep) ~= "string" or #sep ~= 1 then
-    util.build_error("%s: separator must be a string of one byte, got %s", call,
+  if type(sep) ~= "string" or #sep ~= 1 or (fmt == "csv" and sep == '"') then
+    util.build_error("%s: separator must be a string of one byte%s, got %s", call,
+      fmt == "csv" and " other than the quote" or "",
       type(sep) == "string" and ("%q"):format(sep) or tostring(sep))
   end
-  fields.record, fields.separator = opts.record, sep
+  fields.record, fields.separator, fields.format = opts.record, sep, fmt
+  fields.header = opts.header == true
   return fields
 end
 
@@ -209,7 +226,7 @@ function Env:socket_text_stream(host, port, opts)
       tostring(port))
   end
   opts = text_opts("socket_text_stream", opts,
-    { max_retry = true, record = true, separator = true })
+    { max_retry = true, record = true, separator = true, format = true, header = true })
   local retry = opts.max_retry or 0
   if type(retry) ~= "number" or retry ~= math.floor(retry) or retry < -1
       or retry > INT32_MAX then
@@ -275,15 +292,17 @@ end
 
 ---A source fed from Lua: the REPL's :push and :feed (and weir repl --manual), one string
 ---record at a time, at the clock reading when it is pushed.
-function Env:manual()
-  return source(self, "manual", {})
+function Env:manual(opts)
+  opts = util.check_opts("manual", opts, RECORD_OPTS)
+  return source(self, "manual", record_opts("manual", opts, {}))
 end
 
-function Env:replay(path)
+function Env:replay(path, opts)
   if type(path) ~= "string" or path == "" then
     util.build_error("replay: expected a path")
   end
-  return source(self, "replay", { path = path })
+  opts = util.check_opts("replay", opts, RECORD_OPTS)
+  return source(self, "replay", record_opts("replay", opts, { path = path }))
 end
 
 ---What the window operators held when the job ended (see Job:metrics), or nil before; .memory

@@ -364,16 +364,18 @@ function Job:route(info)
   if side then
     side(st, rec, nil)
   else
-    if info.has_record then
+    if info.has_record or info.routed_record then
       self.unread_errors = self.unread_errors + 1
     else
       self.unread_fires = self.unread_fires + 1
     end
     C.weir_out_flush()
-    local what = info.has_record and ("record " .. record_text(info.record)) or
+    -- a routed record (a line a source could not parse) is in the message already
+    local what = info.has_record and ("record " .. record_text(info.record) .. "; ") or
+      info.routed_record and "" or
       ("key " .. record_text(info.key) .. ", " .. (info.timer or ("window "
-        .. tostring(info.window))))
-    io.stderr:write(("weir: %s: %s (%s; no one reads side output '%s')\n"):format(
+        .. tostring(info.window))) .. "; ")
+    io.stderr:write(("weir: %s: %s (%sno one reads side output '%s')\n"):format(
       node.label, info.text, what, on_error.id))
   end
 end

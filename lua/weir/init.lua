@@ -41,6 +41,12 @@ M.record_type = require("weir.records").record_type
 M.nexmark = { bid = require("weir.records").nexmark_bid }
 
 M.format = require("weir.format").value
+
+---weir.json: encode(v) -> JSON text, decode(s) -> value (or nil, message), null (API.md,
+---Formats).
+local json = require("weir.json")
+M.json = { encode = json.encode, decode = json.decode, null = json.null }
+M.null = json.null
 M.duration = require("weir.duration").parse
 
 return M

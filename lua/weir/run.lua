@@ -11,6 +11,7 @@
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local format = require("weir.format")
+local json = require("weir.json")
 local util = require("weir.util")
 local windowing = require("weir.windowing")
 local status = require("weir.status")
@@ -174,8 +175,8 @@ function Job:instantiate_sink(node, f, rich)
     local function failed()
       job_error(("%s: %s"):format(node.label, out_error_text(node.fd, C.weir_out_error(node.fd))))
     end
-    node.push = self:generate(node, "print", false, C, format.value, prefixes, node.fd,
-      self.out_count, failed)
+    node.push = self:generate(node, "print", false, C, node.json and json.encode or format.value,
+      prefixes, node.fd, self.out_count, failed, node.json)
   elseif s == "fn" then
     node.push = self:generate(node, "sink_fn", rich, f, node.objs, node.ctxs, self.out_count)
   elseif s == "collect" then
@@ -188,8 +189,8 @@ function Job:instantiate_sink(node, f, rich)
     local function failed(st, err)
       job_error(("%s: cannot write %s: %s"):format(node.label, paths[st], tostring(err)))
     end
-    node.push = self:generate(node, "write_text", false, files, format.value, self.out_count,
-      failed)
+    node.push = self:generate(node, "write_text", false, files,
+      node.json and json.encode or format.value, self.out_count, failed, node.json)
   end
 end
 

@@ -12,6 +12,8 @@ local duration = require("weir.duration")
 local util = require("weir.util")
 local codegen = require("weir.codegen")
 local failure = require("weir.failure")
+local json = require("weir.json")
+local csv = require("weir.csv")
 
 local M = {}
 local Job = {}
@@ -31,8 +33,28 @@ local function check_id(job, id, what)
   return id
 end
 
--- The driver of an untyped text source: one Lua string per line.
+---The error of a line that does not parse: line number, what is wrong and the line (cut).
+local function line_error(node, e, what)
+  local line = ffi.string(e.ptr, e.len)
+  local shown = line
+  if #shown > RECORD_CUT then
+    shown = shown:sub(1, RECORD_CUT) .. "..."
+  end
+  node.bad_line = line -- for the error handler: the record that failed
+  error(("line %d: %s: %s"):format(e.index, what,
+    (("%q"):format(shown):gsub("\\\n", "\\n"))), 0)
+end
+
+-- The driver of an untyped text source: one Lua string per line; with format json or csv one
+-- Lua value per line (weir.json, weir.csv).
 local function text_driver(job, node)
+  if node.format then
+    local decode = node.format == "json" and json.decoder()
+      or csv.decoder(node.separator, node.header)
+    node.lines = job:generate(node, "decoded_lines", false, decode, node.emit, job.progress,
+      function(e, why) line_error(node, e, why) end)
+    return node.lines
+  end
   node.lines = job:generate(node, "lines", false, ffi.string, node.emit, job.progress)
   return node.lines
 end
@@ -138,17 +160,22 @@ KINDS.replay = {
   end,
 }
 
----The error for a line of a typed text source that does not parse: line number, field (number
----and name) and the line itself. Not per record: only a failing line gets here.
-local function malformed_line(node, layout, e)
+---The error for a line of a typed text source that does not parse (code: weir_fields_parse's
+---result): line number, field (number and name) and the line itself; for JSON and CSV the
+---layout's message. A CSV header line is no error: it returns. Not per record: only a failing
+---line gets here.
+local function malformed_line(node, layout, e, code)
   local info = records.info(node.record)
-  local line = ffi.string(e.ptr, e.len)
-  local code = C.weir_fields_parse(layout, e.ptr, e.len, node.record())
   local reason, n = code % 256, math.floor(code / 256)
+  if reason == tonumber(C.WEIR_FIELDS_HEADER) then
+    return
+  elseif reason == tonumber(C.WEIR_FIELDS_FORMAT) then
+    return line_error(node, e, ffi.string(C.weir_fields_error(layout)))
+  end
   local what
   if reason == tonumber(C.WEIR_FIELDS_COUNT) then
     if n == tonumber(C.WEIR_FIELDS_N_MAX) then -- saturated: count the separators here
-      local sep = node.separator:byte()
+      local line, sep = ffi.string(e.ptr, e.len), node.separator:byte()
       n = 1
       for i = 1, #line do
         if line:byte(i) == sep then n = n + 1 end
@@ -161,6 +188,8 @@ local function malformed_line(node, layout, e)
     what = ("field %d (%s) "):format(n, info.names[n])
     if reason == tonumber(C.WEIR_FIELDS_RANGE) then
       what = what .. "is out of range for " .. t
+    elseif reason == tonumber(C.WEIR_FIELDS_STRING) then
+      what = what .. ("is longer than %d bytes or holds a NUL"):format(info.bounds[n])
     elseif t == "bool" then
       what = what .. "is not true, false, 1 or 0"
     elseif t == "float" or t == "double" then
@@ -169,26 +198,20 @@ local function malformed_line(node, layout, e)
       what = what .. "is not an integer"
     end
   end
-  local shown = line
-  if #shown > RECORD_CUT then
-    shown = shown:sub(1, RECORD_CUT) .. "..."
-  end
-  node.bad_line = line -- for the error handler: the record that failed
-  error(("line %d: %s: %s"):format(e.index, what,
-    (("%q"):format(shown):gsub("\\\n", "\\n"))), 0)
+  return line_error(node, e, what)
 end
 
 ---The drivers of a typed source (node.record): C records, and lines parsed here.
 function Job:instantiate_record_source(node)
   local progress, ct = self.progress, node.record
   node.records = self:generate(node, "records", false, ffi.cast, ffi.typeof("const $ *", ct), ct,
-    node.emit, progress)
+    node.emit, progress, ffi.new)
   self.drivers[node.records] = node
   if not KINDS[node.source].records_only then
-    local layout = records.layout(ct, node.separator)
+    local layout = records.layout(ct, node.separator, node.format, node.header)
     node.layout = layout
     node.lines = self:generate(node, "record_lines", false, C, ct, layout, node.emit, progress,
-      function(e) malformed_line(node, layout, e) end)
+      function(e, code) malformed_line(node, layout, e, code) end, ffi.new)
     self.drivers[node.lines] = node
   end
 end

@@ -165,26 +165,45 @@ local function sink(self, kind, fields)
   return setmetatable({ env = self.env, node = node }, Sink)
 end
 
-function Stream:print(id)
-  if id ~= nil and type(id) ~= "string" then
-    util.build_error("print: the sink identifier must be a string")
+local SINK_FORMATS = { text = false, json = true }
+
+---The options of a print sink: its identifier (a string), or { id = ..., format = ... }.
+local function print_opts(call, opts, fd)
+  local fields = { fd = fd }
+  if type(opts) == "table" then
+    opts = util.check_opts(call, opts, { id = true, format = true })
+    fields.print_id = opts.id
+    if opts.format ~= nil and SINK_FORMATS[opts.format] == nil then
+      util.build_error("%s: format must be \"text\" or \"json\"", call)
+    end
+    fields.json = SINK_FORMATS[opts.format] or false
+  else
+    fields.print_id = opts
   end
-  return sink(self, "print", { print_id = id, fd = 1 })
+  if fields.print_id ~= nil and type(fields.print_id) ~= "string" then
+    util.build_error("%s: the sink identifier must be a string", call)
+  end
+  return fields
 end
 
-function Stream:print_to_err(id)
-  if id ~= nil and type(id) ~= "string" then
-    util.build_error("print_to_err: the sink identifier must be a string")
-  end
-  return sink(self, "print", { print_id = id, fd = 2 })
+function Stream:print(opts)
+  return sink(self, "print", print_opts("print", opts, 1))
+end
+
+function Stream:print_to_err(opts)
+  return sink(self, "print", print_opts("print_to_err", opts, 2))
 end
 
 function Stream:write_text(path, opts)
   if type(path) ~= "string" or path == "" then
     util.build_error("write_text: expected a path")
   end
-  opts = util.check_opts("write_text", opts, { overwrite = true })
-  return sink(self, "write_text", { path = path, overwrite = opts.overwrite and true or false })
+  opts = util.check_opts("write_text", opts, { overwrite = true, format = true })
+  if opts.format ~= nil and SINK_FORMATS[opts.format] == nil then
+    util.build_error("write_text: format must be \"text\" or \"json\"")
+  end
+  return sink(self, "write_text", { path = path, overwrite = opts.overwrite and true or false,
+    json = SINK_FORMATS[opts.format] or false })
 end
 
 function Stream:sink(fn)

@@ -52,7 +52,7 @@ static weir_fields_t *all_layout(void)
     return f;
 }
 
-static int32_t parse(const weir_fields_t *f, const char *text, void *out)
+static int32_t parse(weir_fields_t *f, const char *text, void *out)
 {
     return weir_fields_parse(f, text, (int32_t)strlen(text), out);
 }
@@ -214,6 +214,29 @@ START_TEST(test_layouts_reject_fields_that_do_not_fit)
 }
 END_TEST
 
+START_TEST(test_string_fields_take_the_piece_as_it_is)
+{
+    typedef struct named {
+        char s[5];
+        int32_t n;
+    } named_t;
+    weir_fields_t *f = weir_fields_new((int32_t)sizeof(named_t), ';');
+    ck_assert_int_eq(weir_fields_add_named(f, WEIR_FIELD_STRING, offsetof(named_t, s), 5, "s"), 0);
+    ck_assert_int_eq(weir_fields_add_named(f, WEIR_FIELD_INT32, offsetof(named_t, n), 0, "n"), 0);
+    named_t r;
+    memset(&r, 0x5a, sizeof r);
+    ck_assert_int_eq(parse(f, " ab ; 7", &r), 0);
+    ck_assert_str_eq(r.s, " ab "); /* not trimmed, NUL-padded */
+    ck_assert_int_eq(r.s[4], 0);
+    ck_assert_int_eq(r.n, 7);
+    ck_assert_int_eq(parse(f, ";1", &r), 0);
+    ck_assert_str_eq(r.s, "");
+    ck_assert_int_eq(parse(f, "abcde;1", &r), WEIR_FIELDS_STRING | 1 << 8);
+    ck_assert_int_eq(weir_fields_parse(f, "a\0b;1", 5, &r), WEIR_FIELDS_STRING | 1 << 8);
+    weir_fields_free(f);
+}
+END_TEST
+
 static Suite *fields_suite(void)
 {
     Suite *s = suite_create("fields");
@@ -227,6 +250,7 @@ static Suite *fields_suite(void)
         {"out_of_range", test_integers_out_of_their_type_are_range_errors},
         {"stops_at_len", test_parse_stops_at_len},
         {"layout_checks", test_layouts_reject_fields_that_do_not_fit},
+        {"string_fields", test_string_fields_take_the_piece_as_it_is},
     };
     add_cases(s, cases, sizeof cases / sizeof cases[0]);
     return s;

@@ -37,4 +37,8 @@ it("util.is_nil equals v == nil for records of every kind", function()
   end
 end)
 
+it("has the C size for weir_json_tok_t", function()
+  eq(ffi.sizeof("weir_json_tok_t"), 24)
+end)
+
 spec.finish()
