@@ -292,6 +292,32 @@ size_t wr_timers_count(const wr_timers_t *t, int domain)
     return t->dom[domain].len;
 }
 
+static int entry_order(const void *a, const void *b)
+{
+    const wr_timers_entry_t *x = a;
+    const wr_timers_entry_t *y = b;
+    return before(x, y) ? -1 : before(y, x) ? 1 : 0;
+}
+
+/* A copy of the heap, sorted: (time, seq) is a total order, so the list is the pop order. */
+size_t wr_timers_list(const wr_timers_t *t, int domain, wr_timer_t *out, size_t max)
+{
+    assert(domain >= 0 && domain < WR_TIMERS_DOMAINS);
+    const wr_timers_domain_t *d = &t->dom[domain];
+    if (d->len == 0 || max == 0) {
+        return d->len;
+    }
+    wr_timers_entry_t *copy = wr_xreallocarray(NULL, d->len, sizeof *copy);
+    memcpy(copy, d->heap, d->len * sizeof *copy);
+    qsort(copy, d->len, sizeof *copy, entry_order);
+    size_t n = d->len < max ? d->len : max;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = d->nodes[copy[i].node];
+    }
+    wr_free(copy);
+    return d->len;
+}
+
 /* --- FFI --------------------------------------------------------------------------------- */
 
 struct weir_timers {
@@ -373,6 +399,25 @@ double weir_timers_next(const weir_timers_t *ft, int32_t domain)
         return NAN;
     }
     return wr_ms_to_double(wr_timers_next(&ft->t, domain));
+}
+
+int32_t weir_timers_list(const weir_timers_t *ft, int32_t domain, weir_timer_t *out, int32_t max)
+{
+    if (domain < 0 || domain >= WR_TIMERS_DOMAINS || max < 0) {
+        return WEIR_EINVAL;
+    }
+    size_t want = (size_t)max;
+    wr_timer_t *got = want ? wr_xreallocarray(NULL, want, sizeof *got) : NULL;
+    size_t all = wr_timers_list(&ft->t, domain, got, want);
+    size_t n = all < want ? all : want;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = (weir_timer_t){.time_ms = wr_ms_to_double(got[i].time_ms),
+                                .key = wr_ms_to_double(got[i].key),
+                                .start = wr_ms_to_double(got[i].start),
+                                .stop = wr_ms_to_double(got[i].stop)};
+    }
+    wr_free(got);
+    return (int32_t)all;
 }
 
 int32_t weir_timers_count(const weir_timers_t *ft, int32_t domain)

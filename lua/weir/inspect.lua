@@ -24,9 +24,9 @@ function M.windows(job, key, say)
       for _, w in ipairs(sub.windows or {}) do
         if not key or key == "" or format.value(w.key) == key then
           any = true
-          say(("%s subtask %d: key %s window %s: %d element(s), waits for %s"):format(op.label,
+          say(("%s subtask %d: key %s window %s: %d element(s), %s"):format(op.label,
             sub.index + 1, format.value(w.key), tostring(w.window), w.elements,
-            status.wm_text(w.waits_for)))
+            status.waits_text(w)))
         end
       end
     end

@@ -21,6 +21,20 @@ local function wm_text(w)
 end
 M.wm_text = wm_text
 
+---What a window waits for (weir.windowing.windows' waits), after "N element(s), ".
+function M.waits_text(w)
+  local x = w.waits
+  if not x or x.what == "watermark" or x.what == "processing time" then
+    return "waits for " .. wm_text(w.waits_for)
+  elseif x.what == "cleanup" then
+    return ("%s, kept for late records until the watermark reaches %s"):format(
+      w.fired and "fired" or "past its end", wm_text(x.time))
+  elseif x.what == "count" then
+    return ("waits for a count of %d (%d so far)"):format(x.count, x.have)
+  end
+  return "waits for its trigger (no timer)"
+end
+
 ---The upstream end of input channel ch of a subtask: label, its subtask index, and whether
 ---it is a side output.
 local function channel_source(node, inst, ch)
@@ -106,8 +120,8 @@ function M.text(s)
             out[#out + 1] = ("      ... and %d more"):format(#sub.windows - MAX_WINDOWS)
             break
           end
-          out[#out + 1] = ("      key %s window %s: %d element(s), waits for %s"):format(
-            format.value(w.key), tostring(w.window), w.elements, wm_text(w.waits_for))
+          out[#out + 1] = ("      key %s window %s: %d element(s), %s"):format(
+            format.value(w.key), tostring(w.window), w.elements, M.waits_text(w))
         end
       end
     end
