@@ -55,7 +55,7 @@ end
 ---Runs records through key_by(e[1]) + window(assigner) + configure(windowed) (default: process
 ---with M.show) and returns what the window function emitted, the late side output, and env.
 ---opts: env (weir.env options), lateness, trigger, evictor, fast (false: the general operator
----even for the fast operator's shapes), each(e) (called with each record before the
+---even for the fast operator's shapes), each(e, env) (called with each record before the
 ---timestamps), finish(result) (before execute).
 function M.run(records, assigner, configure, opts)
   opts = opts or {}
@@ -64,7 +64,7 @@ function M.run(records, assigner, configure, opts)
   local s = env:from_collection(records)
   if opts.each then
     s = s:map(function(e)
-      opts.each(e)
+      opts.each(e, env)
       return e
     end)
   end
