@@ -100,7 +100,7 @@ local function window_ops(node, guard, call_window_fn)
       return
     end
     if trace then
-      wc.trace_fire(trace, key, a, a + size, "fired")
+      wc.trace_fire(trace, key, a, a + size, "fired", node)
     end
     -- no window object: the function's context makes one if asked (wincontext.caller)
     if reduce then

@@ -79,6 +79,10 @@ function M.collect(job)
         sub.valve_output = C.weir_valve_output(inst.valve)
         sub.channels = channels_of(node, inst)
       end
+      local em = node.emitters and node.emitters[inst.index]
+      if em then -- a timestamp assigner: the watermark its generator emits
+        sub.emits, sub.emits_idle = em.current, em.idle
+      end
       if windowing.runs(node) then
         local ws = windowing.stats(node, inst)
         sub.open_windows, sub.elements = ws.open_windows, ws.elements
@@ -111,6 +115,10 @@ function M.text(s)
             c.active and "active" or "idle",
             c.active and not c.aligned and " (catching up)" or "")
         end
+      end
+      if sub.emits then
+        out[#out + 1] = ("    emits watermark %s%s"):format(wm_text(sub.emits),
+          sub.emits_idle and " (idle)" or "")
       end
       if sub.windows then
         out[#out + 1] = ("    %d open window(s), %d element(s)"):format(sub.open_windows,

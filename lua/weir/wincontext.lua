@@ -444,7 +444,8 @@ function M.trace_late(node, st, v, ts, key)
   end
 end
 
----An element that reached a window (not late): its time, per key.
+---An element that reached a window (not late): its time (event time, or processing time in a
+---processing-time window), per key.
 function M.trace_element(trace, key, ts)
   if key ~= key then
     key = "nan" -- a NaN cannot index the trace's table
@@ -458,10 +459,10 @@ function M.trace_element(trace, key, ts)
   per[#per + 1] = ts
 end
 
----A window that fired or was purged by its trigger (what: "fired" or "purged").
-function M.trace_fire(trace, key, start, stop, what)
+---A window of node that fired or was purged by its trigger (what: "fired" or "purged").
+function M.trace_fire(trace, key, start, stop, what, node)
   local f = trace.fired
-  f[#f + 1] = { key = key, start = start, stop = stop, what = what }
+  f[#f + 1] = { key = key, start = start, stop = stop, what = what, node = node }
 end
 
 ---A record whose every window is late (SEMANTICS §5.6): to the late side output, or counted as

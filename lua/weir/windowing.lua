@@ -21,7 +21,8 @@
 --   key_of(node, inst, kid)     the key of a key id (the error handler's frames carry ids)
 -- and keeps inst.watermark (set by the job) and inst.firing (true while a watermark's timers
 -- fire, for the error report). The trace (job.trace) is { late = {...}, elements = {key ->
--- timestamps}, keys = {...}, fired = {{key, start, stop, what}} }: the same for both operators.
+-- timestamps}, keys = {...}, fired = {{key, start, stop, what, node}} }: the same for both
+-- operators.
 --
 -- The enumeration, M.state(node, inst, filter): everything a subtask's windows hold, as plain
 -- values (keys, times, tables; no slot ids, no addresses), for checkpoints and the inspectors,

@@ -59,7 +59,7 @@ local function contents_ops(node, call_window_fn)
     end
     winstate.fired(inst, slot)
     if trace then
-      wc.trace_fire(trace, key, w.start, w.stop, "fired")
+      wc.trace_fire(trace, key, w.start, w.stop, "fired", node)
     end
     if evictor then
       local values, stamps = c, inst.stamps[slot]
@@ -91,7 +91,7 @@ local function contents_ops(node, call_window_fn)
   local function purge(inst, slot, by_trigger)
     if by_trigger and trace and inst.contents[slot] ~= nil and inst.wins[slot] then
       local w = inst.wins[slot]
-      wc.trace_fire(trace, inst.keys[inst.wkid[slot]], w.start, w.stop, "purged")
+      wc.trace_fire(trace, inst.keys[inst.wkid[slot]], w.start, w.stop, "purged", node)
     end
     winstate.purge(inst, slot)
   end
@@ -359,7 +359,7 @@ local function wire_push(job, node, intern, c, o, m)
     local sslot = open(inst, kid, entry.sstart, entry.sstop)
     add(inst, sslot, v, ts)
     if trace then
-      wc.trace_element(trace, key, ts)
+      wc.trace_element(trace, key, is_event_time and ts or job:now())
     end
     local aslot = open(inst, kid, entry.start, entry.stop)
     local w = inst.wins[aslot]
@@ -393,7 +393,7 @@ local function wire_push(job, node, intern, c, o, m)
         local slot = open(inst, kid, start, stop)
         add(inst, slot, v, ts)
         if trace and i == 1 then
-          wc.trace_element(trace, key, ts)
+          wc.trace_element(trace, key, is_event_time and ts or job:now())
         end
         local w = inst.wins[slot]
         ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot

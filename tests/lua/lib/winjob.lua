@@ -97,11 +97,15 @@ function M.run(records, assigner, configure, opts)
 end
 
 ---Watches the window nodes the next jobs instantiate: returns a table whose nodes[i] is
----{ job, node } in instantiation order; call its stop() to stop watching.
-function M.watch()
+---{ job, node } in instantiation order; call its stop() to stop watching. With trace, the
+---jobs keep the REPL's trace (job.trace: late records, elements, fires).
+function M.watch(trace)
   local instantiate = windowing.instantiate
   local w = { nodes = {} }
   windowing.instantiate = function(job, node)
+    if trace and not job.trace then
+      job.trace = { late = {}, elements = {}, keys = {}, fired = {} }
+    end
     instantiate(job, node)
     w.nodes[#w.nodes + 1] = { job = job, node = node }
   end
