@@ -87,7 +87,7 @@ function M.promises(job)
             format.value(node.lateness), wm)
         elseif x.what == "processing time" then
           text = ("waits for processing time %s (now %s)"):format(status.wm_text(x.time),
-            status.wm_text(job:now()))
+            status.wm_text(status.now(job)))
         elseif x.what == "count" then
           text = ("waits for a count of %d element(s) (%d so far)"):format(x.count, x.have)
         else
@@ -233,7 +233,7 @@ local function axis(job, trace, rows)
     end
   end
   if processing then
-    line = job:now()
+    line = status.now(job)
   end
   local lo, hi = INF, -INF
   local function see(t)

@@ -21,6 +21,15 @@ local function wm_text(w)
 end
 M.wm_text = wm_text
 
+---The job's processing time; for a job that has ended (its runtime closed), the time it was
+---left at (job.now_override), or -inf: the inspectors read an ended job too.
+function M.now(job)
+  if job.rt == nil then
+    return job.now_override or -INF
+  end
+  return job:now()
+end
+
 ---What a window waits for (weir.windowing.windows' waits), after "N element(s), ".
 function M.waits_text(w)
   local x = w.waits
@@ -68,7 +77,7 @@ end
 
 ---A table describing the job now (env:status()).
 function M.collect(job)
-  local s = { processing_time = job:now(), records_in = job.records_in,
+  local s = { processing_time = M.now(job), records_in = job.records_in,
               records_out = job.out_count[1], operators = {} }
   for _, node in ipairs(job.plan.nodes) do
     local op = { label = node.label, parallelism = node.parallelism, subtasks = {} }

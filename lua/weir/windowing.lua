@@ -164,20 +164,9 @@ local function waits_of(node, inst, e, timers)
   return { what = "nothing" }
 end
 
-local function by_key_then_window(a, b)
-  local ka, kb = format.value(a.key), format.value(b.key)
-  if ka ~= kb then
-    return ka < kb
-  end
-  local wa, wb = a.window, b.window
-  if wa.start ~= wb.start then
-    return wa.start < wb.start
-  end
-  return wa.stop < wb.stop
-end
-
 ---Everything the windows of one subtask hold, as plain values (the header says what); filter
----nil, { key = k } or { key_group = g }; opts.contents = false leaves contents out (cheaper).
+---nil, { key = k } or { key_group = g }; opts.contents = false leaves contents out and
+---opts.groups = false key groups (cheaper).
 function M.state(node, inst, filter, opts)
   local op = node.window_op
   local key_of = function(kid) return op.key_of(node, inst, kid) end
@@ -196,21 +185,54 @@ function M.state(node, inst, filter, opts)
   elseif filter and filter.key_group ~= nil then
     keep = function(kid) return group_of(kid) == filter.key_group end
   end
+  if opts and opts.groups == false then
+    group_of = function() return nil end
+  end
   local raw = op.list(node, inst, keep, not (opts and opts.contents == false))
   local out = { windows = {}, global_state = {}, timers = {} }
+  -- a window's timers by key id, start and stop (numbers: a string of a time can round)
   local per_window = {}
+  local function timers_of(kid, start, stop, add)
+    local k = per_window[kid]
+    if not k then
+      k = {}
+      per_window[kid] = k
+    end
+    local a = k[start]
+    if not a then
+      a = {}
+      k[start] = a
+    end
+    local list = a[stop]
+    if not list then
+      list = {}
+      a[stop] = list
+    end
+    if add then
+      list[#list + 1] = add
+    end
+    return list
+  end
   for _, t in ipairs(raw.timers) do
     if keep(t.kid) then
       local x = { key = key_of(t.kid), key_group = group_of(t.kid), domain = t.domain,
                   time = t.time, window = windows.window(t.start, t.stop) }
       out.timers[#out.timers + 1] = x
-      local id = t.kid .. ":" .. format.value(t.start) .. ":" .. format.value(t.stop)
-      per_window[id] = per_window[id] or {}
-      table.insert(per_window[id], x)
+      timers_of(t.kid, t.start, t.stop, x)
     end
   end
   local W = inst.watermark
-  local now = inst.tctx.job:now()
+  local texts, key_texts = {}, {}
+  local function key_text(kid)
+    local t = key_texts[kid]
+    if not t then
+      t = format.value(key_of(kid))
+      key_texts[kid] = t
+    end
+    return t
+  end
+  local job = inst.tctx.job
+  local now = job.rt ~= nil and job:now() or job.now_override or -INF -- an ended job: as left
   for _, r in ipairs(raw.windows) do
     local w = windows.window(r.start, r.stop)
     local maxts = w:max_timestamp()
@@ -224,11 +246,21 @@ function M.state(node, inst, filter, opts)
     }
     local past = maxts <= (node.assigner.is_event_time and W or now)
     e.status = r.retired and "retired" or (past and "kept" or "open")
-    local id = r.kid .. ":" .. format.value(r.start) .. ":" .. format.value(r.stop)
-    e.waits = waits_of(node, inst, e, per_window[id] or {})
+    e.waits = waits_of(node, inst, e, timers_of(r.kid, r.start, r.stop))
     out.windows[#out.windows + 1] = e
+    texts[e] = key_text(r.kid)
   end
-  table.sort(out.windows, by_key_then_window)
+  table.sort(out.windows, function(a, b)
+    local ka, kb = texts[a], texts[b]
+    if ka ~= kb then
+      return ka < kb
+    end
+    local wa, wb = a.window, b.window
+    if wa.start ~= wb.start then
+      return wa.start < wb.start
+    end
+    return wa.stop < wb.stop
+  end)
   for kid, g in pairs(raw.gstate) do
     if keep(kid) then
       out.global_state[#out.global_state + 1] = { key = key_of(kid), key_group = group_of(kid),
@@ -261,7 +293,7 @@ end
 ---fired } (merging: the in-flight windows, with their state window's elements).
 function M.windows(node, inst)
   local list = {}
-  for _, e in ipairs(M.state(node, inst, nil, { contents = false }).windows) do
+  for _, e in ipairs(M.state(node, inst, nil, { contents = false, groups = false }).windows) do
     if e.status ~= "retired" then
       list[#list + 1] = { window = e.window, key = e.key, elements = e.count,
                           waits_for = e.waits.time or INF, waits = e.waits, status = e.status,
