@@ -292,29 +292,29 @@ size_t wr_timers_count(const wr_timers_t *t, int domain)
     return t->dom[domain].len;
 }
 
-static int by_seq(const void *a, const void *b)
+static int entry_order(const void *a, const void *b)
 {
-    uint64_t x = ((const wr_timers_entry_t *)a)->seq;
-    uint64_t y = ((const wr_timers_entry_t *)b)->seq;
-    return (x > y) - (x < y);
+    const wr_timers_entry_t *x = a;
+    const wr_timers_entry_t *y = b;
+    return before(x, y) ? -1 : before(y, x) ? 1 : 0;
 }
 
-size_t wr_timers_dump(const wr_timers_t *t, int domain, wr_timer_t *out, size_t max)
+/* A copy of the heap, sorted: (time, seq) is a total order, so the list is the pop order. */
+size_t wr_timers_list(const wr_timers_t *t, int domain, wr_timer_t *out, size_t max)
 {
     assert(domain >= 0 && domain < WR_TIMERS_DOMAINS);
     const wr_timers_domain_t *d = &t->dom[domain];
     if (d->len == 0 || max == 0) {
         return d->len;
     }
-    /* a copy of the heap sorted by seq: the heap itself must keep its order */
-    wr_timers_entry_t *order = wr_xreallocarray(NULL, d->len, sizeof *order);
-    memcpy(order, d->heap, d->len * sizeof *order);
-    qsort(order, d->len, sizeof *order, by_seq);
+    wr_timers_entry_t *copy = wr_xreallocarray(NULL, d->len, sizeof *copy);
+    memcpy(copy, d->heap, d->len * sizeof *copy);
+    qsort(copy, d->len, sizeof *copy, entry_order);
     size_t n = d->len < max ? d->len : max;
     for (size_t i = 0; i < n; i++) {
-        out[i] = d->nodes[order[i].node];
+        out[i] = d->nodes[copy[i].node];
     }
-    wr_free(order);
+    wr_free(copy);
     return d->len;
 }
 
@@ -401,6 +401,25 @@ double weir_timers_next(const weir_timers_t *ft, int32_t domain)
     return wr_ms_to_double(wr_timers_next(&ft->t, domain));
 }
 
+int32_t weir_timers_list(const weir_timers_t *ft, int32_t domain, weir_timer_t *out, int32_t max)
+{
+    if (domain < 0 || domain >= WR_TIMERS_DOMAINS || max < 0) {
+        return WEIR_EINVAL;
+    }
+    size_t want = (size_t)max;
+    wr_timer_t *got = want ? wr_xreallocarray(NULL, want, sizeof *got) : NULL;
+    size_t all = wr_timers_list(&ft->t, domain, got, want);
+    size_t n = all < want ? all : want;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = (weir_timer_t){.time_ms = wr_ms_to_double(got[i].time_ms),
+                                .key = wr_ms_to_double(got[i].key),
+                                .start = wr_ms_to_double(got[i].start),
+                                .stop = wr_ms_to_double(got[i].stop)};
+    }
+    wr_free(got);
+    return (int32_t)all;
+}
+
 int32_t weir_timers_count(const weir_timers_t *ft, int32_t domain)
 {
     if (domain < 0 || domain >= WR_TIMERS_DOMAINS) {
@@ -409,23 +428,3 @@ int32_t weir_timers_count(const weir_timers_t *ft, int32_t domain)
     return (int32_t)wr_timers_count(&ft->t, domain);
 }
 
-int32_t weir_timers_dump(const weir_timers_t *ft, int32_t domain, weir_timer_t *out, int32_t max)
-{
-    if (domain < 0 || domain >= WR_TIMERS_DOMAINS || max < 0 || (max > 0 && !out)) {
-        return WEIR_EINVAL;
-    }
-    size_t len = wr_timers_count(&ft->t, domain);
-    size_t n = len < (size_t)max ? len : (size_t)max;
-    if (n > 0) {
-        wr_timer_t *tmp = wr_xreallocarray(NULL, n, sizeof *tmp);
-        wr_timers_dump(&ft->t, domain, tmp, n);
-        for (size_t i = 0; i < n; i++) {
-            out[i] = (weir_timer_t){.time_ms = wr_ms_to_double(tmp[i].time_ms),
-                                    .key = wr_ms_to_double(tmp[i].key),
-                                    .start = wr_ms_to_double(tmp[i].start),
-                                    .stop = wr_ms_to_double(tmp[i].stop)};
-        }
-        wr_free(tmp);
-    }
-    return (int32_t)len;
-}

@@ -86,8 +86,9 @@ int wr_timers_pop(wr_timers_t *t, int domain, int64_t upto_ms, wr_timer_t *out);
  * INT64_MAX: wr_timers_count tells them apart). O(1). */
 int64_t wr_timers_next(const wr_timers_t *t, int domain);
 size_t wr_timers_count(const wr_timers_t *t, int domain);
-/* The domain's timers in registration order into out (up to max of them); returns how many the
- * domain holds. O(n log n). */
-size_t wr_timers_dump(const wr_timers_t *t, int domain, wr_timer_t *out, size_t max);
+/* Copies the first max timers of the domain, in pop order ((time, registration)), into out and
+ * returns how many the domain holds (all of them, even when more than max). Changes nothing.
+ * O(n log n): for inspection and checkpoints, not the hot path. */
+size_t wr_timers_list(const wr_timers_t *t, int domain, wr_timer_t *out, size_t max);
 
 #endif

@@ -306,12 +306,10 @@ int32_t weir_timers_delete(weir_timers_t *t, int32_t domain, double time_ms, dou
 int32_t weir_timers_pop(weir_timers_t *t, int32_t domain, double upto_ms, weir_timer_t *out);
 double weir_timers_next(const weir_timers_t *t, int32_t domain); /* earliest time, or +inf */
 int32_t weir_timers_count(const weir_timers_t *t, int32_t domain);
+/* The first max timers of a domain in pop order into out; returns how many there are (or
+ * WEIR_EINVAL for a bad domain or max < 0). For inspection and checkpoints. */
+int32_t weir_timers_list(const weir_timers_t *t, int32_t domain, weir_timer_t *out, int32_t max);
 
-/* The timers of a domain in registration order (the order equal times pop in), for a snapshot:
- * writes up to max of them into out and returns how many the domain holds (WEIR_EINVAL for a
- * bad domain, max < 0 or missing out). Registering them in this order into an empty service
- * gives the same pops. */
-int32_t weir_timers_dump(const weir_timers_t *t, int32_t domain, weir_timer_t *out, int32_t max);
 
 /* Window store (store.c), one per window operator subtask: (key, window) -> slot, the id under
  * which the window's contents (held by Lua), its numeric state cells and its metadata live.

@@ -31,13 +31,12 @@ local C = require("weir.ffi")
 local windows = require("weir.windows")
 local wc = require("weir.wincontext")
 local timerq = require("weir.timerq")
+local aggstate = require("weir.aggstate")
 local duration = require("weir.duration")
 
 local M = {}
 
 local INF = math.huge
-local floor = math.floor
-local DIRECT = 2 ^ 30 -- key ids below are whole-number keys + 1, from it interned keys
 local no_timestamp, late = wc.no_timestamp, wc.late
 local reduce_nil, aggregate_nil = wc.reduce_nil, wc.aggregate_nil
 local abs, MAX_TIME = math.abs, duration.MAX_TIME
@@ -51,86 +50,8 @@ local function store_failed(rc)
   error(("window store: %s"):format(ffi.string(C.weir_strerror(rc))), 0)
 end
 
--- A key id's key: a whole-number key is its id - 1; from DIRECT on, an interned one.
 local timers_add = timerq.add
-
-local function key_of(inst, kid)
-  if kid < DIRECT then
-    return kid - 1
-  end
-  return inst.keys[kid - DIRECT]
-end
-
--- Sliced: per key id its last slice (start, accumulator pointer, elements added through the
--- pointer and not yet counted in C). The pointer stays valid until the key's slices change:
--- the next slice of the key (a miss in push_sliced) or a drop, and both flush first.
-local function flush_slice(inst, kid)
-  local start = inst.sl_start[kid]
-  if start ~= nil then
-    local hits = inst.sl_hits[kid]
-    if hits > 0 then
-      C.weir_slices_count_add(inst.slices, kid, start, hits)
-    end
-    inst.sl_start[kid], inst.sl_cell[kid], inst.sl_hits[kid] = nil, nil, nil
-  end
-end
-
-local function flush_slices(inst)
-  for kid in pairs(inst.sl_start) do
-    flush_slice(inst, kid)
-  end
-end
--- The chunk of a watermark's fires whose state one C call gathers (k slices per window).
-local function chunk_of(k)
-  return k == 1 and 4096 or math.max(1, math.min(4096, math.floor(2 ^ 20 / k)))
-end
-
--- The state of a subtask (docs/ARCHITECTURE.md, window layer): tumbling windows in a wintab
--- (window id by key id and start; accumulators and counts by window id in Lua), sliced ones in
--- slices.c (a number accumulator per key and slice), window_state() in a store of its own,
--- the timers in a timerq.
-local function init(job, node, inst, k)
-  if k == 1 then
-    inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
-  else
-    inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
-    inst.sl_start, inst.sl_cell, inst.sl_hits = {}, {}, {}
-    inst.fresh = ffi.new("int32_t[1]")
-  end
-  -- window_state(), apart, so that the slices of a key stay alone in the store
-  inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
-  inst.tq = timerq.new()
-  inst.key_ids, inst.keys = {}, {}
-  inst.accs, inst.wstate, inst.gstate = {}, {}, {}
-  -- tumbling: element counts by window id, and per key id its last window (start, id)
-  inst.counts, inst.last_start, inst.last_id = {}, {}, {}
-  wc.contexts(job, node, inst)
-  inst.records = 0
-  inst.cells_cap = 64
-  inst.cells = ffi.new("double[?]", inst.cells_cap)
-  inst.nb = ffi.new("double[2]")
-  local chunk = chunk_of(k)
-  inst.g_keys = ffi.new("int32_t[?]", chunk)
-  inst.g_ids = ffi.new("int32_t[?]", chunk)
-  inst.g_off = ffi.new("int32_t[?]", chunk + 1)
-  inst.g_cap = 0
-  inst.g_vals = ffi.new("double[1]") -- grown by the first gather that needs more (g_cap)
-end
-
--- Key ids: a whole-number key k in [0, DIRECT - 1) is its own id k + 1, with no table (most
--- keys are ids, counters or hashes already); any other key is interned (wincontext.interner)
--- to an id from DIRECT on. key_of turns an id back into the key.
-local function interner(node)
-  local interned = wc.interner(node.keyed)
-  local keyed = node.keyed
-  return function(inst, key)
-    if keyed and type(key) == "number" and key >= 0 and key < DIRECT - 1 and key == floor(key)
-        and (key ~= 0 or 1 / key > 0) then
-      return key + 1
-    end
-    return interned(inst, key) + DIRECT
-  end
-end
+local key_of, chunk_of = aggstate.key_of, aggstate.chunk_of
 
 -- A window's timers, contents, fire and clearing.
 local function window_ops(node, guard, call_window_fn)
@@ -145,6 +66,7 @@ local function window_ops(node, guard, call_window_fn)
   local rich, objs = node.rich, node.objs
   local trace = node.trace
   local cleanup_of = wc.cleanup_of(node)
+  local drop = aggstate.drop
 
   -- A timer's entry is its window's key id, and its time says the window: a key id is a timer
   -- at the window's max timestamp (which is also the cleanup time without allowed lateness),
@@ -170,20 +92,7 @@ local function window_ops(node, guard, call_window_fn)
       end
       return accs[id]
     end
-    local n = C.weir_slices_range(inst.slices, kid, a, a + size, inst.cells, inst.cells_cap)
-    if n > inst.cells_cap then
-      inst.cells_cap = n
-      inst.cells = ffi.new("double[?]", n)
-      n = C.weir_slices_range(inst.slices, kid, a, a + size, inst.cells, n)
-    end
-    if n <= 0 then
-      return nil
-    end
-    local cells, acc = inst.cells, create()
-    for i = 0, n - 1 do
-      acc = merge(acc, cells[i])
-    end
-    return acc
+    return aggstate.slices_acc(inst, kid, a, a + size, create, merge)
   end
 
   local function fire_with(inst, key, kid, a, acc)
@@ -191,7 +100,7 @@ local function window_ops(node, guard, call_window_fn)
       return
     end
     if trace then
-      wc.trace_fire(trace, key, a, a + size, "fired")
+      wc.trace_fire(trace, key, a, a + size, "fired", node)
     end
     -- no window object: the function's context makes one if asked (wincontext.caller)
     if reduce then
@@ -231,25 +140,7 @@ local function window_ops(node, guard, call_window_fn)
         rich_clear(inst, key, kid, a)
       end
     end
-    if k == 1 then
-      local id = C.weir_wintab_drop(inst.wtab, kid, a)
-      if id >= 0 then
-        inst.accs[id], inst.counts[id] = nil, nil
-      end
-      if inst.last_start[kid] == a then
-        inst.last_start[kid] = nil
-      end
-    else
-      flush_slice(inst, kid)
-      C.weir_slices_drop(inst.slices, kid, a)
-    end
-    if next(inst.wstate) ~= nil then -- some window has window_state()
-      local wslot = C.weir_store_find(inst.wstore, kid, a, a + size)
-      if wslot >= 0 then
-        inst.wstate[wslot] = nil
-        C.weir_store_drop(inst.wstore, wslot)
-      end
-    end
+    drop(inst, k, kid, a, size)
   end
 
   return { cleanup_of = cleanup_of, register = register, fire_with = fire_with, fire = fire,
@@ -547,14 +438,16 @@ function M.instantiate(job, node)
   local k = size / slide -- slices per window
   wc.setup(job, node)
   for _, inst in ipairs(node.instances) do
-    init(job, node, inst, k)
+    aggstate.init(inst, k)
+    wc.contexts(job, node, inst, aggstate)
+    inst.records = 0
   end
   job.timer_nodes[#job.timer_nodes + 1] = node
   local call_window_fn = wc.caller(node)
   -- With on_error, each fire and clear() runs guarded (weir.windowop says how); nil without.
   local guard = job:fire_guard()
   local o = window_ops(node, guard, call_window_fn)
-  local intern = interner(node)
+  local intern = aggstate.interner(node)
   node.push = k == 1 and tumbling_push(node, intern, o) or sliding_push(node, intern, o)
   local fire_gathered = wire_watermark(node, guard, o)
   node.on_processing_time = function() end
@@ -569,79 +462,18 @@ function M.instantiate(job, node)
   wc.user_places(job, node)
 end
 
--- The face's interface (weir.windowing) ------------------------------------------------------
+-- The face's interface (weir.windowing): the state's, weir.aggstate's -------------------------
 
----The open windows, for env:status() and SIGUSR1: those with a slice and not yet cleaned.
-function M.windows(node, inst)
-  local size, slide = node.assigner.size, node.assigner.slide
-  local k = size / slide
-  local list, seen = {}, {}
-  if k == 1 then
-    local e = ffi.new("double[2]")
-    for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
-      local id = C.weir_wintab_at(inst.wtab, i, e)
-      if id >= 0 then
-        list[#list + 1] = { window = windows.window(e[1], e[1] + size), key = key_of(inst, e[0]),
-                            elements = inst.counts[id] or 0, waits_for = e[1] + size - 1 }
-      end
-    end
-    return list
-  end
-  flush_slices(inst)
-  local W = inst.watermark
-  local n = C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
-  local dump = ffi.new("double[?]", 3 * n + 3)
-  C.weir_slices_dump(inst.slices, dump, n)
-  for i = 0, n - 1 do
-    local kid, q, count = dump[3 * i], dump[3 * i + 1], dump[3 * i + 2]
-    local a = q
-    for _ = 1, k do
-      if wc.cleanup_time(node, a + size - 1) <= W then
-        break
-      end
-      local per = seen[kid] -- by number, not by string: a string of a time can round
-      if not per then
-        per = {}
-        seen[kid] = per
-      end
-      local e = per[a]
-      if not e then
-        e = { window = windows.window(a, a + size), key = key_of(inst, kid), elements = 0,
-              waits_for = a + size - 1 }
-        per[a] = e
-        list[#list + 1] = e
-      end
-      e.elements = e.elements + count
-      a = a - slide
-    end
-  end
-  return list
-end
+M.stats = aggstate.stats
 
----What status and metrics read (weir.windowing.stats).
-function M.stats(node, inst)
-  local open, elements, bytes
-  if node.assigner.size == node.assigner.slide then
-    open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
-    elements = 0
-    for _, n in pairs(inst.counts) do
-      elements = elements + n
-    end
-    bytes = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
-  else
-    -- as the general operator counts them: an element once per window it is in
-    local list = M.windows(node, inst)
-    open, elements = #list, 0
-    for _, w in ipairs(list) do
-      elements = elements + w.elements
-    end
-    bytes = C.weir_slices_stat(inst.slices, C.WEIR_STORE_BYTES)
+---The raw lists of one subtask by key id (weir.windowing.state turns them into keys).
+function M.list(node, inst, keep, with_contents)
+  local out = { windows = aggstate.windows(node, inst, keep, with_contents),
+                timers = aggstate.timers(node, inst), gstate = inst.gstate }
+  if node.assigner.size ~= node.assigner.slide then
+    out.slices = aggstate.slices(node, inst, keep)
   end
-  local q = inst.tq
-  return { open_windows = open, elements = elements,
-           store_bytes = bytes + C.weir_store_stat(inst.wstore, C.WEIR_STORE_BYTES),
-           event_timers = q.count, next_event_timer = timerq.next(q),
-           processing_timers = 0, next_processing_timer = INF }
+  return out
 end
 
 ---Processing-time timers: none (event-time windows only).

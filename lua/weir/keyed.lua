@@ -733,7 +733,7 @@ function M.end_horizon(inst)
     local n = C.weir_timers_count(inst.timers, PROCESSING)
     if n > 0 then
       local buf = timers_array_t(n)
-      C.weir_timers_dump(inst.timers, PROCESSING, buf, n)
+      C.weir_timers_list(inst.timers, PROCESSING, buf, n)
       for i = 0, n - 1 do
         h = math.max(h, buf[i].time_ms)
       end
@@ -803,7 +803,8 @@ function M.entries(node, inst)
   return out
 end
 
----The pending timers of one subtask, each domain in registration order (event time first):
+---The pending timers of one subtask, each domain in pop order (time, then registration; event
+---time first):
 ---{ domain ("event_time"/"processing_time"), time, key }.
 function M.timers(_, inst)
   local out = {}
@@ -811,7 +812,7 @@ function M.timers(_, inst)
     local n = C.weir_timers_count(inst.timers, d)
     if n > 0 then
       local buf = timers_array_t(n)
-      C.weir_timers_dump(inst.timers, d, buf, n)
+      C.weir_timers_list(inst.timers, d, buf, n)
       for i = 0, n - 1 do
         out[#out + 1] = { domain = d == EVENT and "event_time" or "processing_time",
                           time = buf[i].time_ms, key = inst.keys[buf[i].key] }

@@ -21,6 +21,29 @@ local function wm_text(w)
 end
 M.wm_text = wm_text
 
+---The job's processing time; for a job that has ended (its runtime closed), the time it was
+---left at (job.now_override), or -inf: the inspectors read an ended job too.
+function M.now(job)
+  if job.rt == nil then
+    return job.now_override or -INF
+  end
+  return job:now()
+end
+
+---What a window waits for (weir.windowing.windows' waits), after "N element(s), ".
+function M.waits_text(w)
+  local x = w.waits
+  if not x or x.what == "watermark" or x.what == "processing time" then
+    return "waits for " .. wm_text(w.waits_for)
+  elseif x.what == "cleanup" then
+    return ("%s, kept for late records until the watermark reaches %s"):format(
+      w.fired and "fired" or "past its end", wm_text(x.time))
+  elseif x.what == "count" then
+    return ("waits for a count of %d (%d so far)"):format(x.count, x.have)
+  end
+  return "waits for its trigger (no timer)"
+end
+
 ---The upstream end of input channel ch of a subtask: label, its subtask index, and whether
 ---it is a side output.
 local function channel_source(node, inst, ch)
@@ -54,7 +77,7 @@ end
 
 ---A table describing the job now (env:status()).
 function M.collect(job)
-  local s = { processing_time = job:now(), records_in = job.records_in,
+  local s = { processing_time = M.now(job), records_in = job.records_in,
               records_out = job.out_count[1], operators = {} }
   for _, node in ipairs(job.plan.nodes) do
     local op = { label = node.label, parallelism = node.parallelism, subtasks = {} }
@@ -64,6 +87,10 @@ function M.collect(job)
         sub.idle = C.weir_valve_is_idle(inst.valve) == 1
         sub.valve_output = C.weir_valve_output(inst.valve)
         sub.channels = channels_of(node, inst)
+      end
+      local em = node.emitters and node.emitters[inst.index]
+      if em then -- a timestamp assigner: the watermark its generator emits
+        sub.emits, sub.emits_idle = em.current, em.idle
       end
       if windowing.runs(node) then
         local ws = windowing.stats(node, inst)
@@ -98,6 +125,10 @@ function M.text(s)
             c.active and not c.aligned and " (catching up)" or "")
         end
       end
+      if sub.emits then
+        out[#out + 1] = ("    emits watermark %s%s"):format(wm_text(sub.emits),
+          sub.emits_idle and " (idle)" or "")
+      end
       if sub.windows then
         out[#out + 1] = ("    %d open window(s), %d element(s)"):format(sub.open_windows,
           sub.elements)
@@ -106,8 +137,8 @@ function M.text(s)
             out[#out + 1] = ("      ... and %d more"):format(#sub.windows - MAX_WINDOWS)
             break
           end
-          out[#out + 1] = ("      key %s window %s: %d element(s), waits for %s"):format(
-            format.value(w.key), tostring(w.window), w.elements, wm_text(w.waits_for))
+          out[#out + 1] = ("      key %s window %s: %d element(s), %s"):format(
+            format.value(w.key), tostring(w.window), w.elements, M.waits_text(w))
         end
       end
     end

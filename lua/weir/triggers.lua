@@ -110,6 +110,7 @@ end
 function M.count(n)
   util.check_int("triggers.count", "the count", n)
   return trigger("count", {
+    count = n, -- for the inspectors (weir.windowing: a count trigger waits for a count)
     on_element = function(_, _, _, _, ctx)
       local s = ctx:state("count")
       local c = (s:get() or 0) + 1

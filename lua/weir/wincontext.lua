@@ -16,7 +16,6 @@ local MAX_EXACT = duration.MAX_EXACT
 local EVENT, PROCESSING = tonumber(C.WEIR_TIME_EVENT), tonumber(C.WEIR_TIME_PROCESSING)
 M.CELLS = 4 -- numeric trigger state cells per window in the general operator's store
 local CELLS = M.CELLS
-local NAN = 0 / 0
 
 ---A window's cleanup time (WindowOperator.cleanupTime): its max timestamp, plus the allowed
 ---lateness in event time; +inf when that passes the end of time.
@@ -71,24 +70,14 @@ local function cell_index(node, name)
   return idx
 end
 
+-- The state lives where the operator's state module (ctx.home, weir.winstate) keeps it.
 function State:get()
   local ctx = self.ctx
   local slot = ctx.slot
   if slot < 0 then
     return nil
   end
-  local lua = ctx.inst.lua_state[slot]
-  if lua and lua[self.name] ~= nil then
-    return lua[self.name]
-  end
-  local idx = self.idx
-  if idx then
-    local v = C.weir_store_cells(ctx.inst.store, slot)[idx]
-    if v == v then
-      return v
-    end
-  end
-  return nil
+  return ctx.home.state_get(ctx.inst, slot, self.name, self.idx)
 end
 
 function State:set(v)
@@ -96,37 +85,14 @@ function State:set(v)
     return self:clear()
   end
   local ctx = self.ctx
-  local slot = ctx:ensure_slot()
-  local inst = ctx.inst
-  local idx = self.idx
-  if idx and type(v) == "number" and v == v then
-    C.weir_store_cells(inst.store, slot)[idx] = v
-    local lua = inst.lua_state[slot]
-    if lua then
-      lua[self.name] = nil
-    end
-  else
-    local lua = inst.lua_state[slot] or {}
-    inst.lua_state[slot] = lua
-    lua[self.name] = v
-    if idx then
-      C.weir_store_cells(inst.store, slot)[idx] = NAN
-    end
-  end
+  ctx.home.state_set(ctx.inst, ctx:ensure_slot(), self.name, self.idx, v)
 end
 
 function State:clear()
   local ctx = self.ctx
   local slot = ctx.slot
-  if slot < 0 then
-    return
-  end
-  local lua = ctx.inst.lua_state[slot]
-  if lua then
-    lua[self.name] = nil
-  end
-  if self.idx then
-    C.weir_store_cells(ctx.inst.store, slot)[self.idx] = NAN
+  if slot >= 0 then
+    ctx.home.state_clear(ctx.inst, slot, self.name, self.idx)
   end
 end
 
@@ -240,7 +206,7 @@ end
 function TriggerContext:ensure_slot()
   if self.slot < 0 then
     local w = self.window
-    self.slot = C.weir_store_slot(self.inst.store, self.kid, w.start, w.stop)
+    self.slot = self.home.open(self.inst, self.kid, w.start, w.stop)
   end
   return self.slot
 end
@@ -280,23 +246,11 @@ function WindowContext:window_state()
   if self.node.assigner.merging then
     error("ctx:window_state() is not available for merging (session) windows, as in Flink", 2)
   end
-  local inst, w = self.inst, self:window()
-  local slot = C.weir_store_slot(inst.wstore, self.kid, w.start, w.stop)
-  local s = inst.wstate[slot]
-  if not s then
-    s = {}
-    inst.wstate[slot] = s
-  end
-  return s
+  return self.home.window_state(self.inst, self.kid, self.wstart, self.wstop)
 end
 
 function WindowContext:global_state()
-  local g = self.inst.gstate[self.kid]
-  if not g then
-    g = {}
-    self.inst.gstate[self.kid] = g
-  end
-  return g
+  return self.home.global_state(self.inst, self.kid)
 end
 
 -- The operator -------------------------------------------------------------------------------
@@ -357,15 +311,9 @@ function M.check_cleared(ctx)
   if not ctx.job.check_triggers or slot < 0 then
     return
   end
-  local inst, node = ctx.inst, ctx.node
-  local lua = inst.lua_state[slot]
-  for name, idx in pairs(node.cell_of) do
-    local left = lua and lua[name] ~= nil
-    if idx then
-      local v = C.weir_store_cells(inst.store, slot)[idx]
-      left = left or v == v
-    end
-    if left then
+  local left = ctx.home.trigger_state(ctx.node, ctx.inst, slot) or {}
+  for name in pairs(ctx.node.cell_of) do
+    if left[name] ~= nil then
       warn_once(ctx, "state:" .. name, ("left state %q behind after clear() of window %s "
         .. "(Flink would keep it forever)"):format(name, tostring(ctx.window)))
     end
@@ -455,11 +403,13 @@ function M.caller(node)
   end
 end
 
----The per-subtask context objects of a window node's instance.
-function M.contexts(job, node, inst)
-  inst.tctx = setmetatable({ inst = inst, node = node, job = job, states = {}, slot = -1 },
-    TriggerContext)
-  inst.wctx = setmetatable({ inst = inst, node = node, job = job }, WindowContext)
+---The per-subtask context objects of a window node's instance; home is the operator's state
+---module (weir.winstate, weir.aggstate), where trigger state, window_state() and
+---global_state() live.
+function M.contexts(job, node, inst, home)
+  inst.tctx = setmetatable({ inst = inst, node = node, job = job, states = {}, slot = -1,
+                             home = home }, TriggerContext)
+  inst.wctx = setmetatable({ inst = inst, node = node, job = job, home = home }, WindowContext)
 end
 
 ---What both operators set on a window node before wiring it: its trigger state cells (general
@@ -494,7 +444,8 @@ function M.trace_late(node, st, v, ts, key)
   end
 end
 
----An element that reached a window (not late): its time, per key.
+---An element that reached a window (not late): its time (event time, or processing time in a
+---processing-time window), per key.
 function M.trace_element(trace, key, ts)
   if key ~= key then
     key = "nan" -- a NaN cannot index the trace's table
@@ -508,10 +459,10 @@ function M.trace_element(trace, key, ts)
   per[#per + 1] = ts
 end
 
----A window that fired or was purged by its trigger (what: "fired" or "purged").
-function M.trace_fire(trace, key, start, stop, what)
+---A window of node that fired or was purged by its trigger (what: "fired" or "purged").
+function M.trace_fire(trace, key, start, stop, what, node)
   local f = trace.fired
-  f[#f + 1] = { key = key, start = start, stop = stop, what = what }
+  f[#f + 1] = { key = key, start = start, stop = stop, what = what, node = node }
 end
 
 ---A record whose every window is late (SEMANTICS §5.6): to the late side output, or counted as

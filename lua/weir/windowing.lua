@@ -11,14 +11,44 @@
 --                               there (trace below)
 --   stats(node, inst)           { open_windows, elements, store_bytes, event_timers,
 --                               next_event_timer, processing_timers, next_processing_timer }
---   windows(node, inst)         the open windows: { window, key, elements, waits_for }
+--   list(node, inst, keep, with_contents)  the subtask's state by key id, for M.state:
+--                               { windows = {{ kid, start, stop, [sstart, sstop], contents,
+--                               [timestamps], count, [trigger_state], window_state, fired,
+--                               [retired] }}, timers = {{ domain, time, kid, start, stop }} in
+--                               pop order, gstate = { kid -> global_state }, [slices] };
+--                               keep(kid) says which keys; it changes no state
 --   next_processing_time(node, inst)  the earliest processing-time timer, or +inf
 --   key_of(node, inst, kid)     the key of a key id (the error handler's frames carry ids)
 -- and keeps inst.watermark (set by the job) and inst.firing (true while a watermark's timers
 -- fire, for the error report). The trace (job.trace) is { late = {...}, elements = {key ->
--- timestamps}, keys = {...}, fired = {{key, start, stop, what}} }: the same for both operators.
+-- timestamps}, keys = {...}, fired = {{key, start, stop, what, node}} }: the same for both
+-- operators.
+--
+-- The enumeration, M.state(node, inst, filter): everything a subtask's windows hold, as plain
+-- values (keys, times, tables; no slot ids, no addresses), for checkpoints and the inspectors,
+-- read from the one home of each operator's state (weir.winstate, weir.aggstate). filter:
+-- nil (all), { key = k } or { key_group = g } (Flink's key group of the key, as the hash
+-- exchange computes it, with the node's max parallelism). It returns
+--   windows      per window: key, key_group, window, state_window (merging windows: where
+--                the contents live, else nil), contents (the elements, or the accumulator),
+--                timestamps (with an evictor), count, trigger_state (name -> value), window_state,
+--                fired (it has fired at least once), status ("open": not past its end; "kept":
+--                past its end and kept for late records until cleanup; "retired": a merging
+--                window dropped as late whose state Flink also keeps), cleanup (the time it is
+--                cleaned up), waits (what it waits for: { what = "watermark" | "processing
+--                time" | "cleanup" | "count" | "nothing", time, count, have })
+--   global_state per key: key, key_group, state
+--   timers       key, key_group, domain ("event"/"processing"), time, window; in pop order
+--                ((time, registration) per domain)
+--   slices       sliced sliding windows: key, key_group, start, stop, acc, count per slice
+-- listed by key (as format.value prints them), then window start, then end.
 local aggwindow = require("weir.aggwindow")
 local windowop = require("weir.windowop")
+local windows = require("weir.windows")
+local keys = require("weir.keys")
+local format = require("weir.format")
+local wc = require("weir.wincontext")
+local C = require("weir.ffi")
 
 local M = {}
 
@@ -80,9 +110,196 @@ function M.stats(node, inst)
   return node.window_op.stats(node, inst)
 end
 
----The open windows of one subtask, by end, then key: { window, key, elements, waits_for }.
+-- The enumeration ---------------------------------------------------------------------------
+
+local INF = math.huge
+
+---Flink's key group of key in node (nil for a stream that is not keyed).
+local function key_group(node, key)
+  if not node.keyed then
+    return nil
+  end
+  local h = keys.java_hash(key)
+  return h and C.weir_keygroup_of(h, node.max_parallelism) or nil
+end
+M.key_group = key_group
+
+local function same_key(a, b)
+  return a == b or (a ~= a and b ~= b) or format.value(a) == format.value(b)
+end
+
+-- The trigger's count when it is a count trigger (triggers.count, or purging of one).
+local function count_of(trigger)
+  return trigger.count or (trigger.inner and trigger.inner.count)
+end
+
+-- What window e waits for, from its timers (in pop order) and the trigger.
+local function waits_of(node, inst, e, timers)
+  local ev, pt
+  for _, t in ipairs(timers) do
+    if t.domain == "event" then
+      ev = ev or t.time
+    else
+      pt = pt or t.time
+    end
+  end
+  local n = count_of(node.trigger)
+  if n then
+    local have = e.trigger_state and e.trigger_state.count or 0
+    return { what = "count", count = n, have = have, time = ev or pt }
+  end
+  local maxts = e.window:max_timestamp()
+  if node.assigner.is_event_time and ev then
+    if ev == e.cleanup and ev ~= maxts and maxts <= inst.watermark then
+      return { what = "cleanup", time = ev }
+    end
+    return { what = "watermark", time = ev }
+  end
+  if pt then
+    return { what = "processing time", time = pt }
+  end
+  if ev then
+    return { what = "watermark", time = ev }
+  end
+  return { what = "nothing" }
+end
+
+---Everything the windows of one subtask hold, as plain values (the header says what); filter
+---nil, { key = k } or { key_group = g }; opts.contents = false leaves contents out and
+---opts.groups = false key groups (cheaper).
+function M.state(node, inst, filter, opts)
+  local op = node.window_op
+  local key_of = function(kid) return op.key_of(node, inst, kid) end
+  local groups = {}
+  local function group_of(kid)
+    local g = groups[kid]
+    if g == nil then
+      g = key_group(node, key_of(kid)) or false
+      groups[kid] = g
+    end
+    return g or nil
+  end
+  local keep = function() return true end
+  if filter and filter.key ~= nil then
+    keep = function(kid) return same_key(key_of(kid), filter.key) end
+  elseif filter and filter.key_group ~= nil then
+    keep = function(kid) return group_of(kid) == filter.key_group end
+  end
+  if opts and opts.groups == false then
+    group_of = function() return nil end
+  end
+  local raw = op.list(node, inst, keep, not (opts and opts.contents == false))
+  local out = { windows = {}, global_state = {}, timers = {} }
+  -- a window's timers by key id, start and stop (numbers: a string of a time can round)
+  local per_window = {}
+  local function timers_of(kid, start, stop, add)
+    local k = per_window[kid]
+    if not k then
+      k = {}
+      per_window[kid] = k
+    end
+    local a = k[start]
+    if not a then
+      a = {}
+      k[start] = a
+    end
+    local list = a[stop]
+    if not list then
+      list = {}
+      a[stop] = list
+    end
+    if add then
+      list[#list + 1] = add
+    end
+    return list
+  end
+  for _, t in ipairs(raw.timers) do
+    if keep(t.kid) then
+      local x = { key = key_of(t.kid), key_group = group_of(t.kid), domain = t.domain,
+                  time = t.time, window = windows.window(t.start, t.stop) }
+      out.timers[#out.timers + 1] = x
+      timers_of(t.kid, t.start, t.stop, x)
+    end
+  end
+  local W = inst.watermark
+  local texts, key_texts = {}, {}
+  local function key_text(kid)
+    local t = key_texts[kid]
+    if not t then
+      t = format.value(key_of(kid))
+      key_texts[kid] = t
+    end
+    return t
+  end
+  local job = inst.tctx.job
+  local now = job.rt ~= nil and job:now() or job.now_override or -INF -- an ended job: as left
+  for _, r in ipairs(raw.windows) do
+    local w = windows.window(r.start, r.stop)
+    local maxts = w:max_timestamp()
+    local e = {
+      key = key_of(r.kid), key_group = group_of(r.kid), window = w,
+      state_window = r.sstart and (r.sstart ~= r.start or r.sstop ~= r.stop)
+        and windows.window(r.sstart, r.sstop) or nil,
+      contents = r.contents, timestamps = r.timestamps, count = r.count,
+      trigger_state = r.trigger_state, window_state = r.window_state, fired = r.fired,
+      cleanup = wc.cleanup_time(node, maxts),
+    }
+    local past = maxts <= (node.assigner.is_event_time and W or now)
+    e.status = r.retired and "retired" or (past and "kept" or "open")
+    e.waits = waits_of(node, inst, e, timers_of(r.kid, r.start, r.stop))
+    out.windows[#out.windows + 1] = e
+    texts[e] = key_text(r.kid)
+  end
+  table.sort(out.windows, function(a, b)
+    local ka, kb = texts[a], texts[b]
+    if ka ~= kb then
+      return ka < kb
+    end
+    local wa, wb = a.window, b.window
+    if wa.start ~= wb.start then
+      return wa.start < wb.start
+    end
+    return wa.stop < wb.stop
+  end)
+  for kid, g in pairs(raw.gstate) do
+    if keep(kid) then
+      out.global_state[#out.global_state + 1] = { key = key_of(kid), key_group = group_of(kid),
+                                                  state = g }
+    end
+  end
+  table.sort(out.global_state, function(a, b)
+    return format.value(a.key) < format.value(b.key)
+  end)
+  if raw.slices then
+    out.slices = {}
+    for _, sl in ipairs(raw.slices) do
+      out.slices[#out.slices + 1] = { key = key_of(sl.kid), key_group = group_of(sl.kid),
+                                      start = sl.start, stop = sl.stop, acc = sl.acc,
+                                      count = sl.count }
+    end
+    table.sort(out.slices, function(a, b)
+      local ka, kb = format.value(a.key), format.value(b.key)
+      if ka ~= kb then
+        return ka < kb
+      end
+      return a.start < b.start
+    end)
+  end
+  return out
+end
+
+---The open windows of one subtask (status, :windows, :why), by end, then key: { window, key,
+---elements, waits_for (the time of what it waits for, or +inf), waits, status, cleanup,
+---fired } (merging: the in-flight windows, with their state window's elements).
 function M.windows(node, inst)
-  local list = node.window_op.windows(node, inst)
+  local list = {}
+  for _, e in ipairs(M.state(node, inst, nil, { contents = false, groups = false }).windows) do
+    if e.status ~= "retired" then
+      list[#list + 1] = { window = e.window, key = e.key, elements = e.count,
+                          waits_for = e.waits.time or INF, waits = e.waits, status = e.status,
+                          cleanup = e.cleanup, fired = e.fired }
+    end
+  end
   table.sort(list, function(a, b)
     if a.window.stop ~= b.window.stop then
       return a.window.stop < b.window.stop

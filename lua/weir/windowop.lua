@@ -5,13 +5,13 @@
 -- wired from parts (contents, a window's life, merges, the per-element push, the timers), each
 -- a function that makes its closures: the per-element ones stay closures for the JIT. Its
 -- shared rules and contexts are weir.wincontext's; weir.windowing is its face.
-local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
 local evictors = require("weir.evictors")
 local duration = require("weir.duration")
 local wc = require("weir.wincontext")
 local mergeset = require("weir.mergeset")
+local winstate = require("weir.winstate")
 
 local M = {}
 
@@ -19,35 +19,15 @@ local INF = math.huge
 local MAX_TIME = duration.MAX_TIME
 local abs = math.abs
 local EVENT, PROCESSING = tonumber(C.WEIR_TIME_EVENT), tonumber(C.WEIR_TIME_PROCESSING)
-local timer_t = ffi.typeof("weir_timer_t")
 local cleanup_time, check_result, check_cleared = wc.cleanup_time, wc.check_result,
   wc.check_cleared
 
--- The state of a subtask (docs/ARCHITECTURE.md, window layer): the C store maps (key id,
--- window) to a slot with the element count and the trigger's numeric cells; the Lua tables by
--- slot hold the contents, the evictor's timestamps, the window object, its key id, the
--- trigger's other state and window_state(); C timers hold (time, key id, window).
+-- The state of a subtask is weir.winstate's (docs/ARCHITECTURE.md, window layer): it makes
+-- every piece and is the only code that creates and drops a window.
 local function init(job, node, inst)
-  inst.store = ffi.gc(C.weir_store_new(wc.CELLS), C.weir_store_free)
-  inst.wstore = inst.store -- window_state() lives in the window's own slot
-  inst.timers = ffi.gc(C.weir_timers_new(), C.weir_timers_free)
-  inst.key_ids, inst.keys = {}, {}
-  inst.contents, inst.stamps, inst.wins, inst.wkid = {}, {}, {}, {}
-  inst.lua_state, inst.wstate, inst.gstate = {}, {}, {}
-  wc.contexts(job, node, inst)
-  inst.timer = timer_t()
-  inst.msets = mergeset.new()
+  winstate.init(inst)
+  wc.contexts(job, node, inst, winstate)
   inst.records = 0 -- records that reached this subtask (the stall warning's "arriving")
-end
-
--- The window object of a slot, made once.
-local function window_of(inst, slot, start, stop, kid)
-  local w = inst.wins[slot]
-  if not w then
-    w = windows.window(start, stop)
-    inst.wins[slot], inst.wkid[slot] = w, kid
-  end
-  return w
 end
 
 -- A slot's contents: add an element, fire, purge, and merge two slots' (sessions).
@@ -77,8 +57,9 @@ local function contents_ops(node, call_window_fn)
     if c == nil then
       return
     end
+    winstate.fired(inst, slot)
     if trace then
-      wc.trace_fire(trace, key, w.start, w.stop, "fired")
+      wc.trace_fire(trace, key, w.start, w.stop, "fired", node)
     end
     if evictor then
       local values, stamps = c, inst.stamps[slot]
@@ -110,11 +91,9 @@ local function contents_ops(node, call_window_fn)
   local function purge(inst, slot, by_trigger)
     if by_trigger and trace and inst.contents[slot] ~= nil and inst.wins[slot] then
       local w = inst.wins[slot]
-      wc.trace_fire(trace, inst.keys[inst.wkid[slot]], w.start, w.stop, "purged")
+      wc.trace_fire(trace, inst.keys[inst.wkid[slot]], w.start, w.stop, "purged", node)
     end
-    inst.contents[slot] = nil
-    inst.stamps[slot] = nil
-    C.weir_store_count_add(inst.store, slot, -C.weir_store_count(inst.store, slot))
+    winstate.purge(inst, slot)
   end
 
   local function add(inst, slot, v, ts)
@@ -208,16 +187,8 @@ local function window_ops(job, node, guard, cops)
     end
   end
 
-  -- A window's slot goes when the window does: contents, trigger state, window state.
-  local function drop_slot(inst, kid, start, stop)
-    local slot = C.weir_store_find(inst.store, kid, start, stop)
-    if slot >= 0 then
-      purge(inst, slot)
-      inst.wins[slot], inst.wkid[slot] = nil, nil
-      inst.lua_state[slot], inst.wstate[slot] = nil, nil
-      C.weir_store_drop(inst.store, slot)
-    end
-  end
+  -- A window goes with every piece it has (weir.winstate).
+  local drop_slot = winstate.drop
 
   -- Applies a trigger result to the contents in `slot`, for window w.
   local function apply_result(inst, r, slot, key, kid, w)
@@ -330,7 +301,7 @@ local function merge_ops(job, node, guard, cops, drop_slot)
           m.start, m.stop)
       end
     end
-    local target = C.weir_store_slot(inst.store, kid, result.sstart, result.sstop)
+    local target = winstate.open(inst, kid, result.sstart, result.sstop)
     for i = 1, #merged do
       local m = merged[i]
       if m.sstart ~= result.sstart or m.sstop ~= result.sstop then
@@ -370,7 +341,7 @@ local function wire_push(job, node, intern, c, o, m)
   local lateness = node.lateness
   local trace = node.trace
   local starts = {}
-  local add = c.add
+  local add, open = c.add, winstate.open
   local apply_result, register_cleanup, add_window = o.apply_result, o.register_cleanup,
     m.add_window
   local function push_merging(st, v, ts, key)
@@ -385,13 +356,13 @@ local function wire_push(job, node, intern, c, o, m)
       end
       return
     end
-    local sslot = C.weir_store_slot(inst.store, kid, entry.sstart, entry.sstop)
+    local sslot = open(inst, kid, entry.sstart, entry.sstop)
     add(inst, sslot, v, ts)
     if trace then
-      wc.trace_element(trace, key, ts)
+      wc.trace_element(trace, key, is_event_time and ts or job:now())
     end
-    local aslot = C.weir_store_slot(inst.store, kid, entry.start, entry.stop)
-    local w = window_of(inst, aslot, entry.start, entry.stop, kid)
+    local aslot = open(inst, kid, entry.start, entry.stop)
+    local w = inst.wins[aslot]
     local ctx = inst.tctx
     ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, aslot
     local r = check_result(node, trigger:on_element(v, ts, w, ctx), "on_element")
@@ -419,12 +390,12 @@ local function wire_push(job, node, intern, c, o, m)
       local maxts = stop == INF and INF or stop - 1
       if not (is_event_time and cleanup_time(node, maxts) <= W) then
         skipped = false
-        local slot = C.weir_store_slot(inst.store, kid, start, stop)
+        local slot = open(inst, kid, start, stop)
         add(inst, slot, v, ts)
         if trace and i == 1 then
-          wc.trace_element(trace, key, ts)
+          wc.trace_element(trace, key, is_event_time and ts or job:now())
         end
-        local w = window_of(inst, slot, start, stop, kid)
+        local w = inst.wins[slot]
         ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot
         local r = check_result(node, trigger:on_element(v, ts, w, ctx), "on_element")
         apply_result(inst, r, slot, key, kid, w)
@@ -465,8 +436,7 @@ local function wire_timers(job, node, guard, o)
     end
     local key = inst.keys[kid]
     local slot = C.weir_store_find(inst.store, kid, start, stop)
-    local w = slot >= 0 and window_of(inst, slot, start, stop, kid)
-      or windows.window(start, stop)
+    local w = slot >= 0 and inst.wins[slot] or windows.window(start, stop)
     local ctx = inst.tctx
     ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot
     local r
@@ -544,10 +514,14 @@ end
 
 -- The face's interface (weir.windowing) ------------------------------------------------------
 
-function M.stats(_, inst)
+function M.stats(node, inst)
   local store, timers = inst.store, inst.timers
+  local open = C.weir_store_stat(store, C.WEIR_STORE_OPEN)
+  if node.assigner.merging then
+    open = winstate.open_windows(inst) -- not the state windows' slots
+  end
   return {
-    open_windows = C.weir_store_stat(store, C.WEIR_STORE_OPEN),
+    open_windows = open,
     elements = C.weir_store_stat(store, C.WEIR_STORE_ELEMENTS),
     store_bytes = C.weir_store_stat(store, C.WEIR_STORE_BYTES),
     event_timers = C.weir_timers_count(timers, EVENT),
@@ -557,14 +531,10 @@ function M.stats(_, inst)
   }
 end
 
-function M.windows(_, inst)
-  local list = {}
-  for slot, w in pairs(inst.wins) do
-    list[#list + 1] = { window = w, key = inst.keys[inst.wkid[slot]],
-                        elements = C.weir_store_count(inst.store, slot),
-                        waits_for = w:max_timestamp() }
-  end
-  return list
+---The raw lists of one subtask by key id (weir.windowing.state turns them into keys).
+function M.list(node, inst, keep, with_contents)
+  return { windows = winstate.windows(node, inst, keep, with_contents),
+           timers = winstate.timers(inst), gstate = inst.gstate }
 end
 
 function M.next_processing_time(_, inst)

@@ -194,34 +194,6 @@ START_TEST(test_kstate_ffi_rejects_bad_keys)
 }
 END_TEST
 
-START_TEST(test_timers_dump_is_in_registration_order)
-{
-    weir_timers_t *t = weir_timers_new();
-    double times[] = {50, 10, 30, 10, 20};
-    for (int i = 0; i < 5; i++) {
-        ck_assert_int_eq(weir_timers_register(t, WEIR_TIME_EVENT, times[i], i, 0, 0), 1);
-    }
-    weir_timers_delete(t, WEIR_TIME_EVENT, 30, 2, 0, 0);
-    weir_timer_t out[8];
-    ck_assert_int_eq(weir_timers_dump(t, WEIR_TIME_EVENT, out, 8), 4);
-    double want_keys[] = {0, 1, 3, 4};
-    for (int i = 0; i < 4; i++) {
-        ck_assert(out[i].key == want_keys[i]);
-    }
-    ck_assert(out[0].time_ms == 50 && out[3].time_ms == 20);
-    ck_assert_int_eq(weir_timers_dump(t, WEIR_TIME_EVENT, out, 2), 4); /* only 2 written */
-    ck_assert_int_eq(weir_timers_dump(t, WEIR_TIME_PROCESSING, out, 8), 0);
-    ck_assert_int_eq(weir_timers_dump(t, 2, out, 8), WEIR_EINVAL);
-    /* the dump leaves the heap alone: pops still come in (time, registration) order */
-    weir_timer_t x;
-    ck_assert_int_eq(weir_timers_pop(t, WEIR_TIME_EVENT, 100, &x), 1);
-    ck_assert(x.time_ms == 10 && x.key == 1);
-    ck_assert_int_eq(weir_timers_pop(t, WEIR_TIME_EVENT, 100, &x), 1);
-    ck_assert(x.time_ms == 10 && x.key == 3);
-    weir_timers_free(t);
-}
-END_TEST
-
 static Suite *kstate_suite(void)
 {
     Suite *s = suite_create("kstate");
@@ -235,8 +207,6 @@ static Suite *kstate_suite(void)
     add_case(s, "enumerates_every_open_row_once", test_kstate_enumerates_every_open_row_once);
     add_case(s, "sparse_keys_are_found_by_hash", test_kstate_sparse_keys_are_found_by_hash);
     add_case(s, "ffi_rejects_bad_keys", test_kstate_ffi_rejects_bad_keys);
-    add_case(s, "timers_dump_is_in_registration_order",
-             test_timers_dump_is_in_registration_order);
     return s;
 }
 

@@ -506,6 +506,59 @@ START_TEST(test_timers_match_a_reference_model_over_random_operations)
 }
 END_TEST
 
+START_TEST(test_timers_list_is_the_pop_order_and_changes_nothing)
+{
+    wr_timers_t t;
+    wr_timers_init(&t);
+    static model_t m;
+    memset(&m, 0, sizeof m);
+    rng_state = UINT64_C(0x853c49e6748fea9b);
+    for (int i = 0; i < 3000; i++) {
+        wr_timer_t x = random_timer();
+        if (rnd_below(4) == 0) {
+            ck_assert_int_eq(wr_timers_delete(&t, EV, &x), model_delete(&m, &x));
+        } else {
+            ck_assert_int_eq(wr_timers_register(&t, EV, &x), model_register(&m, &x));
+        }
+    }
+    ck_assert_uint_eq(wr_timers_list(&t, PT, NULL, 0), 0);
+    size_t n = wr_timers_count(&t, EV);
+    ck_assert_uint_gt(n, 10);
+    wr_timer_t *list = calloc(n, sizeof *list);
+    ck_assert_uint_eq(wr_timers_list(&t, EV, list, 5), n); /* a short buffer: the first 5 */
+    wr_timer_t first[5];
+    memcpy(first, list, sizeof first);
+    ck_assert_uint_eq(wr_timers_list(&t, EV, list, n), n);
+    ck_assert_uint_eq(wr_timers_count(&t, EV), n);
+    ck_assert(memcmp(first, list, sizeof first) == 0);
+    for (size_t i = 0; i < n; i++) {
+        wr_timer_t got;
+        ck_assert(wr_timers_pop(&t, EV, INT64_MAX, &got));
+        ck_assert(same(&got, &list[i]));
+    }
+    ck_assert_uint_eq(wr_timers_count(&t, EV), 0);
+    free(list);
+    wr_timers_close(&t);
+}
+END_TEST
+
+START_TEST(test_timers_ffi_list_converts_and_checks)
+{
+    weir_timers_t *t = weir_timers_new();
+    weir_timer_t out[3];
+    ck_assert_int_eq(weir_timers_register(t, EV, INFINITY, 7, -INFINITY, INFINITY), 1);
+    ck_assert_int_eq(weir_timers_register(t, EV, 5, 2, 0, 6), 1);
+    ck_assert_int_eq(weir_timers_register(t, EV, 5, 1, 0, 6), 1);
+    ck_assert_int_eq(weir_timers_list(t, EV, out, 3), 3);
+    ck_assert(out[0].time_ms == 5 && out[0].key == 2 && out[1].key == 1);
+    ck_assert(out[2].time_ms == INFINITY && out[2].start == -INFINITY && out[2].key == 7);
+    ck_assert_int_eq(weir_timers_list(t, EV, out, 0), 3);
+    ck_assert_int_eq(weir_timers_list(t, 2, out, 3), WEIR_EINVAL);
+    ck_assert_int_eq(weir_timers_list(t, EV, out, -1), WEIR_EINVAL);
+    weir_timers_free(t);
+}
+END_TEST
+
 /* --- growth -------------------------------------------------------------------------------- */
 
 enum { MANY = 1 << 20 };
@@ -584,6 +637,9 @@ static Suite *timers_suite(void)
     add_case(s, "ffi_rejects_bad_domain_and_nan", test_timers_ffi_rejects_bad_domain_and_nan);
     add_case(s, "match_a_reference_model_over_random_operations",
              test_timers_match_a_reference_model_over_random_operations);
+    add_case(s, "list_is_the_pop_order_and_changes_nothing",
+             test_timers_list_is_the_pop_order_and_changes_nothing);
+    add_case(s, "ffi_list_converts_and_checks", test_timers_ffi_list_converts_and_checks);
     add_case(s, "grow_to_a_million_and_release_memory_when_drained",
              test_timers_grow_to_a_million_and_release_memory_when_drained);
     return s;

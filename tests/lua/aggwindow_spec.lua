@@ -7,18 +7,8 @@ local aggwindow = require("weir.aggwindow")
 local it, eq = spec.it, spec.eq
 local W = weir.windows
 
-local punctuated = weir.watermarks.custom{
-  on_event = function(_, e, _, out)
-    if e.wm then out:emit_watermark(e.wm) end
-  end,
-}:with_timestamp_assigner(function(e) return e[2] or 0 end) -- a mark: any time
-
-local count_sum = {
-  create = function() return 0 end,
-  add = function(e, acc) return acc + e[3] end,
-  result = function(acc) return acc end,
-  merge = function(a, b) return a + b end,
-}
+local winjob = require("lib.winjob")
+local punctuated, count_sum = winjob.punctuated, winjob.count_sum
 
 local function max_reduce(a, b)
   if b[3] > a[3] then return b end
@@ -76,70 +66,39 @@ end
 ---records, how many window nodes the fast operator ran, and what env:status() showed of the
 ---window every fifth record (before it reached the window), at the end, and env:metrics().
 local function run(case, records, fast)
-  aggwindow.disabled = not fast
   local used = aggwindow.used
-  local env = weir.env{ parallelism = 1 }
-  local late = weir.output_tag("late")
   local seen, views = 0, {}
-  local windowed = env:from_collection(records)
-    :map(function(e)
+  local configure = function(windowed)
+    if case.fn == "reduce" then
+      return windowed:reduce(max_reduce, function(key, ctx, elements, out)
+        out({ key, tostring(ctx:window()), elements[1][2], elements[1][3] })
+      end)
+    elseif case.fn == "process" then
+      return windowed:aggregate(count_sum, function(key, ctx, sums, out)
+        local ws, gs = ctx:window_state(), ctx:global_state()
+        ws.fires = (ws.fires or 0) + 1 -- late firings of a window see its earlier ones
+        gs.fires = (gs.fires or 0) + 1
+        out({ key, tostring(ctx:window()), sums[1], ctx:current_watermark(), ws.fires, gs.fires,
+              ctx:window():max_timestamp(), ctx:window() == ctx:window() })
+      end)
+    end
+    return windowed:aggregate(count_sum)
+  end
+  local got, lates, env = winjob.run(records, case.assigner(), configure, {
+    env = { parallelism = 1 }, lateness = case.lateness, fast = fast,
+    each = function(_, env)
       seen = seen + 1
       if seen % 5 == 0 then
         views[#views + 1] = window_status(env:status())
       end
-      return e
-    end)
-    :assign_timestamps_and_watermarks(punctuated)
-    :filter(function(e) return e.wm == nil end)
-    :key_by(function(e) return e[1] end)
-    :window(case.assigner())
-    :allowed_lateness(case.lateness)
-    :side_output_late_data(late)
-  local result
-  if case.fn == "reduce" then
-    result = windowed:reduce(max_reduce, function(key, ctx, elements, out)
-      out({ key, tostring(ctx:window()), elements[1][2], elements[1][3] })
-    end)
-  elseif case.fn == "process" then
-    result = windowed:aggregate(count_sum, function(key, ctx, sums, out)
-      local ws, gs = ctx:window_state(), ctx:global_state()
-      ws.fires = (ws.fires or 0) + 1 -- late firings of a window see its earlier ones
-      gs.fires = (gs.fires or 0) + 1
-      out({ key, tostring(ctx:window()), sums[1], ctx:current_watermark(), ws.fires, gs.fires,
-            ctx:window():max_timestamp(), ctx:window() == ctx:window() })
-    end)
-  else
-    result = windowed:aggregate(count_sum)
-  end
-  local got = result:collect()
-  local lates = result:get_side_output(late):collect()
-  env:execute()
-  aggwindow.disabled = false
+    end,
+  })
   views[#views + 1] = window_status(env:status())
   views[#views + 1] = window_metrics(env:metrics())
-  return got:values(), lates:values(), aggwindow.used - used, views
+  return got, lates, aggwindow.used - used, views
 end
 
--- Keys of both kinds the fast operator has: whole numbers >= 0 are their own ids, others
--- (strings, negative or fractional numbers) are interned.
-local RANDOM_KEYS = { "a", "b", 0, 7, -3, 2.5 }
-
----Random records: keys from RANDOM_KEYS, timestamps drifting upwards with disorder, values 1-9, and
----non-decreasing watermarks now and then.
-local function random_records(n)
-  local out, t, wm = {}, 0, -1
-  for _ = 1, n do
-    t = t + math.random(0, 4)
-    if math.random() < 0.2 then
-      wm = math.max(wm, t - math.random(0, 25))
-      out[#out + 1] = { wm = wm }
-    end
-    local back = math.random() < 0.15 and math.random(0, 90) or math.random(0, 30)
-    local ts = math.max(0, t - back)
-    out[#out + 1] = { RANDOM_KEYS[math.random(1, #RANDOM_KEYS)], ts, math.random(1, 9) }
-  end
-  return out
-end
+local RANDOM_KEYS, random_records = winjob.RANDOM_KEYS, winjob.random_records
 
 spec.describe("aggwindow equals windowop", function()
   for _, case in ipairs(CASES) do

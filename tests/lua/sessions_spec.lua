@@ -5,31 +5,12 @@ local it, eq, raises = spec.it, spec.eq, spec.raises
 local W, T = weir.windows, weir.triggers
 local INF = math.huge
 
-local punctuated = weir.watermarks.custom{
-  on_event = function(_, e, _, out)
-    if e.wm then out:emit_watermark(e.wm) end
-  end,
-}:with_timestamp_assigner(function(e) return e[2] or 0 end) -- a mark: any time
+local winjob = require("lib.winjob")
 
-local function show(key, ctx, elements, out)
-  local vals = {}
-  for i, e in ipairs(elements) do vals[i] = e[2] end
-  out({ key, tostring(ctx:window()), table.concat(vals, " ") })
-end
+local show = winjob.show
 
 local function run(records, assigner, configure)
-  local env = weir.env()
-  local late = weir.output_tag("late")
-  local w = env:from_collection(records)
-    :assign_timestamps_and_watermarks(punctuated)
-    :filter(function(e) return e.wm == nil end)
-    :key_by(function(e) return e[1] end)
-    :window(assigner)
-    :side_output_late_data(late)
-  local r = (configure or function(x) return x:process(show) end)(w)
-  local got, lates = r:collect(), r:get_side_output(late):collect()
-  env:execute()
-  return got:values(), lates:values(), env
+  return winjob.run(records, assigner, configure)
 end
 
 it("merges windows that touch, not windows 1 ms apart", function()

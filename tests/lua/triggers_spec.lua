@@ -7,11 +7,7 @@ local it, eq = spec.it, spec.eq
 local W, T, E = weir.windows, weir.triggers, weir.evictors
 local INF = math.huge
 
-local punctuated = weir.watermarks.custom{
-  on_event = function(_, e, _, out)
-    if e.wm then out:emit_watermark(e.wm) end
-  end,
-}:with_timestamp_assigner(function(e) return e[2] or 0 end) -- a mark: any time
+local winjob = require("lib.winjob")
 
 local RECORDS = {
   { "a", 1000, 1 }, { "b", 1500, 7 }, { "a", 2500, 2 }, { wm = 2000 }, { "a", 4000, 9 },
@@ -21,25 +17,14 @@ local RECORDS = {
 }
 
 local function run(assigner, trigger, evictor, lateness)
-  local env = weir.env()
-  local w = env:from_collection(RECORDS)
-    :assign_timestamps_and_watermarks(punctuated)
-    :filter(function(e) return e.wm == nil end)
-    :key_by(function(e) return e[1] end)
-    :window(assigner)
-    :trigger(trigger)
-    :allowed_lateness(lateness or 0)
-  if evictor then
-    w = w:evictor(evictor)
-  end
-  local got = w:process(function(key, ctx, elements, out)
-    local vals = {}
-    for i, e in ipairs(elements) do vals[i] = e[3] end
-    out(("%s %s wm=%s [%s]"):format(key, tostring(ctx:window()),
-      tostring(ctx:current_watermark()), table.concat(vals, " ")))
-  end):collect()
-  env:execute()
-  return got:values()
+  return (winjob.run(RECORDS, assigner, function(w)
+    return w:process(function(key, ctx, elements, out)
+      local vals = {}
+      for i, e in ipairs(elements) do vals[i] = e[3] end
+      out(("%s %s wm=%s [%s]"):format(key, tostring(ctx:window()),
+        tostring(ctx:current_watermark()), table.concat(vals, " ")))
+    end)
+  end, { trigger = trigger, evictor = evictor, lateness = lateness or 0 }))
 end
 
 -- Lua re-implementations of the built-ins, written against the public trigger contract.

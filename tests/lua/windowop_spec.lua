@@ -8,35 +8,13 @@ local W = weir.windows
 local T = weir.triggers
 local INF = math.huge
 
-local punctuated = weir.watermarks.custom{
-  on_event = function(_, e, _, out)
-    if e.wm then out:emit_watermark(e.wm) end
-  end,
-}:with_timestamp_assigner(function(e) return e[2] or 0 end) -- a mark: any time
+local winjob = require("lib.winjob")
+local punctuated = winjob.punctuated
 
 ---Runs records {key, ts} and {wm = W} through key_by + window(...) + configure(windowed),
 ---returning what the window function emitted, and the late side output.
 local function run(records, assigner, configure, finish)
-  local env = weir.env()
-  local late = weir.output_tag("late")
-  local windowed = env:from_collection(records)
-    :assign_timestamps_and_watermarks(punctuated)
-    :filter(function(e) return e.wm == nil end)
-    :key_by(function(e) return e[1] end)
-    :window(assigner)
-    :side_output_late_data(late)
-  local result = (configure or function(w)
-    return w:process(function(key, ctx, elements, out)
-      local vals = {}
-      for i, e in ipairs(elements) do vals[i] = e[2] end
-      out({ key, tostring(ctx:window()), table.concat(vals, " ") })
-    end)
-  end)(windowed)
-  local got = result:collect()
-  local lates = result:get_side_output(late):collect()
-  if finish then finish(result) end
-  env:execute()
-  return got:values(), lates:values()
+  return winjob.run(records, assigner, configure, { finish = finish })
 end
 
 spec.describe("§5.2/5.9 lateness", function()

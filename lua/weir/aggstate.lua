@@ -1,0 +1,314 @@
+-- weir.aggstate: the one home of the fast window operator's (weir.aggwindow) state, per
+-- subtask: it defines every piece, makes them all at instantiate (M.init), is the only code
+-- that drops a window (M.drop; the per-element functions of weir.aggwindow create them inline,
+-- for the JIT), and lists them as plain values for the window layer's face
+-- (weir.windowing.state): checkpoints and the inspectors read them there.
+--
+-- The pieces (fields of the subtask table: one hash load for the traces):
+--   tumbling (k = 1 slice per window):
+--     inst.wtab             wintab.c: (key id, start) -> window id
+--     inst.accs[id], inst.counts[id]   the accumulator and element count of a window
+--     inst.last_start[kid], inst.last_id[kid]   each key's last window (a cache of wtab)
+--   sliced (k > 1):
+--     inst.slices           slices.c: per (key id, slide-long slice) a number accumulator and
+--                           its element count
+--     inst.sl_start/sl_cell/sl_hits[kid]   each key's current slice: start, accumulator
+--                           pointer, elements added through it not yet counted in C
+--   both:
+--     inst.wstore, inst.wstate[slot]   window_state(): a store of its own (no cells), so that
+--                           a key's slices stay alone in theirs
+--     inst.gstate[kid]      global_state()
+--     inst.tq               weir.timerq: per time a FIFO of key ids (a key id: the timer at the
+--                           window's max timestamp; a negated one: at its cleanup time)
+--     inst.keys, inst.key_ids   interned keys (whole-number keys are their own id + 1)
+local ffi = require("ffi")
+local C = require("weir.ffi")
+local wc = require("weir.wincontext")
+local timerq = require("weir.timerq")
+
+local M = {}
+
+local INF = math.huge
+local floor = math.floor
+local DIRECT = 2 ^ 30 -- key ids below are whole-number keys + 1, from it interned keys
+M.DIRECT = DIRECT
+
+-- The chunk of a watermark's fires whose state one C call gathers (k slices per window).
+function M.chunk_of(k)
+  return k == 1 and 4096 or math.max(1, math.min(4096, math.floor(2 ^ 20 / k)))
+end
+
+---Makes every piece of a subtask's state for a node of k slices per window, and the buffers
+---of its C calls.
+function M.init(inst, k)
+  if k == 1 then
+    inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
+  else
+    inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
+    inst.sl_start, inst.sl_cell, inst.sl_hits = {}, {}, {}
+    inst.fresh = ffi.new("int32_t[1]")
+  end
+  inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
+  inst.tq = timerq.new()
+  inst.key_ids, inst.keys = {}, {}
+  inst.accs, inst.wstate, inst.gstate = {}, {}, {}
+  inst.counts, inst.last_start, inst.last_id = {}, {}, {}
+  inst.cells_cap = 64
+  inst.cells = ffi.new("double[?]", inst.cells_cap)
+  inst.nb = ffi.new("double[2]")
+  local chunk = M.chunk_of(k)
+  inst.g_keys = ffi.new("int32_t[?]", chunk)
+  inst.g_ids = ffi.new("int32_t[?]", chunk)
+  inst.g_off = ffi.new("int32_t[?]", chunk + 1)
+  inst.g_cap = 0
+  inst.g_vals = ffi.new("double[1]") -- grown by the first gather that needs more (g_cap)
+end
+
+---A key id's key: a whole-number key is its id - 1; from DIRECT on, an interned one.
+local function key_of(inst, kid)
+  if kid < DIRECT then
+    return kid - 1
+  end
+  return inst.keys[kid - DIRECT]
+end
+M.key_of = key_of
+
+---Key ids: a whole-number key k in [0, DIRECT - 1) is its own id k + 1, with no table (most
+---keys are ids, counters or hashes already); any other key is interned (wincontext.interner)
+---to an id from DIRECT on.
+function M.interner(node)
+  local interned = wc.interner(node.keyed)
+  local keyed = node.keyed
+  return function(inst, key)
+    if keyed and type(key) == "number" and key >= 0 and key < DIRECT - 1 and key == floor(key)
+        and (key ~= 0 or 1 / key > 0) then
+      return key + 1
+    end
+    return interned(inst, key) + DIRECT
+  end
+end
+
+---Sliced: counts the hits of kid's current slice in C and forgets the pointer (it stays
+---valid until the key's slices change: the next slice of the key or a drop flush first).
+local function flush_slice(inst, kid)
+  local start = inst.sl_start[kid]
+  if start ~= nil then
+    local hits = inst.sl_hits[kid]
+    if hits > 0 then
+      C.weir_slices_count_add(inst.slices, kid, start, hits)
+    end
+    inst.sl_start[kid], inst.sl_cell[kid], inst.sl_hits[kid] = nil, nil, nil
+  end
+end
+M.flush_slice = flush_slice
+
+local function flush_slices(inst)
+  for kid in pairs(inst.sl_start) do
+    flush_slice(inst, kid)
+  end
+end
+
+---Drops window [a, a + size) of kid: tumbling, its window; sliced, slice a (the window is the
+---last that covers it); then its window_state.
+function M.drop(inst, k, kid, a, size)
+  if k == 1 then
+    local id = C.weir_wintab_drop(inst.wtab, kid, a)
+    if id >= 0 then
+      inst.accs[id], inst.counts[id] = nil, nil
+    end
+    if inst.last_start[kid] == a then
+      inst.last_start[kid] = nil
+    end
+  else
+    flush_slice(inst, kid)
+    C.weir_slices_drop(inst.slices, kid, a)
+  end
+  if next(inst.wstate) ~= nil then -- some window has window_state()
+    local wslot = C.weir_store_find(inst.wstore, kid, a, a + size)
+    if wslot >= 0 then
+      inst.wstate[wslot] = nil
+      C.weir_store_drop(inst.wstore, wslot)
+    end
+  end
+end
+
+---window_state() of window [start, stop) of kid.
+function M.window_state(inst, kid, start, stop)
+  local slot = C.weir_store_slot(inst.wstore, kid, start, stop)
+  local s = inst.wstate[slot]
+  if not s then
+    s = {}
+    inst.wstate[slot] = s
+  end
+  return s
+end
+
+---global_state() of kid.
+function M.global_state(inst, kid)
+  local g = inst.gstate[kid]
+  if not g then
+    g = {}
+    inst.gstate[kid] = g
+  end
+  return g
+end
+
+---The accumulators of kid's slices in [lo, hi), merged from create() (nil when none).
+function M.slices_acc(inst, kid, lo, hi, create, merge)
+  local n = C.weir_slices_range(inst.slices, kid, lo, hi, inst.cells, inst.cells_cap)
+  if n > inst.cells_cap then
+    inst.cells_cap = n
+    inst.cells = ffi.new("double[?]", n)
+    n = C.weir_slices_range(inst.slices, kid, lo, hi, inst.cells, n)
+  end
+  if n <= 0 then
+    return nil
+  end
+  local cells, acc = inst.cells, create()
+  for i = 0, n - 1 do
+    acc = merge(acc, cells[i])
+  end
+  return acc
+end
+
+-- The enumeration (weir.windowing) -------------------------------------------------------------
+
+---Every slice of a sliced subtask: { kid, start, count }.
+local function slices_of(inst)
+  flush_slices(inst)
+  local n = C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
+  local dump = ffi.new("double[?]", 3 * n + 3)
+  C.weir_slices_dump(inst.slices, dump, n)
+  local out = {}
+  for i = 0, n - 1 do
+    out[#out + 1] = { kid = dump[3 * i], start = dump[3 * i + 1], count = dump[3 * i + 2] }
+  end
+  return out
+end
+
+local function window_state_of(inst, kid, a, stop)
+  if next(inst.wstate) == nil then
+    return nil
+  end
+  local wslot = C.weir_store_find(inst.wstore, kid, a, stop)
+  return wslot >= 0 and inst.wstate[wslot] or nil
+end
+
+---Every window of a subtask as plain values: { kid, start, stop, contents, count,
+---window_state, fired } (keep(kid) chooses keys; without with_contents, no accumulators). The
+---operator runs only the event_time trigger, so a window past its max timestamp has fired. A sliced
+---window exists while a slice it covers does and it is not cleaned up; its contents are the
+---merge of its slices', its count their elements'.
+function M.windows(node, inst, keep, with_contents)
+  local size, slide = node.assigner.size, node.assigner.slide
+  local k = size / slide
+  local list = {}
+  if k == 1 then
+    local e = ffi.new("double[2]")
+    for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
+      local id = C.weir_wintab_at(inst.wtab, i, e)
+      if id >= 0 and keep(e[0]) then
+        local kid, a = e[0], e[1]
+        list[#list + 1] = { kid = kid, start = a, stop = a + size,
+                            fired = a + size - 1 <= inst.watermark and inst.accs[id] ~= nil,
+                            contents = with_contents and inst.accs[id] or nil,
+                            count = inst.counts[id] or 0,
+                            window_state = window_state_of(inst, kid, a, a + size) }
+      end
+    end
+    return list
+  end
+  local W, seen = inst.watermark, {}
+  local fn = node.user_fn
+  for _, sl in ipairs(slices_of(inst)) do
+    local kid, a = sl.kid, sl.start
+    for _ = 1, keep(kid) and k or 0 do
+      if wc.cleanup_time(node, a + size - 1) <= W then
+        break
+      end
+      local per = seen[kid] -- by number, not by string: a string of a time can round
+      if not per then
+        per = {}
+        seen[kid] = per
+      end
+      local e = per[a]
+      if not e then
+        e = { kid = kid, start = a, stop = a + size, count = 0, fired = a + size - 1 <= W,
+              contents = with_contents and M.slices_acc(inst, kid, a, a + size, fn.create,
+                fn.merge) or nil,
+              window_state = window_state_of(inst, kid, a, a + size) }
+        per[a] = e
+        list[#list + 1] = e
+      end
+      e.count = e.count + sl.count
+      a = a - slide
+    end
+  end
+  return list
+end
+
+---The slices of a sliced subtask with their accumulators: { kid, start, stop, acc, count }.
+function M.slices(node, inst, keep)
+  local slide = node.assigner.slide
+  local out = {}
+  for _, sl in ipairs(slices_of(inst)) do
+    if keep(sl.kid) then
+      local n = C.weir_slices_range(inst.slices, sl.kid, sl.start, sl.start + slide,
+        inst.cells, inst.cells_cap)
+      out[#out + 1] = { kid = sl.kid, start = sl.start, stop = sl.start + slide,
+                        acc = n > 0 and inst.cells[0] or nil, count = sl.count }
+    end
+  end
+  return out
+end
+
+---The timers of a subtask in pop order: { domain = "event", time, kid, start, stop }.
+function M.timers(node, inst)
+  local size, lateness = node.assigner.size, node.lateness
+  local q, times = inst.tq, {}
+  for i = 1, q.n do
+    times[i] = q.times[i]
+  end
+  table.sort(times)
+  local out = {}
+  for _, t in ipairs(times) do
+    local b = q.buckets[t]
+    for i = b.head, b.len do
+      local e = b[i]
+      local kid, a = e, t - size + 1
+      if e < 0 then
+        kid, a = -e, t - lateness - size + 1
+      end
+      out[#out + 1] = { domain = "event", time = t, kid = kid, start = a, stop = a + size }
+    end
+  end
+  return out
+end
+
+---What status and metrics read (weir.windowing.stats).
+function M.stats(node, inst)
+  local open, elements, bytes
+  if node.assigner.size == node.assigner.slide then
+    open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
+    elements = 0
+    for _, n in pairs(inst.counts) do
+      elements = elements + n
+    end
+    bytes = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
+  else
+    -- as the general operator counts them: an element once per window it is in
+    local list = M.windows(node, inst, function() return true end, false)
+    open, elements = #list, 0
+    for _, w in ipairs(list) do
+      elements = elements + w.count
+    end
+    bytes = C.weir_slices_stat(inst.slices, C.WEIR_STORE_BYTES)
+  end
+  local q = inst.tq
+  return { open_windows = open, elements = elements,
+           store_bytes = bytes + C.weir_store_stat(inst.wstore, C.WEIR_STORE_BYTES),
+           event_timers = q.count, next_event_timer = timerq.next(q),
+           processing_timers = 0, next_processing_timer = INF }
+end
+
+return M
