@@ -718,8 +718,12 @@ function M.stats(_, inst)
   }
 end
 
-function M.windows()
-  return {}
+-- A keyed operator has no windows: the window tools skip it (weir.windowing.runs), and its
+-- state is listed by M.entries and M.timers.
+M.no_windows = true
+
+function M.list()
+  return { windows = {}, timers = {}, gstate = {} }
 end
 
 ---At weir's end of input (job.ending) the processing-time timers pending when it began fire,

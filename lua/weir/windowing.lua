@@ -100,9 +100,10 @@ function M.instantiate(job, node)
   node.window_op.instantiate(job, node)
 end
 
----Whether node runs on a window operator (what status and the REPL list as windows).
+---Whether node runs on a window operator (what status and the REPL list as windows; a keyed
+---process function plugs into the same interface for its timers but has no windows).
 function M.runs(node)
-  return node.window_op ~= nil
+  return node.window_op ~= nil and not node.window_op.no_windows
 end
 
 ---The state and timers of one subtask (the interface's stats).
