@@ -389,5 +389,28 @@ void weir_fields_free(weir_fields_t *f);
 int weir_fields_add(weir_fields_t *f, int32_t kind, int32_t offset);
 int32_t weir_fields_parse(const weir_fields_t *f, const char *line, int32_t len, void *out);
 
+/* Checkpoint files (ckpt.c): the bytes weir.checkpoint builds, made durable in an order that
+ * leaves a directory under its final name complete after a crash or a power loss. Every call
+ * returns 0 (lock: a descriptor >= 0) or a negative errno (UV_E*: weir_strerror names it), or
+ * WEIR_EINVAL for a NULL argument. crc32: zlib's CRC-32 (the one of gzip, PNG and Python's
+ * zlib.crc32) of len bytes, continuing from crc (0 to start). lock: creates DIR/LOCK and takes
+ * an exclusive flock on it without waiting; UV_EAGAIN when another writer holds it; the kernel
+ * drops it when the process dies. write_file: creates or truncates path, writes every byte,
+ * fsyncs and closes (ENOSPC, EIO, EDQUOT come back here). fsync_path: fsync of a file or a
+ * directory by its path. commit: fsync tmp_dir, rename it to final_dir (UV_EEXIST when that
+ * exists), fsync final_dir's parent. remove: unlinks the files of dir and removes it (0 when it
+ * is absent). list: the names in dir (without . and ..), NUL-terminated one after another in
+ * out while they fit in cap; returns the bytes all of them need. truncate: cuts path to length
+ * bytes and fsyncs it. */
+uint32_t weir_ckpt_crc32(uint32_t crc, const void *bytes, size_t len);
+int weir_ckpt_lock(const char *dir);
+int weir_ckpt_unlock(int32_t fd);
+int weir_ckpt_write_file(const char *path, const void *bytes, size_t len);
+int weir_ckpt_fsync_path(const char *path);
+int weir_ckpt_commit(const char *tmp_dir, const char *final_dir);
+int weir_ckpt_remove(const char *dir);
+int32_t weir_ckpt_list(const char *dir, char *out, size_t cap);
+int weir_ckpt_truncate(const char *path, double length);
+
 const char *weir_version(void);
 const char *weir_strerror(int code);
