@@ -10,12 +10,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+
+/* the framing Lua writes through the FFI: the same bytes on every LP64 host */
+_Static_assert(sizeof(weir_ckpt_header_t) == 32, "weir_ckpt_header_t is 32 bytes");
+_Static_assert(offsetof(weir_ckpt_header_t, crc) == 28, "weir_ckpt_header_t: crc at 28");
+_Static_assert(sizeof(weir_ckpt_section_t) == 32, "weir_ckpt_section_t is 32 bytes");
+_Static_assert(offsetof(weir_ckpt_section_t, payload_len) == 16, "section: length at 16");
+_Static_assert(offsetof(weir_ckpt_section_t, crc) == 28, "weir_ckpt_section_t: crc at 28");
 
 uint32_t weir_ckpt_crc32(uint32_t crc, const void *bytes, size_t len)
 {

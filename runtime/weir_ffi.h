@@ -412,5 +412,27 @@ int weir_ckpt_remove(const char *dir);
 int32_t weir_ckpt_list(const char *dir, char *out, size_t cap);
 int weir_ckpt_truncate(const char *path, double length);
 
+/* The state file's framing (weir.checkpoint writes and reads it; docs/ARCHITECTURE.md, The
+ * checkpoint format): one header, then each section as its header, its name and its payload,
+ * the name and the payload each padded with zeros to a multiple of 8 bytes. Little-endian; a
+ * host of the other order reads a format it does not know and refuses the file. */
+typedef struct weir_ckpt_header {
+    char magic[8];     /* "WEIRSTAT" */
+    uint32_t format;   /* 1 */
+    uint32_t sections;
+    double id;         /* the checkpoint's id */
+    uint32_t reserved; /* 0 */
+    uint32_t crc;      /* crc32 of the 28 bytes before */
+} weir_ckpt_header_t;
+typedef struct weir_ckpt_section {
+    char magic[4];        /* "SECT" */
+    uint32_t name_len;    /* bytes of the name that follows (not padded) */
+    int32_t key_group;    /* -1: not keyed */
+    uint32_t payload_crc; /* crc32 of the payload (not padded) */
+    double payload_len;   /* bytes of the payload (not padded) */
+    uint32_t reserved;    /* 0 */
+    uint32_t crc;         /* crc32 of the 28 bytes before, then of the name */
+} weir_ckpt_section_t;
+
 const char *weir_version(void);
 const char *weir_strerror(int code);
