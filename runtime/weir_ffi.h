@@ -144,6 +144,41 @@ int32_t weir_source_pending(const weir_rt_t *rt, int32_t source);
  * NULL or "" leaves the kind alone. Any time; returns 0 or WEIR_EINVAL for an unknown id. */
 int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name);
 
+/* Checkpoints (source.c and each source kind): where a source stands between two polls, when
+ * every record it handed out has been processed, and how a new runtime continues from there.
+ * position fills out: offset (read_text_file and stdin from a regular file: the byte offset of
+ * the first byte not yet cut into a delivered record; replay: the first entry not consumed;
+ * generate, from_elements, nexmark: the next index), line (text sources: records cut so far,
+ * dropped ones included), the WEIR_STAT_* counters, ended (its END was delivered), skipping
+ * (inside an overlong line), check (a file: crc32 of the up to 4096 bytes before offset, so a
+ * restore notices a replaced file) and replayable (0: a pipe, socket or manual source, which
+ * cannot go back; only the counters mean something). It returns 0 or WEIR_EINVAL (unknown id).
+ * seek, before start: the source continues from pos when the runtime starts (a file is
+ * reopened at offset after its check bytes are compared: WEIR_ESOURCE from weir_rt_start when
+ * the file is shorter or differs); WEIR_ESTATE after start, WEIR_EINVAL for a kind that cannot
+ * go back or a position outside the source. */
+typedef struct weir_source_position {
+    double offset;
+    double line;
+    double records;
+    double bytes;
+    double dropped;
+    double check;
+    int32_t replayable;
+    int32_t ended;
+    int32_t skipping;
+    int32_t reserved;
+} weir_source_position_t;
+int weir_source_position(const weir_rt_t *rt, int32_t source, weir_source_position_t *out);
+int weir_source_seek(weir_rt_t *rt, int32_t source, const weir_source_position_t *pos);
+/* The clock and the tick grid, for a checkpoint: out[0] now, out[1] the reading at start,
+ * out[2] the next tick (+inf: none). restore_clock, before start, on the virtual clock: moves
+ * the clock to now_ms and makes start continue the grid of start_ms with the next tick at
+ * next_tick_ms (+inf: from the grid), so ticks and rate generators go on where they were. On
+ * the real clock it does nothing (the grid starts again at start). WEIR_ESTATE after start. */
+int weir_rt_clock_state(const weir_rt_t *rt, double *out);
+int weir_rt_restore_clock(weir_rt_t *rt, double now_ms, double start_ms, double next_tick_ms);
+
 /* The REPL's input (source_repl.c): lines arrive as WEIR_EV_INPUT events from weir_loop_poll,
  * so sources, ticks and timers keep running while the user types. Interactive (stdin is a
  * terminal): libedit's callback interface on the uv loop, with history (read from and saved to
@@ -268,6 +303,10 @@ int32_t weir_valve_is_idle(const weir_valve_t *v); /* 1 = IDLE, 0 = ACTIVE */
  * as bits 1 = active, 2 = aligned (0 for a bad channel). */
 double weir_valve_channel_watermark(const weir_valve_t *v, int32_t channel);
 int32_t weir_valve_channel_state(const weir_valve_t *v, int32_t channel);
+/* A restore (checkpoints): sets channel's watermark and state bits as the two readers above
+ * gave them, or with channel -1 the output (wm: weir_valve_output, state 1 = idle). Nothing is
+ * emitted. 0, or WEIR_EINVAL for a channel outside [-1, channels), NaN or state outside 0..3. */
+int weir_valve_restore(weir_valve_t *v, int32_t channel, double wm, int32_t state);
 
 /* Timer service (timers.c), one per operator subtask: Flink's InternalTimerService with weir's
  * determinism rule. A timer is (domain, time, key, window start, window stop); key is a key id
