@@ -30,6 +30,11 @@ typedef struct wr_bridge_job {
     int stderr_tty;            /* stderr is a terminal: redraw the progress line in place */
     int interactive;           /* repl: stdin is a terminal (line editing, prompt, history) */
     int manual;                /* repl --manual: the text source becomes the manual source */
+    const char *checkpoint_dir;      /* run --checkpoint-dir DIR, or NULL */
+    const char *checkpoint_interval; /* --checkpoint-interval DURATION, or NULL (10s) */
+    const char *restore;             /* --restore PATH, or NULL */
+    int fresh;                       /* --fresh */
+    int allow_non_restored_state;    /* --allow-non-restored-state */
     int argc; /* ARGS after "--", reaching the job as weir.args */
     char **argv;
 } wr_bridge_job_t;

@@ -31,6 +31,9 @@ function M.run(job)
     end
     v.on() -- stderr
   end
+  if job.mode == "checkpoint" then
+    return require("weir.checkpoint_cli").run(job.args[1], job.args[2])
+  end
   if job.mode == "repl" then
     local ok, code = xpcall(require("weir.repl").run, debug.traceback, job)
     if not ok then
