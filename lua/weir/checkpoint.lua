@@ -268,6 +268,9 @@ function M.decode_state(s, id)
     out[i] = { name = name, key_group = tonumber(sh.key_group), value = v,
                bytes = plen }
     off = pay_off + plen + padding(plen)
+    if off > n then
+      return nil, ("%s: truncated (its padding is cut at byte %d)"):format(where, n)
+    end
   end
   if off ~= n then
     return nil, ("%d bytes after the last section"):format(n - off)

@@ -133,6 +133,9 @@ function M.prepare(job)
         :format(self.dir, #bad))
     end
   end
+  if not from and self.dir then
+    self:take_start()
+  end
   if from and from.manifest.finished then
     say("job already finished (%s); nothing to do (--fresh runs it again)", from.name)
     self.finished = true
@@ -153,10 +156,54 @@ function M.prepare(job)
   return self
 end
 
+---The paths of a write_text node's files (as Job:open_file names them).
+local function sink_paths(node)
+  if node.parallelism == 1 then
+    return { node.path }
+  end
+  local out = {}
+  for st = 1, node.parallelism do
+    out[st] = node.path .. "/" .. st
+  end
+  return out
+end
+
+---A fresh start's first checkpoint, written before any output file exists: every write_text
+---file at length 0. A crash before the first periodic checkpoint then restores this one
+---(nothing processed, the files cut to nothing) instead of finding output files that a fresh
+---start refuses to overwrite. A file that is already there is refused first, as without
+---checkpoints.
+function Ck:take_start()
+  local job = self.job
+  local sections = {}
+  for _, node in ipairs(job.plan.nodes) do
+    if node.kind == "sink" and node.sink == "write_text" then
+      local files = {}
+      for i, path in ipairs(sink_paths(node)) do
+        local fh = io.open(path, "rb")
+        if fh then
+          fh:close()
+          if not node.overwrite then
+            job_error(("%s: %s already exists (use write_text(path, {overwrite = true}))")
+              :format(node.label, path))
+          end
+        end
+        files[i] = { path = path, length = 0 }
+      end
+      sections[#sections + 1] = { name = "sink/" .. node.ckpt_uid, key_group = -1,
+                                  value = { files = files } }
+    end
+  end
+  self:write(sections, "checkpoint", true)
+end
+
 ---write_text's file at a restore: what the checkpoint committed stays, the tail written after
 ---it is cut (it is written again, the same for a deterministic job).
 function Job:reopen_file(node, path, committed)
   local fh, err = io.open(path, "r+b")
+  if not fh and committed == 0 then
+    fh, err = io.open(path, "w+b") -- the start checkpoint came before the file
+  end
   if not fh then
     job_error(("%s: cannot continue %s from the checkpoint: %s"):format(node.label, path,
       tostring(err)))
@@ -512,12 +559,14 @@ function Ck:restore(from)
   end
   for _, name in ipairs(missing) do
     local part = self.registry.by_name[name]
-    if not name:match("^op/") and not name:match("^rebalance/") then
+    if not man.start and not name:match("^op/") and not name:match("^rebalance/") then
       say("%s: nothing in %s; it starts empty", part.what, from.name)
     end
   end
   local text = ("restored %s"):format(from.path)
-  if #self.restored_sources > 0 then
+  if man.start then
+    text = text .. " (the start: nothing had been processed)"
+  elseif #self.restored_sources > 0 then
     text = text .. ": " .. table.concat(self.restored_sources, "; ")
   end
   say("%s", text)
@@ -532,14 +581,19 @@ function Ck:take(kind)
   if not self.dir then
     return
   end
+  local ok, sections = pcall(self.registry.snapshot, self.registry)
+  if not ok then
+    job_error(("checkpoint %d: %s"):format(self.next_id, type(sections) == "table"
+      and sections.text or tostring(sections)))
+  end
+  return self:write(sections, kind)
+end
+
+---Commits sections as the next checkpoint of kind (start: the fresh start's).
+function Ck:write(sections, kind, start)
   local job = self.job
   local id = self.next_id
   self.next_id = id + 1
-  local ok, sections = pcall(self.registry.snapshot, self.registry)
-  if not ok then
-    job_error(("checkpoint %d: %s"):format(id, type(sections) == "table"
-      and sections.text or tostring(sections)))
-  end
   local sync = {}
   for _, f in ipairs(job.files) do
     sync[#sync + 1] = f.path
@@ -555,7 +609,8 @@ function Ck:take(kind)
                               path = node.path }
   end
   local manifest = {
-    id = id, kind = kind, finished = kind == "final", taken_ms = C.weir_rt_now(job.rt),
+    id = id, kind = kind, finished = kind == "final", start = start or nil,
+    taken_ms = job.rt and C.weir_rt_now(job.rt) or nil,
     weir = ffi.string(C.weir_version()),
     job = { script = job.plan.env.job.script, name = job.plan.job_name },
     operators = operators(job), sources = sources,
@@ -569,8 +624,8 @@ function Ck:take(kind)
     if self.failures >= TOLERABLE_FAILURES then
       job_error(("checkpoint %d failed, %d in a row: %s"):format(id, self.failures, bytes))
     end
-    say("checkpoint %d declined: %s (%d of %d tolerable failures in a row; the job goes on)",
-      id, bytes, self.failures, TOLERABLE_FAILURES - 1)
+    say("checkpoint %d declined: %s (%d failure%s in a row, %d fail the job; it goes on)",
+      id, bytes, self.failures, self.failures == 1 and "" or "s", TOLERABLE_FAILURES)
     return nil
   end
   self.failures = 0
