@@ -523,7 +523,12 @@ function Ck:restore(from)
     elseif op.kind ~= node.kind then
       job_error(("cannot restore %s: operator %s is a %s in the checkpoint (%s), a %s now (%s)")
         :format(from.name, op.uid, op.kind, op.label, node.kind, node.label))
-    elseif op.max_parallelism ~= node.max_parallelism then
+    elseif op.parallelism ~= node.parallelism then
+      job_error(("cannot restore %s: %s: parallelism %d in the checkpoint, %d now (restoring "
+        .. "at another parallelism is not supported yet)"):format(from.name, node.label,
+        op.parallelism, node.parallelism))
+    elseif op.max_parallelism and node.max_parallelism
+      and op.max_parallelism ~= node.max_parallelism then
       job_error(("cannot restore %s: %s: max parallelism %s in the checkpoint, %s now (key "
         .. "groups are fixed)"):format(from.name, node.label, tostring(op.max_parallelism),
         tostring(node.max_parallelism)))

@@ -206,7 +206,12 @@ function Stream:collect()
   local values = {}
   local s = sink(self, "collect", { values = values })
   s.node.parallelism = 1
-  return { values = function() return values end }
+  local handle = { values = function() return values end }
+  function handle.uid(h, name) -- names its values in checkpoints, as Sink:uid
+    s:uid(name)
+    return h
+  end
+  return handle
 end
 
 function Sink:uid(s)
