@@ -8,7 +8,7 @@
 # test, written to be tolerant: wherever the kills land, the output must be the same.
 . "$(dirname "$0")/lib.bash"
 
-seq 1 300000 | sed 's/^/line /' > in.txt
+seq 1 1000000 | sed 's/^/line /' > in.txt
 cat > job.lua <<'LUA'
 local weir = require("weir")
 local env = weir.env()
@@ -78,7 +78,7 @@ for _ in $(seq 400); do [ -s out.txt ] && break; sleep 0.01; done
 kill -TERM $pid
 wait $pid
 rc=$?
-[ $rc = 0 ] && ok || bad "SIGTERM without --checkpoint-dir: exit $rc"
+[ $rc = 0 ] && ok || bad "SIGTERM without --checkpoint-dir: exit $rc ($(cat stop.err))"
 rm -f out.txt
 timeout 60 "$WEIR" run slow.lua --checkpoint-dir ck > /dev/null 2> stop.err &
 pid=$!
