@@ -93,6 +93,12 @@ function M.prepare(job)
     end
   end
   M.assign_uids(job.plan)
+  for _, node in ipairs(job.plan.nodes) do
+    if node.kind == "window" and not windowing.checkpoint_parts then
+      usage("--checkpoint-dir: %s: window state is not in checkpoints yet (docs/API.md, "
+        .. "Checkpoints); run this job without --checkpoint-dir", node.label)
+    end
+  end
   if self.dir then
     local rc = C.weir_out_mkdirs(self.dir)
     if rc ~= 0 then
@@ -460,12 +466,8 @@ function Ck:attach()
   reg:add("job", job_part(self))
   for _, node in ipairs(job.plan.nodes) do
     if node.kind == "window" then
-      local parts = windowing.checkpoint_parts and windowing.checkpoint_parts(job, node)
-      if not parts then
-        usage("--checkpoint-dir: %s: window state is not in checkpoints yet (docs/API.md, "
-          .. "Checkpoints); run this job without --checkpoint-dir", node.label)
-      end
-      for name, part in pairs(parts) do
+      -- the window layer's parts (its own sections, by key group)
+      for name, part in pairs(windowing.checkpoint_parts(job, node)) do
         reg:add("window/" .. node.ckpt_uid .. "/" .. name, part)
       end
     end

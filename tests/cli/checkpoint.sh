@@ -134,6 +134,21 @@ flock -n ck/LOCK -c "timeout 30 '$WEIR' run job.lua --checkpoint-dir ck > out 2>
 [ "$(cat rc)" = 2 ] && ok || bad "second writer: exit $(cat rc)"
 grep -qF "another weir is using it" err && ok || bad "second writer: stderr was $(cat err)"
 
+# window state is not in checkpoints yet: such a job is refused, not half-restored
+cat > win.lua <<'LUA'
+local weir = require("weir")
+local env = weir.env()
+env:from_elements(1, 2):assign_timestamps_and_watermarks(weir.watermarks.monotonous()
+  :with_timestamp_assigner(function(v) return v end))
+  :window_all(weir.windows.tumbling_event_time(10)):reduce(function(a, b) return a + b end)
+  :print()
+env:execute()
+LUA
+run_weir run win.lua --checkpoint-dir ckw
+expect_rc 2 "a window job with --checkpoint-dir"
+expect_err_has "window state is not in checkpoints yet" "a window job is refused, saying why"
+[ ! -e ckw ] && ok || bad "a refused window job left $(ls ckw) behind"
+
 # usage
 run_weir run job.lua --checkpoint-interval 1s
 expect_rc 2 "--checkpoint-interval alone"
