@@ -88,6 +88,15 @@ local function sample(id)
       { name = "window/counts", key_group = 5, value = { ["a"] = { 1, 2 } } } }
 end
 
+it("encodes a raw part's values without the check, the same bytes otherwise", function()
+  local reg = ckpt.registry()
+  reg:add("r", { raw = true, snapshot = function() return { 1, { 2 } } end, restore = print })
+  local sections = reg:snapshot()
+  eq(sections[1].raw, true)
+  local back = assert(ckpt.decode_state((ckpt.encode_state(1, sections)), 1))
+  eq(back[1].value, { 1, { 2 } })
+end)
+
 it("writes a checkpoint directory that reads back whole", function()
   local dir = tmpdir()
   local man, sections = sample(1)
