@@ -27,10 +27,19 @@ kills=0
 runs=0
 while [ $runs -lt 200 ]; do
   runs=$((runs + 1))
+  newest=$(ls ck 2>/dev/null | grep '^chk-' | tail -1)
   "$WEIR" run job.lua --checkpoint-dir ck --checkpoint-interval 20ms >/dev/null 2>>loop.err &
   pid=$!
   if [ $kills -lt 10 ]; then
-    sleep "0.0$((RANDOM % 9 + 1))"
+    # wait for this run's first checkpoint (a slow start, as under ASan, must not make every
+    # kill land before any), then kill at a random point after it
+    for _ in $(seq 1000); do
+      now=$(ls ck 2>/dev/null | grep '^chk-' | tail -1)
+      { [ -n "$now" ] && [ "$now" != "$newest" ]; } && break
+      kill -0 $pid 2>/dev/null || break
+      sleep 0.01
+    done
+    sleep "0.0$((RANDOM % 9))"
     if kill -9 $pid 2>/dev/null; then
       kills=$((kills + 1))
     fi
@@ -95,7 +104,9 @@ seq 1 3000000 | sed 's/$/!/' | cmp -s - out.txt && ok || bad "savepoint: output 
 
 # damaged checkpoints: refused by name, the previous one used; none valid: exit 1
 rm -rf ck out.txt
-run_weir run job.lua --checkpoint-dir ck --checkpoint-interval 0
+seq 1 20000 > small.txt
+sed 's/in.txt/small.txt/' job.lua > dmg.lua
+run_weir run dmg.lua --checkpoint-dir ck --checkpoint-interval 0
 expect_rc 0 "checkpoints for the damage tests"
 newest=$(ls -d ck/chk-* | tail -1)
 run_weir checkpoint verify "$newest"
@@ -113,7 +124,7 @@ run_weir checkpoint verify "$newest"
 expect_rc 1 "verify a bit flip"
 expect_err_has "crc mismatch" "a bit flip is a crc mismatch"
 expect_err_has "section " "a bit flip names its section"
-run_weir run job.lua --checkpoint-dir ck
+run_weir run dmg.lua --checkpoint-dir ck
 expect_rc 0 "a corrupt newest checkpoint: the previous one is restored"
 expect_err_has "is corrupt (w0.state: " "the corrupt checkpoint is named"
 expect_err_has "; restoring chk-" "the fallback is named"
@@ -123,7 +134,7 @@ run_weir checkpoint verify "$newest"
 expect_rc 1 "verify a missing MANIFEST"
 expect_err_has "MANIFEST: missing" "a missing MANIFEST is named"
 for d in ck/chk-*; do rm "$d/w0.state"; done
-run_weir run job.lua --checkpoint-dir ck
+run_weir run dmg.lua --checkpoint-dir ck
 expect_rc 1 "no valid checkpoint"
 expect_err_has "no valid checkpoint in ck" "no valid checkpoint: said"
 expect_err_has "w0.state: missing" "a missing state file is named"
