@@ -93,6 +93,19 @@ static void push_job(lua_State *L, const wr_bridge_job_t *job)
         lua_pushstring(L, job->data);
         lua_setfield(L, -2, "data");
     }
+    const char *texts[][2] = {{"checkpoint_dir", job->checkpoint_dir},
+                              {"checkpoint_interval", job->checkpoint_interval},
+                              {"restore", job->restore}};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        if (texts[i][1]) {
+            lua_pushstring(L, texts[i][1]);
+            lua_setfield(L, -2, texts[i][0]);
+        }
+    }
+    lua_pushboolean(L, job->fresh);
+    lua_setfield(L, -2, "fresh");
+    lua_pushboolean(L, job->allow_non_restored_state);
+    lua_setfield(L, -2, "allow_non_restored_state");
     lua_createtable(L, job->argc, 0);
     for (int i = 0; i < job->argc; i++) {
         lua_pushstring(L, job->argv[i]);

@@ -34,6 +34,11 @@ typedef struct wr_bridge_job {
     int nparams;
     const char *output; /* timeline -o FILE.svg, or NULL */
     const char *data;   /* timeline --data FILE, or NULL */
+    const char *checkpoint_dir;      /* run --checkpoint-dir DIR, or NULL */
+    const char *checkpoint_interval; /* --checkpoint-interval DURATION, or NULL (10s) */
+    const char *restore;             /* --restore PATH, or NULL */
+    int fresh;                       /* --fresh */
+    int allow_non_restored_state;    /* --allow-non-restored-state */
     int argc; /* ARGS after "--", reaching the job as weir.args */
     char **argv;
 } wr_bridge_job_t;

@@ -17,7 +17,9 @@
 static const char USAGE[] =
     "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [--check-triggers]\n"
     "                [--progress] [--stall-warning DURATION] [--max-memory SIZE]\n"
-    "                [--jit-verbose] [--param NAME=VALUE]... [-- ARGS...]\n"
+    "                [--jit-verbose] [--param NAME=VALUE]...\n"
+    "                [--checkpoint-dir DIR [--checkpoint-interval DURATION]]\n"
+    "                [--restore PATH] [--fresh] [--allow-non-restored-state] [-- ARGS...]\n"
     "       weir explain JOB.lua [--parallelism N] [--replay FILE] [--param NAME=VALUE]...\n"
     "       weir repl [JOB.lua] [--manual] [--parallelism N] [--param NAME=VALUE]...\n"
     "                [-- ARGS...]\n"
@@ -25,6 +27,7 @@ static const char USAGE[] =
     "                [--parallelism N] [-- ARGS...]\n"
     "       weir timeline JOB.lua [--replay FILE] -o FILE.svg [--data FILE]\n"
     "                [--parallelism N] [--param NAME=VALUE]... [-- ARGS...]\n"
+    "       weir checkpoint list DIR | inspect PATH | verify PATH\n"
     "       weir --version | --help\n";
 
 static const char HELP[] =
@@ -37,6 +40,10 @@ static const char HELP[] =
     "                   a second signal exits at once with status 1, writing out the\n"
     "                   output already made and naming the operator that ran)\n"
     "  explain JOB.lua  print the job graph: operators, parallelism, partitioning, chaining\n"
+    "  checkpoint list DIR | inspect PATH | verify PATH\n"
+    "                   the checkpoints in DIR; what one holds (sections, sources, sizes);\n"
+    "                   check every checksum (exit 0 valid, 1 corrupt, naming the file and\n"
+    "                   the section)\n"
     "  repl [JOB.lua]   the REPL: Lua with weir loaded, the job running while you type;\n"
     "                   :help lists its commands. --manual replaces the job's text source\n"
     "                   with the manual one (:push, :feed). `weir` alone on a terminal\n"
@@ -77,6 +84,20 @@ static const char HELP[] =
     "                   a job parameter, read with weir.param(NAME, default) (repeatable;\n"
     "                   also for explain, repl, timeline; sweep takes lists); one the job\n"
     "                   never reads is an error (in the REPL a warning)\n"
+    "  --checkpoint-dir DIR\n"
+    "                   take a checkpoint every --checkpoint-interval (default 10s) between\n"
+    "                   batches into DIR (the last 3 kept; a LOCK keeps out a second weir);\n"
+    "                   run again with the same DIR to restore the newest valid one. The\n"
+    "                   first SIGINT/SIGTERM writes a savepoint and exits 0; a job that ends\n"
+    "                   by end of input leaves a final checkpoint, and a rerun says so and\n"
+    "                   exits 0 (docs/API.md, Checkpoints: what is covered so far)\n"
+    "  --checkpoint-interval DURATION\n"
+    "                   time between checkpoints (processing time; 0: after every batch)\n"
+    "  --restore PATH   restore from this checkpoint or savepoint instead of DIR's newest\n"
+    "  --fresh          start from the beginning even when DIR holds checkpoints\n"
+    "  --allow-non-restored-state\n"
+    "                   restore although the checkpoint holds state of operators the job\n"
+    "                   no longer has (that state is dropped)\n"
     "  -- ARGS...       everything after -- reaches the job as weir.args\n"
     "\n"
     "  --version        print the version\n"
@@ -218,6 +239,25 @@ static int run_command(const char *mode, int argc, char **argv)
                                    size ? size : "nothing");
             }
             job.max_memory = size;
+        } else if (!repl && strcmp(a, "--checkpoint-dir") == 0) {
+            if (i + 1 >= argc) {
+                return usage_error("--checkpoint-dir needs a DIR%s", "");
+            }
+            job.checkpoint_dir = argv[++i];
+        } else if (!repl && strcmp(a, "--checkpoint-interval") == 0) {
+            if (i + 1 >= argc) {
+                return usage_error("--checkpoint-interval needs a DURATION (e.g. 10s)%s", "");
+            }
+            job.checkpoint_interval = argv[++i];
+        } else if (!repl && strcmp(a, "--restore") == 0) {
+            if (i + 1 >= argc) {
+                return usage_error("--restore needs a PATH (a checkpoint or savepoint)%s", "");
+            }
+            job.restore = argv[++i];
+        } else if (!repl && strcmp(a, "--fresh") == 0) {
+            job.fresh = 1;
+        } else if (!repl && strcmp(a, "--allow-non-restored-state") == 0) {
+            job.allow_non_restored_state = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error("unknown option %s", a);
         } else if (!job.script) {
@@ -234,6 +274,16 @@ static int run_command(const char *mode, int argc, char **argv)
     }
     if (job.replay && check_readable("replay file", job.replay) != 0) {
         return 2;
+    }
+    if (job.checkpoint_interval && !job.checkpoint_dir) {
+        return usage_error("--checkpoint-interval needs --checkpoint-dir%s", "");
+    }
+    if (job.fresh && job.restore) {
+        return usage_error("--fresh and --restore exclude each other%s", "");
+    }
+    if ((job.checkpoint_dir || job.restore || job.fresh || job.allow_non_restored_state)
+        && strcmp(mode, "run") != 0) {
+        return usage_error("%s: checkpoints are options of weir run", mode);
     }
     if ((sweep || timeline) && (job.progress || job.jit_verbose || job.check_triggers)) {
         return usage_error("%s takes none of --progress, --jit-verbose, --check-triggers", mode);
@@ -254,6 +304,26 @@ static int run_command(const char *mode, int argc, char **argv)
     } else if (i < argc) {
         return usage_error("%s takes no job arguments", mode);
     }
+    int status = wr_bridge_run(&job);
+    wr_out_release();
+    return status;
+}
+
+/* weir checkpoint list DIR | inspect PATH | verify PATH: the work is weir.checkpoint_cli's. */
+static int checkpoint_command(int argc, char **argv)
+{
+    static const char *const subs[] = {"list", "inspect", "verify"};
+    int known = 0;
+    for (size_t i = 0; argc >= 1 && i < sizeof subs / sizeof subs[0]; i++) {
+        known |= strcmp(argv[0], subs[i]) == 0;
+    }
+    if (!known) {
+        return usage_error("checkpoint: expected list DIR, inspect PATH or verify PATH%s", "");
+    }
+    if (argc != 2) {
+        return usage_error("checkpoint %s: expected one PATH", argv[0]);
+    }
+    wr_bridge_job_t job = {.mode = "checkpoint", .argc = 2, .argv = argv};
     int status = wr_bridge_run(&job);
     wr_out_release();
     return status;
@@ -285,6 +355,9 @@ int wr_cli_main(int argc, char **argv)
     }
     if (strcmp(cmd, "repl") == 0) {
         return run_command("repl", argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "checkpoint") == 0) {
+        return checkpoint_command(argc - 2, argv + 2);
     }
     if (strcmp(cmd, "sweep") == 0 || strcmp(cmd, "timeline") == 0) {
         for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {

@@ -208,6 +208,15 @@ int weir_rt_start(weir_rt_t *rt)
     rt->start_ms = wr_clock_now(&rt->clock);
     rt->now_ms = rt->start_ms;
     rt->next_tick_ms = rt->tick_ms > 0 ? rt->start_ms + rt->tick_ms : WR_NEVER;
+    if (rt->restored_clock) {
+        /* a restore continues the checkpoint's grid; now is the restored reading */
+        rt->start_ms = rt->restored_start_ms;
+        if (rt->tick_ms > 0) {
+            rt->next_tick_ms = rt->restored_next_tick_ms != WR_NEVER
+                                   ? rt->restored_next_tick_ms
+                                   : wr_loop_next_tick(rt->start_ms, rt->tick_ms, rt->now_ms);
+        }
+    }
     for (int32_t i = 0; i < rt->nsources; i++) {
         wr_source_t *s = rt->sources[i];
         if (s->ops->open) {
@@ -219,6 +228,40 @@ int weir_rt_start(weir_rt_t *rt)
         }
     }
     wr_signals_install(rt);
+    return 0;
+}
+
+int weir_rt_clock_state(const weir_rt_t *rt, double *out)
+{
+    if (rt == NULL || out == NULL) {
+        return WEIR_EINVAL;
+    }
+    out[0] = wr_ms_to_double(wr_clock_now(&rt->clock));
+    out[1] = wr_ms_to_double(rt->start_ms);
+    out[2] = wr_ms_to_double(rt->next_tick_ms);
+    return 0;
+}
+
+int weir_rt_restore_clock(weir_rt_t *rt, double now_ms, double start_ms, double next_tick_ms)
+{
+    if (rt == NULL || isnan(now_ms) || isnan(start_ms) || isnan(next_tick_ms)) {
+        return WEIR_EINVAL;
+    }
+    if (rt->started) {
+        return wr_err_set(&rt->err, WEIR_ESTATE, "weir_rt_restore_clock: the runtime has started");
+    }
+    if (!wr_clock_is_virtual(&rt->clock)) {
+        return 0; /* the real clock cannot go back; its grid starts again */
+    }
+    int64_t now = wr_ms_from_double(now_ms);
+    int64_t start = wr_ms_from_double(start_ms);
+    if (now == INT64_MAX || now == INT64_MIN || start > now) {
+        return wr_err_set(&rt->err, WEIR_EINVAL, "weir_rt_restore_clock: bad times");
+    }
+    wr_clock_advance_to(&rt->clock, now);
+    rt->restored_clock = 1;
+    rt->restored_start_ms = start;
+    rt->restored_next_tick_ms = wr_ms_from_double(next_tick_ms);
     return 0;
 }
 

@@ -41,6 +41,12 @@ typedef struct wr_source_ops {
      * close callbacks have run, and destroy frees the memory. */
     void (*close)(wr_source_t *s);
     void (*destroy)(wr_source_t *s);
+    /* Checkpoints (weir_source_position, weir_source_seek; both optional: without them a
+     * kind is not replayable). position fills the kind's fields of pos (offset, line,
+     * skipping, check, replayable; the base has set the counters). seek, before start,
+     * keeps pos for open; returns 0 or a negative code with the detail set. */
+    void (*position)(const wr_source_t *s, weir_source_position_t *pos);
+    int (*seek)(wr_source_t *s, const weir_source_position_t *pos);
 
     /* The input delivered alone (wr_source_add_alone) only, each optional: */
     /* The poll is about to wait in uv_run (after stdout was flushed): show a prompt. */
@@ -93,6 +99,9 @@ struct weir_rt {
     int32_t nop_labels;
 
     int64_t start_ms;  /* clock reading at weir_rt_start */
+    int restored_clock;        /* weir_rt_restore_clock ran: start takes the two below */
+    int64_t restored_start_ms;
+    int64_t restored_next_tick_ms;
     int64_t tick_ms;   /* 0 = no ticks */
     int64_t next_tick_ms;
     int64_t wakeup_ms; /* WR_NEVER = none */

@@ -248,6 +248,48 @@ int32_t weir_source_pending(const weir_rt_t *rt, int32_t source)
     return s->ops->pending(s, wr_clock_now(&rt->clock)) ? 1 : 0;
 }
 
+int weir_source_position(const weir_rt_t *rt, int32_t source, weir_source_position_t *out)
+{
+    const wr_source_t *s = find_source(rt, source);
+    if (s == NULL || out == NULL) {
+        return WEIR_EINVAL;
+    }
+    memset(out, 0, sizeof *out);
+    out->records = s->stat[WEIR_STAT_RECORDS];
+    out->bytes = s->stat[WEIR_STAT_BYTES];
+    out->dropped = s->stat[WEIR_STAT_DROPPED];
+    out->ended = s->ended;
+    out->check = -1;
+    if (s->ops->position) {
+        s->ops->position(s, out);
+    }
+    return 0;
+}
+
+int weir_source_seek(weir_rt_t *rt, int32_t source, const weir_source_position_t *pos)
+{
+    wr_source_t *s = find_source(rt, source);
+    if (s == NULL || pos == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (rt->started) {
+        return wr_err_set(&rt->err, WEIR_ESTATE, "%s: seek after start", s->describe);
+    }
+    if (s->ops->seek == NULL || !pos->replayable) {
+        return wr_err_set(&rt->err, WEIR_EINVAL, "%s: cannot continue from a checkpoint",
+                          s->describe);
+    }
+    if (!(pos->records >= 0 && pos->bytes >= 0 && pos->dropped >= 0)) {
+        return wr_err_set(&rt->err, WEIR_EINVAL, "%s: bad position", s->describe);
+    }
+    /* the counters first: a kind's seek may correct them (a file's bytes restart at offset) */
+    s->stat[WEIR_STAT_RECORDS] = pos->records;
+    s->stat[WEIR_STAT_BYTES] = pos->bytes;
+    s->stat[WEIR_STAT_DROPPED] = pos->dropped;
+    s->drop_reported = pos->dropped > 0; /* the first drop was reported before */
+    return s->ops->seek(s, pos);
+}
+
 int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name)
 {
     wr_source_t *s = find_source(rt, source);

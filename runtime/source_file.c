@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ckpt.h"
 #include "fields.h"
 #include "lines.h"
 #include "linestream.h"
@@ -40,6 +41,10 @@ typedef struct file_source {
     weir_fields_t *fields; /* owned; NULL: lines go out as text */
     char *recs;            /* owned: WEIR_BATCH_MAX records, this poll's, read by Lua */
     int32_t recs_used;
+    int regular;       /* the descriptor is a regular file: it can be read again from an offset */
+    int64_t read_to;   /* regular: the file offset of the buffer's tail */
+    int seeked;        /* weir_source_seek: open continues from seek_at */
+    weir_source_position_t seek_at;
 } file_source_t;
 
 static file_source_t *file_of(wr_source_t *s)
@@ -88,6 +93,58 @@ static int open_stream(file_source_t *f, int fd, uv_handle_type type)
     return 0;
 }
 
+enum { CHECK_BYTES = 4096 }; /* the bytes before a checkpoint's offset that must not change */
+
+/* crc32 of the up to CHECK_BYTES bytes of fd before offset, or -1 when they cannot be read. */
+static double check_before(int fd, int64_t offset)
+{
+    char buf[CHECK_BYTES];
+    int64_t from = offset > CHECK_BYTES ? offset - CHECK_BYTES : 0;
+    size_t want = (size_t)(offset - from);
+    size_t got = 0;
+    while (got < want) {
+        ssize_t r = pread(fd, buf + got, want - got, (off_t)(from + (int64_t)got));
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    return (double)weir_ckpt_crc32(0, buf, got);
+}
+
+/* A restore: the same file (at least as long, the same bytes before the offset), read on from
+ * the offset with the line count and the overlong-line state of the checkpoint. */
+static int continue_at(file_source_t *f, const struct stat *st)
+{
+    wr_source_t *s = &f->base;
+    const weir_source_position_t *p = &f->seek_at;
+    int64_t offset = (int64_t)p->offset;
+    if ((int64_t)st->st_size < offset) {
+        return wr_err_set(&s->rt->err, WEIR_ESOURCE,
+                          "%s: cannot continue from the checkpoint: the file has %lld bytes, the "
+                          "checkpoint read %lld",
+                          s->describe, (long long)st->st_size, (long long)offset);
+    }
+    if (p->check >= 0 && check_before(f->fd, offset) != p->check) {
+        return wr_err_set(&s->rt->err, WEIR_ESOURCE,
+                          "%s: cannot continue from the checkpoint: the file changed (its bytes "
+                          "before offset %lld differ)",
+                          s->describe, (long long)offset);
+    }
+    if (lseek(f->fd, (off_t)offset, SEEK_SET) < 0) {
+        int code = uv_translate_sys_error(errno);
+        return wr_err_set(&s->rt->err, code, "%s: %s", s->describe, weir_strerror(code));
+    }
+    f->read_to = offset;
+    f->lines.count = (int64_t)p->line;
+    f->lines.skipping = p->skipping != 0;
+    s->stat[WEIR_STAT_BYTES] = (double)offset; /* what was consumed, not what was buffered */
+    return 0;
+}
+
 static int file_open(wr_source_t *s)
 {
     file_source_t *f = file_of(s);
@@ -112,7 +169,13 @@ static int file_open(wr_source_t *s)
         return wr_err_set(&s->rt->err, UV_EISDIR, "%s: %s", s->describe, weir_strerror(UV_EISDIR));
     }
     if (S_ISREG(st.st_mode)) {
-        return 0;
+        f->regular = 1;
+        return f->seeked ? continue_at(f, &st) : 0;
+    }
+    if (f->seeked) {
+        return wr_err_set(&s->rt->err, WEIR_ESOURCE,
+                          "%s: cannot continue from the checkpoint: not a regular file",
+                          s->describe);
     }
     uv_handle_type type = uv_guess_handle(fd);
     if (type == UV_TTY || type == UV_NAMED_PIPE || type == UV_TCP) {
@@ -179,6 +242,7 @@ static int read_chunk(file_source_t *f)
         f->eof = 1;
     } else {
         s->stat[WEIR_STAT_BYTES] += (double)n;
+        f->read_to += (int64_t)n;
     }
     return 0;
 }
@@ -257,6 +321,34 @@ static void file_destroy(wr_source_t *s)
     wr_free(f);
 }
 
+/* Between polls every record cut has been delivered and processed, so what is still buffered
+ * (pending) is exactly what a restore must read again. */
+static void file_position(const wr_source_t *s, weir_source_position_t *pos)
+{
+    const file_source_t *f = (const file_source_t *)s;
+    if (f->seeked && f->fd < 0) {
+        *pos = f->seek_at; /* not started yet: where it will continue */
+        return;
+    }
+    int64_t offset = f->read_to - (int64_t)wr_lines_pending(&f->lines);
+    pos->offset = (double)offset;
+    pos->line = (double)f->lines.count;
+    pos->skipping = f->lines.skipping;
+    pos->replayable = f->fd >= 0 ? f->regular : f->path != NULL;
+    pos->check = f->regular ? check_before(f->fd, offset) : -1;
+}
+
+static int file_seek(wr_source_t *s, const weir_source_position_t *pos)
+{
+    file_source_t *f = file_of(s);
+    if (!(pos->offset >= 0 && pos->offset < 9.0e15 && pos->line >= 0)) {
+        return wr_err_set(&s->rt->err, WEIR_EINVAL, "%s: bad position", s->describe);
+    }
+    f->seek_at = *pos;
+    f->seeked = 1;
+    return 0;
+}
+
 static const wr_source_ops_t file_ops = {
     .open = file_open,
     .begin = file_begin,
@@ -266,6 +358,8 @@ static const wr_source_ops_t file_ops = {
     .stop = file_stop,
     .close = file_close,
     .destroy = file_destroy,
+    .position = file_position,
+    .seek = file_seek,
 };
 
 int32_t wr_source_file_add(weir_rt_t *rt, const char *kind, const char *path,

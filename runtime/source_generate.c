@@ -18,6 +18,7 @@ typedef struct gen_source {
     double rate;      /* indices per second; <= 0: as fast as possible */
     int64_t next;     /* first index not yet delivered */
     int64_t start_ms; /* clock reading at weir_rt_start */
+    int seeked;       /* weir_source_seek: next came from a checkpoint */
 } gen_source_t;
 
 static gen_source_t *gen_of(const wr_source_t *s)
@@ -57,6 +58,31 @@ static int gen_open(wr_source_t *s)
 {
     gen_source_t *g = gen_of(s);
     g->start_ms = s->rt->start_ms;
+    if (g->seeked && g->rate > 0 && !wr_loop_clock_is_virtual(s->rt)) {
+        /* the real clock cannot be restored: index next is due now, the rest at the rate
+         * (the virtual clock's restored start keeps the checkpoint's own due times) */
+        g->start_ms -= (int64_t)ceil((double)g->next * 1000.0 / g->rate);
+    }
+    return 0;
+}
+
+static void gen_position(const wr_source_t *s, weir_source_position_t *pos)
+{
+    pos->offset = (double)gen_of(s)->next;
+    pos->replayable = 1;
+}
+
+static int gen_seek(wr_source_t *s, const weir_source_position_t *pos)
+{
+    gen_source_t *g = gen_of(s);
+    if (!(pos->offset >= 0 && pos->offset < 4.0e18)
+        || (g->count >= 0 && pos->offset > (double)g->count)) {
+        return wr_err_set(&s->rt->err, WEIR_EINVAL,
+                          "%s: cannot continue at index %.0f (the checkpoint's count differs)",
+                          s->describe, pos->offset);
+    }
+    g->next = (int64_t)pos->offset;
+    g->seeked = 1;
     return 0;
 }
 
@@ -126,6 +152,8 @@ static const wr_source_ops_t gen_ops = {
     .stop = NULL,
     .close = NULL,
     .destroy = gen_destroy,
+    .position = gen_position,
+    .seek = gen_seek,
 };
 
 int32_t weir_source_generate(weir_rt_t *rt, double count, double rate_per_s)

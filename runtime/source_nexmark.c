@@ -79,6 +79,26 @@ static void nexmark_destroy(wr_source_t *s)
     wr_free(nexmark_of(s));
 }
 
+/* A bid is a pure function of (seed, index): the next index is the whole position. */
+static void nexmark_position(const wr_source_t *s, weir_source_position_t *pos)
+{
+    pos->offset = (double)nexmark_of(s)->next;
+    pos->replayable = 1;
+}
+
+static int nexmark_seek(wr_source_t *s, const weir_source_position_t *pos)
+{
+    nexmark_source_t *g = nexmark_of(s);
+    if (!(pos->offset >= 0 && pos->offset < 4.0e18)
+        || (g->count >= 0 && pos->offset > (double)g->count)) {
+        return wr_err_set(&s->rt->err, WEIR_EINVAL,
+                          "%s: cannot continue at bid %.0f (the checkpoint's count differs)",
+                          s->describe, pos->offset);
+    }
+    g->next = (int64_t)pos->offset;
+    return 0;
+}
+
 static const wr_source_ops_t nexmark_ops = {
     .open = NULL,
     .begin = nexmark_begin,
@@ -88,6 +108,8 @@ static const wr_source_ops_t nexmark_ops = {
     .stop = NULL,
     .close = NULL,
     .destroy = nexmark_destroy,
+    .position = nexmark_position,
+    .seek = nexmark_seek,
 };
 
 int32_t weir_source_nexmark(weir_rt_t *rt, double count, const weir_nexmark_config_t *config,

@@ -97,6 +97,25 @@ static void replay_destroy(wr_source_t *s)
     wr_free(r);
 }
 
+static void replay_position(const wr_source_t *s, weir_source_position_t *pos)
+{
+    pos->offset = (double)replay_of(s)->next;
+    pos->replayable = 1;
+}
+
+/* The entries are added before seek (weir.sources adds them as it opens the source). */
+static int replay_seek(wr_source_t *s, const weir_source_position_t *pos)
+{
+    replay_source_t *r = replay_of(s);
+    if (!(pos->offset >= 0 && pos->offset <= (double)r->n)) {
+        return wr_err_set(&s->rt->err, WEIR_EINVAL,
+                          "%s: cannot continue at entry %.0f (the replay has %zu)", s->describe,
+                          pos->offset, r->n);
+    }
+    r->next = (size_t)pos->offset;
+    return 0;
+}
+
 static const wr_source_ops_t replay_ops = {
     .open = NULL,
     .begin = NULL,
@@ -106,6 +125,8 @@ static const wr_source_ops_t replay_ops = {
     .stop = NULL,
     .close = NULL,
     .destroy = replay_destroy,
+    .position = replay_position,
+    .seek = replay_seek,
 };
 
 int32_t weir_source_replay(weir_rt_t *rt, const char *text, size_t len)

@@ -230,3 +230,20 @@ int32_t weir_valve_channel_state(const weir_valve_t *fv, int32_t channel)
     const wr_valve_channel_t *c = &fv->v.ch[channel];
     return (c->active ? 1 : 0) | (c->aligned ? 2 : 0);
 }
+
+int weir_valve_restore(weir_valve_t *fv, int32_t channel, double wm, int32_t state)
+{
+    if (channel < -1 || channel >= fv->v.channels || isnan(wm) || state < 0 || state > 3) {
+        return WEIR_EINVAL;
+    }
+    if (channel == -1) {
+        fv->v.last_out = wr_ms_from_double(wm);
+        fv->v.idle = (state & 1) != 0;
+        return 0;
+    }
+    wr_valve_channel_t *c = &fv->v.ch[channel];
+    c->wm = wr_ms_from_double(wm);
+    c->active = (state & 1) != 0;
+    c->aligned = (state & 2) != 0;
+    return 0;
+}

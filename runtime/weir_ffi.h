@@ -153,6 +153,41 @@ int32_t weir_source_pending(const weir_rt_t *rt, int32_t source);
  * NULL or "" leaves the kind alone. Any time; returns 0 or WEIR_EINVAL for an unknown id. */
 int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name);
 
+/* Checkpoints (source.c and each source kind): where a source stands between two polls, when
+ * every record it handed out has been processed, and how a new runtime continues from there.
+ * position fills out: offset (read_text_file and stdin from a regular file: the byte offset of
+ * the first byte not yet cut into a delivered record; replay: the first entry not consumed;
+ * generate, from_elements, nexmark: the next index), line (text sources: records cut so far,
+ * dropped ones included), the WEIR_STAT_* counters, ended (its END was delivered), skipping
+ * (inside an overlong line), check (a file: crc32 of the up to 4096 bytes before offset, so a
+ * restore notices a replaced file) and replayable (0: a pipe, socket or manual source, which
+ * cannot go back; only the counters mean something). It returns 0 or WEIR_EINVAL (unknown id).
+ * seek, before start: the source continues from pos when the runtime starts (a file is
+ * reopened at offset after its check bytes are compared: WEIR_ESOURCE from weir_rt_start when
+ * the file is shorter or differs); WEIR_ESTATE after start, WEIR_EINVAL for a kind that cannot
+ * go back or a position outside the source. */
+typedef struct weir_source_position {
+    double offset;
+    double line;
+    double records;
+    double bytes;
+    double dropped;
+    double check;
+    int32_t replayable;
+    int32_t ended;
+    int32_t skipping;
+    int32_t reserved;
+} weir_source_position_t;
+int weir_source_position(const weir_rt_t *rt, int32_t source, weir_source_position_t *out);
+int weir_source_seek(weir_rt_t *rt, int32_t source, const weir_source_position_t *pos);
+/* The clock and the tick grid, for a checkpoint: out[0] now, out[1] the reading at start,
+ * out[2] the next tick (+inf: none). restore_clock, before start, on the virtual clock: moves
+ * the clock to now_ms and makes start continue the grid of start_ms with the next tick at
+ * next_tick_ms (+inf: from the grid), so ticks and rate generators go on where they were. On
+ * the real clock it does nothing (the grid starts again at start). WEIR_ESTATE after start. */
+int weir_rt_clock_state(const weir_rt_t *rt, double *out);
+int weir_rt_restore_clock(weir_rt_t *rt, double now_ms, double start_ms, double next_tick_ms);
+
 /* The REPL's input (source_repl.c): lines arrive as WEIR_EV_INPUT events from weir_loop_poll,
  * so sources, ticks and timers keep running while the user types. Interactive (stdin is a
  * terminal): libedit's callback interface on the uv loop, with history (read from and saved to
@@ -277,6 +312,10 @@ int32_t weir_valve_is_idle(const weir_valve_t *v); /* 1 = IDLE, 0 = ACTIVE */
  * as bits 1 = active, 2 = aligned (0 for a bad channel). */
 double weir_valve_channel_watermark(const weir_valve_t *v, int32_t channel);
 int32_t weir_valve_channel_state(const weir_valve_t *v, int32_t channel);
+/* A restore (checkpoints): sets channel's watermark and state bits as the two readers above
+ * gave them, or with channel -1 the output (wm: weir_valve_output, state 1 = idle). Nothing is
+ * emitted. 0, or WEIR_EINVAL for a channel outside [-1, channels), NaN or state outside 0..3. */
+int weir_valve_restore(weir_valve_t *v, int32_t channel, double wm, int32_t state);
 
 /* Timer service (timers.c), one per operator subtask: Flink's InternalTimerService with weir's
  * determinism rule. A timer is (domain, time, key, window start, window stop); key is a key id
@@ -483,6 +522,51 @@ void weir_csv_free(weir_csv_t *c);
 int32_t weir_csv_split(weir_csv_t *c, const char *line, int32_t len);
 const char *weir_csv_get(const weir_csv_t *c, int32_t i, int32_t *len);
 const char *weir_csv_error(const weir_csv_t *c);
+
+/* Checkpoint files (ckpt.c): the bytes weir.checkpoint builds, made durable in an order that
+ * leaves a directory under its final name complete after a crash or a power loss. Every call
+ * returns 0 (lock: a descriptor >= 0) or a negative errno (UV_E*: weir_strerror names it), or
+ * WEIR_EINVAL for a NULL argument. crc32: zlib's CRC-32 (the one of gzip, PNG and Python's
+ * zlib.crc32) of len bytes, continuing from crc (0 to start). lock: creates DIR/LOCK and takes
+ * an exclusive flock on it without waiting; UV_EAGAIN when another writer holds it; the kernel
+ * drops it when the process dies. write_file: creates or truncates path, writes every byte,
+ * fsyncs and closes (ENOSPC, EIO, EDQUOT come back here). fsync_path: fsync of a file or a
+ * directory by its path. commit: fsync tmp_dir, rename it to final_dir (UV_EEXIST when that
+ * exists), fsync final_dir's parent. remove: unlinks the files of dir and removes it (0 when it
+ * is absent). list: the names in dir (without . and ..), NUL-terminated one after another in
+ * out while they fit in cap; returns the bytes all of them need. truncate: cuts path to length
+ * bytes and fsyncs it. */
+uint32_t weir_ckpt_crc32(uint32_t crc, const void *bytes, size_t len);
+int weir_ckpt_lock(const char *dir);
+int weir_ckpt_unlock(int32_t fd);
+int weir_ckpt_write_file(const char *path, const void *bytes, size_t len);
+int weir_ckpt_fsync_path(const char *path);
+int weir_ckpt_commit(const char *tmp_dir, const char *final_dir);
+int weir_ckpt_remove(const char *dir);
+int32_t weir_ckpt_list(const char *dir, char *out, size_t cap);
+int weir_ckpt_truncate(const char *path, double length);
+
+/* The state file's framing (weir.checkpoint writes and reads it; docs/ARCHITECTURE.md, The
+ * checkpoint format): one header, then each section as its header, its name and its payload,
+ * the name and the payload each padded with zeros to a multiple of 8 bytes. Little-endian; a
+ * host of the other order reads a format it does not know and refuses the file. */
+typedef struct weir_ckpt_header {
+    char magic[8];     /* "WEIRSTAT" */
+    uint32_t format;   /* 1 */
+    uint32_t sections;
+    double id;         /* the checkpoint's id */
+    uint32_t reserved; /* 0 */
+    uint32_t crc;      /* crc32 of the 28 bytes before */
+} weir_ckpt_header_t;
+typedef struct weir_ckpt_section {
+    char magic[4];        /* "SECT" */
+    uint32_t name_len;    /* bytes of the name that follows (not padded) */
+    int32_t key_group;    /* -1: not keyed */
+    uint32_t payload_crc; /* crc32 of the payload (not padded) */
+    double payload_len;   /* bytes of the payload (not padded) */
+    uint32_t reserved;    /* 0 */
+    uint32_t crc;         /* crc32 of the 28 bytes before, then of the name */
+} weir_ckpt_section_t;
 
 const char *weir_version(void);
 const char *weir_strerror(int code);

@@ -9,6 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # "x64: Fix RETHI/RETLO swap after call" and truncates the pointer next() and pairs() return to
 # 32 bits in some compiled traces (an intermittent SEGV; tests/lua/jitcheck.lua watches for it).
 # Installing it replaces libluajit-5.1-dev.
+# zlib1g-dev: zlib's crc32, the checksum of every checkpoint section and file (runtime/ckpt.c)
 # clang and libclang-rt-14-dev (libFuzzer's runtime, only recommended by clang) build tests/fuzz
 # librsvg2-bin (rsvg-convert): tests/cli/timeline.sh renders weir timeline's SVG to PNG
 # g++ and libsimdjson-dev: the JSON format's parser (runtime/json.cc); libjansson-dev: the
@@ -18,7 +19,8 @@ WEIR_PACKAGES=(gcc cmake pkg-config libluajit2-5.1-dev libuv1-dev libedit-dev ch
   librsvg2-bin
   g++
   libsimdjson-dev
-  libjansson-dev)
+  libjansson-dev
+  zlib1g-dev)
 missing=()
 for p in "${WEIR_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

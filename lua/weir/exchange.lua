@@ -21,6 +21,9 @@ function Job:sender(consumer)
     for st = 0, port.node.parallelism - 1 do
       counters[st] = d.parallelism - 1 -- so each upstream subtask starts at subtask 0
     end
+    -- checkpoints keep where each round robin stands (weir.checkpoint_job)
+    self.rebalance_counters[#self.rebalance_counters + 1] = { from = port.node, to = d,
+                                                              counters = counters }
     return self:generate(d, "rebalance", false, d.push, d.parallelism, counters)
   end
   local maxp = d.max_parallelism

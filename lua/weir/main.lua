@@ -33,6 +33,9 @@ function M.run(job)
     end
     v.on() -- stderr
   end
+  if job.mode == "checkpoint" then
+    return require("weir.checkpoint_cli").run(job.args[1], job.args[2])
+  end
   if job.mode == "sweep" then
     return require("weir.sweep").run(job, say)
   end

@@ -23,6 +23,7 @@ local exchange = require("weir.exchange")
 local sources = require("weir.sources")
 local timeflow = require("weir.timeflow")
 local keyed = require("weir.keyed")
+local checkpoint_job = require("weir.checkpoint_job")
 
 local M = {}
 
@@ -45,7 +46,7 @@ M.job_error = job_error
 local Job = {}
 Job.__index = Job
 Job.generate = codegen.generate
-for _, part in ipairs({ failure, exchange, sources, timeflow }) do
+for _, part in ipairs({ failure, exchange, sources, timeflow, checkpoint_job }) do
   for name, f in pairs(part.methods) do
     assert(Job[name] == nil, name)
     Job[name] = f
@@ -248,6 +249,10 @@ function Job:open_file(node, st)
       end
     end
   end
+  local committed = self.restore_files and self.restore_files[path]
+  if committed then
+    return self:reopen_file(node, path, committed) -- a restore (weir.checkpoint_job)
+  end
   if not node.overwrite then
     local fh = io.open(path, "rb")
     if fh then
@@ -378,12 +383,16 @@ function Job:poll()
 end
 
 function Job:run_loop()
+  local ck = self.checkpointer
   while self.live > 0 do
     local n = self:poll()
     if n == 0 then
       break
     end
     self:handle(n)
+    if ck then
+      ck:after_batch() -- nothing is in flight here: the consistent point (docs/ARCHITECTURE.md)
+    end
   end
 end
 
@@ -446,6 +455,7 @@ function M.new(plan)
     firers = {}, places = {}, user_places = {},
     by_source = {}, files = {}, progress = { 0, 0 }, events = event_array_t(BATCH),
     assigners = {}, timer_nodes = {}, check_triggers = plan.env.job.check_triggers,
+    rebalance_counters = {},
     live = #plan.sources, stopped = false, unread_errors = 0, unread_fires = 0, arrival = 0,
     records_in = 0,
     batch = math.min(BATCH, plan.env.batch_size or BATCH), out_count = { 0 },
@@ -470,10 +480,17 @@ function Job:start(opts)
     bytes, text = plan.env.max_memory, "max_memory " .. plan.env.max_memory_text
   end
   memory.set_limit(bytes, text)
+  self.checkpointer = checkpoint_job.prepare(self) -- reads the checkpoint a restore uses
+  if self.checkpointer and self.checkpointer.finished then
+    return
+  end
   for i = #plan.nodes, 1, -1 do
     self:instantiate(plan.nodes[i])
   end
   self:open_sources(opts.clock)
+  if self.checkpointer then
+    self.checkpointer:attach() -- restores sources, clock and state before open()
+  end
   self:open_functions()
   self:sync_wakeup() -- a processing-time timer open() made (a keyed operator's restore)
   local job = plan.env.job
@@ -568,6 +585,9 @@ function Job:close()
     self.rt = nil
   end
   self:close_files()
+  if self.checkpointer then
+    self.checkpointer:close()
+  end
   return code
 end
 
@@ -578,8 +598,18 @@ function M.execute(plan)
   local self = M.new(plan)
   local ok, err = pcall(function()
     self:start()
+    local ck = self.checkpointer
+    if ck and ck.finished then
+      return
+    end
     self:run_loop()
+    if ck then
+      ck:before_finish() -- a stop by signal: the savepoint, before close()
+    end
     self:finish()
+    if ck then
+      ck:after_finish() -- the end of input: the final checkpoint
+    end
   end)
   if not ok and C.weir_mem_alarm() ~= 0 and not (type(err) == "table" and err.memory) then
     -- a failure outside the batches (open(), the end of input) that the memory account explains

@@ -149,6 +149,16 @@ function Stream:name(s)
   return self
 end
 
+---Names the operator's state in checkpoints (docs/API.md, Checkpoints): a restore finds an
+---operator's state by its uid, so set one on every stateful operator of a job you change.
+function Stream:uid(s)
+  if type(s) ~= "string" or s == "" or s:find("[%c/]") then
+    util.build_error("uid: expected a non-empty string without / or control characters")
+  end
+  own_node(self, "uid").uid = s
+  return self
+end
+
 function Stream:get_side_output(t)
   if not tag.is_tag(t) then
     util.build_error("get_side_output: expected an output tag from weir.output_tag(id)")
@@ -216,7 +226,20 @@ function Stream:collect()
   local values = {}
   local s = sink(self, "collect", { values = values })
   s.node.parallelism = 1
-  return { values = function() return values end }
+  local handle = { values = function() return values end }
+  function handle.uid(h, name) -- names its values in checkpoints, as Sink:uid
+    s:uid(name)
+    return h
+  end
+  return handle
+end
+
+function Sink:uid(s)
+  if type(s) ~= "string" or s == "" or s:find("[%c/]") then
+    util.build_error("uid: expected a non-empty string without / or control characters")
+  end
+  self.node.uid = s
+  return self
 end
 
 function Sink:name(s)

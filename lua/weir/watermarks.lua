@@ -231,6 +231,67 @@ function Advance:on_periodic_emit(out)
   end
 end
 
+-- Checkpoints: a generator's and an emitter's state as plain values, and back -------------
+
+---The state of generator g (from M.generator): max timestamp, the custom generator's fields
+---(not its functions), idleness and idle-advance readings.
+function M.snapshot_generator(g)
+  local mt = getmetatable(g)
+  if mt == Bounded then
+    return { kind = "bounded", max_ts = g.max_ts }
+  elseif mt == None then
+    return { kind = "none" }
+  elseif mt == Custom then
+    local fields = {}
+    for k, v in pairs(g.gen) do
+      if type(v) ~= "function" then
+        fields[k] = v
+      end
+    end
+    return { kind = "custom", fields = fields }
+  elseif mt == Advance then
+    return { kind = "advance", inner = M.snapshot_generator(g.inner), base = g.base,
+             last = g.last }
+  end
+  return { kind = "idle", inner = M.snapshot_generator(g.inner), counter = g.counter,
+           last_counter = g.last_counter, quiet_since = g.quiet_since, idle_now = g.idle_now }
+end
+
+---Gives g (a fresh generator of the same strategy) the state v from snapshot_generator.
+---shift_ms moves the processing-time readings (the real clock's downtime: idleness and idle
+---advance then count the quiet time before the checkpoint, not the time weir was not running).
+function M.restore_generator(g, v, shift_ms)
+  local mt = getmetatable(g)
+  local kind = mt == Bounded and "bounded" or mt == None and "none" or mt == Custom and "custom"
+    or mt == Advance and "advance" or "idle"
+  if v.kind ~= kind then
+    error(("the watermark strategy changed (%s in the checkpoint, %s now)"):format(v.kind, kind),
+      0)
+  end
+  if kind == "bounded" then
+    g.max_ts = v.max_ts
+  elseif kind == "custom" then
+    for k, x in pairs(v.fields) do
+      g.gen[k] = x
+    end
+  elseif kind == "advance" then
+    M.restore_generator(g.inner, v.inner, shift_ms)
+    g.base, g.last = v.base, v.last and v.last + shift_ms
+  elseif kind == "idle" then
+    M.restore_generator(g.inner, v.inner, shift_ms)
+    g.counter, g.last_counter, g.idle_now = v.counter, v.last_counter, v.idle_now
+    g.quiet_since = v.quiet_since and v.quiet_since + shift_ms
+  end
+end
+
+function M.snapshot_emitter(e)
+  return { current = e.current, idle = e.idle }
+end
+
+function M.restore_emitter(e, v)
+  e.current, e.idle = v.current, v.idle
+end
+
 ---A fresh generator for one subtask. env has now() (the processing clock), and for
 ---with_idle_advance arrival() (when the current record reached weir) and quiet() (no input
 ---waiting for this subtask's sources).

@@ -181,6 +181,85 @@ START_TEST(test_file_is_pending_until_eof)
 }
 END_TEST
 
+/* A checkpoint between polls: the position is the first byte not cut into a delivered line,
+ * and a new runtime seeked there delivers the rest with the same line numbers. */
+START_TEST(test_file_position_and_seek_continue_after_the_last_delivered_line)
+{
+    static const char text[] = "l1\nl2\nl3\nl4\nl5\ntail";
+    char *path = temp_file(text, sizeof text - 1);
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_file(rt, path, NULL, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 3), 3);
+    weir_source_position_t pos;
+    ck_assert_int_eq(weir_source_position(rt, 0, &pos), 0);
+    ck_assert_int_eq(weir_source_position(rt, 5, &pos), WEIR_EINVAL);
+    ck_assert_int_eq(weir_source_position(rt, 0, &pos), 0);
+    ck_assert(pos.offset == 9 && pos.line == 3 && pos.records == 3);
+    ck_assert_int_eq(pos.replayable, 1);
+    ck_assert_int_eq(pos.ended, 0);
+    ck_assert(pos.check >= 0);
+    ck_assert_int_eq(weir_source_seek(rt, 0, &pos), WEIR_ESTATE); /* started */
+    weir_rt_free(rt);
+    log_free(&log);
+
+    rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_file(rt, path, NULL, 0), 0);
+    ck_assert_int_eq(weir_source_seek(rt, 0, &pos), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    run_to_end(rt, &log, 64);
+    ck_assert_int_eq(log.n, 4);
+    expect_line(&log, 0, 0, "l4", 4, 0);
+    expect_line(&log, 1, 0, "l5", 5, 0);
+    expect_line(&log, 2, 0, "tail", 6, WEIR_LINE_TRUNCATED_EOF);
+    expect_kind(&log, 3, WEIR_EV_END, 0, WEIR_END_EXHAUSTED);
+    ck_assert_int_eq((int)weir_source_stat(rt, 0, WEIR_STAT_RECORDS), 6);
+    ck_assert_int_eq((int)weir_source_stat(rt, 0, WEIR_STAT_BYTES), (int)sizeof text - 1);
+    weir_source_position_t end;
+    ck_assert_int_eq(weir_source_position(rt, 0, &end), 0);
+    ck_assert(end.offset == sizeof text - 1 && end.ended == 1);
+    log_free(&log);
+    weir_rt_free(rt);
+    drop_file(path);
+}
+END_TEST
+
+START_TEST(test_file_seek_refuses_a_changed_or_shorter_file)
+{
+    static const char text[] = "l1\nl2\nl3\n";
+    char *path = temp_file(text, sizeof text - 1);
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_file(rt, path, NULL, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 2), 2);
+    weir_source_position_t pos;
+    ck_assert_int_eq(weir_source_position(rt, 0, &pos), 0);
+    weir_rt_free(rt);
+    log_free(&log);
+
+    FILE *f = fopen(path, "r+");
+    fputs("X", f); /* a byte before the offset */
+    fclose(f);
+    rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_file(rt, path, NULL, 0), 0);
+    ck_assert_int_eq(weir_source_seek(rt, 0, &pos), 0);
+    ck_assert_int_eq(weir_rt_start(rt), WEIR_ESOURCE);
+    ck_assert_ptr_nonnull(strstr(weir_rt_error(rt), "the file changed"));
+    weir_rt_free(rt);
+
+    ck_assert_int_eq(truncate(path, 2), 0);
+    rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_file(rt, path, NULL, 0), 0);
+    ck_assert_int_eq(weir_source_seek(rt, 0, &pos), 0);
+    ck_assert_int_eq(weir_rt_start(rt), WEIR_ESOURCE);
+    ck_assert_ptr_nonnull(strstr(weir_rt_error(rt), "the file has 2 bytes, the checkpoint read 6"));
+    weir_rt_free(rt);
+    drop_file(path);
+}
+END_TEST
+
 static Suite *source_file_suite(void)
 {
     Suite *s = suite_create("source_file");
@@ -196,6 +275,10 @@ static Suite *source_file_suite(void)
          test_overlong_lines_are_dropped_counted_and_reported_once, 0},
         {"file_multi_byte_delimiter_and_nul", test_file_with_multi_byte_delimiter_and_nul_bytes, 0},
         {"pending_file_until_eof", test_file_is_pending_until_eof, 0},
+        {"position_and_seek_continue_after_last_delivered_line",
+         test_file_position_and_seek_continue_after_the_last_delivered_line, 0},
+        {"seek_refuses_changed_or_shorter_file", test_file_seek_refuses_a_changed_or_shorter_file,
+         0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         add_timed_case(s, cases[i].name, cases[i].test, cases[i].timeout_s);

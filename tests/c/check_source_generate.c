@@ -2,6 +2,7 @@
 /* check_source_generate.c: the generate source (source_generate.c): ranges of the batch's max,
  * count 0, unbounded counting, a rate on the virtual and the real clock, and pending. */
 #include <check.h>
+#include <math.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -150,6 +151,107 @@ START_TEST(test_generator_pending_without_rate_until_exhausted_with_rate_when_du
 }
 END_TEST
 
+START_TEST(test_generate_position_and_seek_continue_at_the_next_index)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_generate(rt, 2500, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    weir_source_position_t pos;
+    ck_assert_int_eq(weir_source_position(rt, 0, &pos), 0);
+    ck_assert(pos.offset == WEIR_BATCH_MAX && pos.records == WEIR_BATCH_MAX);
+    ck_assert_int_eq(pos.replayable, 1);
+    weir_rt_free(rt);
+    log_free(&log);
+
+    rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_generate(rt, 2500, 0), 0);
+    ck_assert_int_eq(weir_source_seek(rt, 0, &pos), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    run_to_end(rt, &log, 64);
+    ck_assert_int_eq(log.n, 3);
+    ck_assert_int_eq((int)log.ev[0].index, WEIR_BATCH_MAX);
+    ck_assert_int_eq((int)(log.ev[1].index + log.ev[1].len), 2500);
+    expect_kind(&log, 2, WEIR_EV_END, 0, WEIR_END_EXHAUSTED);
+    ck_assert_int_eq((int)weir_source_stat(rt, 0, WEIR_STAT_RECORDS), 2500);
+    log_free(&log);
+    weir_rt_free(rt);
+
+    rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_generate(rt, 10, 0), 0);
+    ck_assert_int_eq(weir_source_seek(rt, 0, &pos), WEIR_EINVAL); /* past its count */
+    ck_assert_ptr_nonnull(strstr(weir_rt_error(rt), "count differs"));
+    weir_rt_free(rt);
+}
+END_TEST
+
+/* On the virtual clock the restored clock and grid keep a rated generator's due times. */
+START_TEST(test_rated_generate_restored_on_the_virtual_clock_keeps_its_due_times)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 1000);
+    ck_assert_int_eq(weir_source_generate(rt, 4, 3), 0); /* due at +0, +334, +667, +1000 */
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1); /* index 1 at 1334 */
+    weir_source_position_t pos;
+    double clock[3];
+    ck_assert_int_eq(weir_source_position(rt, 0, &pos), 0);
+    ck_assert_int_eq(weir_rt_clock_state(rt, clock), 0);
+    ck_assert(clock[0] == 1334 && clock[1] == 1000 && isinf(clock[2]));
+    weir_rt_free(rt);
+    log_free(&log);
+
+    rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+    ck_assert_int_eq(weir_source_generate(rt, 4, 3), 0);
+    ck_assert_int_eq(weir_source_seek(rt, 0, &pos), 0);
+    ck_assert_int_eq(weir_rt_restore_clock(rt, clock[0], clock[1], clock[2]), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(weir_rt_restore_clock(rt, clock[0], clock[1], clock[2]), WEIR_ESTATE);
+    run_to_end(rt, &log, 64);
+    ck_assert_int_eq(log.n, 3);
+    ck_assert_int_eq((int)log.ev[0].index, 2);
+    expect_time(&log, 0, 1667);
+    expect_time(&log, 1, 2000);
+    log_free(&log);
+    weir_rt_free(rt);
+}
+END_TEST
+
+/* The Nexmark generator (source_nexmark.c): bid i is a function of the seed and i, so the next
+ * index is its whole position. */
+START_TEST(test_nexmark_position_and_seek_continue_at_the_next_bid)
+{
+    weir_nexmark_config_t cfg = {.seed = 7, .events_per_second = 1000, .base_time_ms = 0,
+                                 .hot_auction_ratio = 2, .hot_bidder_ratio = 4,
+                                 .in_flight_auctions = 100, .active_people = 1000};
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_nexmark(rt, 3000, &cfg, 24), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    weir_event_t batch[4];
+    char first_after[24];
+    ck_assert_int_eq(weir_loop_poll(rt, batch, 4), 1);
+    ck_assert_int_eq(weir_loop_poll(rt, batch, 4), 1);
+    weir_source_position_t pos;
+    ck_assert_int_eq(weir_source_position(rt, 0, &pos), 0);
+    ck_assert(pos.offset == 2 * batch[0].len);
+    ck_assert_int_eq(weir_loop_poll(rt, batch, 4), 1);
+    memcpy(first_after, batch[0].ptr, 24);
+    double index_after = batch[0].index;
+    weir_rt_free(rt);
+
+    rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_nexmark(rt, 3000, &cfg, 24), 0);
+    ck_assert_int_eq(weir_source_seek(rt, 0, &pos), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(weir_loop_poll(rt, batch, 4), 1);
+    ck_assert(batch[0].index == index_after);
+    ck_assert_int_eq(memcmp(batch[0].ptr, first_after, 24), 0); /* the same bid again */
+    weir_rt_free(rt);
+}
+END_TEST
+
 static Suite *source_generate_suite(void)
 {
     Suite *s = suite_create("source_generate");
@@ -168,6 +270,12 @@ static Suite *source_generate_suite(void)
          test_generate_with_rate_on_real_clock_waits_for_due_indices, 0},
         {"pending_generator_until_exhausted_or_due",
          test_generator_pending_without_rate_until_exhausted_with_rate_when_due, 0},
+        {"generate_position_and_seek_continue_at_next_index",
+         test_generate_position_and_seek_continue_at_the_next_index, 0},
+        {"rated_generate_restored_on_virtual_clock_keeps_due_times",
+         test_rated_generate_restored_on_the_virtual_clock_keeps_its_due_times, 0},
+        {"nexmark_position_and_seek_continue_at_next_bid",
+         test_nexmark_position_and_seek_continue_at_the_next_bid, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         add_timed_case(s, cases[i].name, cases[i].test, cases[i].timeout_s);

@@ -86,6 +86,51 @@ START_TEST(test_replay_is_quiet_until_its_next_line_is_due)
 }
 END_TEST
 
+/* A replay restored with its clock and tick grid delivers the same rest: entries, ticks and
+ * their times. */
+START_TEST(test_replay_position_and_clock_restore_continue_the_same_way)
+{
+    evlog_t whole = {0}, log = {0};
+    weir_source_position_t pos;
+    double clock[3];
+    for (int run = 0; run < 3; run++) {
+        weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+        ck_assert_int_eq(weir_rt_set_tick(rt, 1000), 0);
+        int32_t r = weir_source_replay(rt, "abc", 3);
+        add_entry(rt, r, 0, 0, 1, 1);
+        add_entry(rt, r, 1500, 1, 1, 2);
+        add_entry(rt, r, 2500, 2, 1, 3);
+        if (run == 2) {
+            ck_assert_int_eq(weir_source_seek(rt, r, &pos), 0);
+            ck_assert_int_eq(weir_rt_restore_clock(rt, clock[0], clock[1], clock[2]), 0);
+        }
+        ck_assert_int_eq(weir_rt_start(rt), 0);
+        if (run == 0) {
+            run_to_end(rt, &whole, 64);
+        } else if (run == 1) {
+            for (int k = 0; k < 3; k++) { /* "a", the tick at 1000, "b" */
+                ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+            }
+            ck_assert_int_eq(weir_source_position(rt, r, &pos), 0);
+            ck_assert(pos.offset == 2 && pos.replayable == 1);
+            ck_assert_int_eq(weir_rt_clock_state(rt, clock), 0);
+            ck_assert(clock[0] == 1500 && clock[1] == 0 && clock[2] == 2000);
+        } else {
+            run_to_end(rt, &log, 64);
+        }
+        weir_rt_free(rt);
+    }
+    ck_assert_int_eq(log.n, whole.n);
+    for (int i = 0; i < whole.n; i++) {
+        ck_assert_int_eq(log.ev[i].kind, whole.ev[i].kind);
+        ck_assert(log.ev[i].time == whole.ev[i].time);
+        ck_assert_str_eq(log.ev[i].text, whole.ev[i].text);
+    }
+    log_free(&whole);
+    log_free(&log);
+}
+END_TEST
+
 static Suite *source_replay_suite(void)
 {
     Suite *s = suite_create("source_replay");
@@ -99,6 +144,8 @@ static Suite *source_replay_suite(void)
         {"replay_entries_must_not_go_back", test_replay_entries_must_not_go_back_in_time, 0},
         {"pending_replay_quiet_until_next_line_due",
          test_replay_is_quiet_until_its_next_line_is_due, 0},
+        {"position_and_clock_restore_continue_same_way",
+         test_replay_position_and_clock_restore_continue_the_same_way, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         add_timed_case(s, cases[i].name, cases[i].test, cases[i].timeout_s);

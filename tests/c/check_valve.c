@@ -416,6 +416,36 @@ START_TEST(test_valve_channels_report_watermark_and_state)
 }
 END_TEST
 
+/* A checkpoint reads every channel and the output; a fresh valve given them back behaves as
+ * the old one does from there on. */
+START_TEST(test_valve_restore_continues_as_the_original)
+{
+    weir_valve_t *a = weir_valve_new(3);
+    weir_valve_watermark(a, 0, 500);
+    weir_valve_watermark(a, 1, 300);
+    weir_valve_status(a, 2, 1);
+    ck_assert(weir_valve_output(a) == 300);
+    weir_valve_t *b = weir_valve_new(3);
+    for (int ch = 0; ch < 3; ch++) {
+        ck_assert_int_eq(weir_valve_restore(b, ch, weir_valve_channel_watermark(a, ch),
+                                            weir_valve_channel_state(a, ch)),
+                         0);
+    }
+    ck_assert_int_eq(weir_valve_restore(b, -1, weir_valve_output(a), weir_valve_is_idle(a)), 0);
+    /* the same steps now give the same flags and outputs */
+    ck_assert_int_eq(weir_valve_watermark(b, 1, 400), weir_valve_watermark(a, 1, 400));
+    ck_assert(weir_valve_output(b) == weir_valve_output(a));
+    ck_assert(weir_valve_output(b) == 400);
+    ck_assert_int_eq(weir_valve_status(b, 2, 0), weir_valve_status(a, 2, 0));
+    ck_assert_int_eq(weir_valve_watermark(b, 1, 300), 0); /* never back */
+    ck_assert_int_eq(weir_valve_restore(b, 3, 0, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_valve_restore(b, 0, NAN, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_valve_restore(b, 0, 0, 4), WEIR_EINVAL);
+    weir_valve_free(a);
+    weir_valve_free(b);
+}
+END_TEST
+
 static Suite *valve_suite(void)
 {
     Suite *s = suite_create("valve");
@@ -447,6 +477,7 @@ static Suite *valve_suite(void)
     add_case(s, "many_channels", test_valve_many_channels);
     add_case(s, "channels_report_watermark_and_state",
              test_valve_channels_report_watermark_and_state);
+    add_case(s, "restore_continues_as_the_original", test_valve_restore_continues_as_the_original);
     add_loop_case(s, "invariants_hold_under_random_operations",
                   test_valve_invariants_hold_under_random_operations,
                   (int)(sizeof random_channel_counts / sizeof random_channel_counts[0]));

@@ -1,0 +1,700 @@
+-- weir.checkpoint_job: checkpoints of a running job (weir run --checkpoint-dir). Chooses what
+-- a start restores (DIR's newest valid checkpoint, --restore PATH, or --fresh), registers the
+-- job's parts with the registry of weir.checkpoint (the clock and job counters, every source's
+-- position, every operator subtask's valve, watermark, generator and emitter, rich functions'
+-- snapshot_state, rebalance counters, write_text lengths, collect values), checks a
+-- checkpoint against the job before restoring it, and takes checkpoints between batches (the
+-- consistent point: nothing is in flight), a savepoint at a stop by signal and a final
+-- checkpoint at the end of input. Window operators plug in through weir.windowing when it
+-- offers checkpoint parts; until then a job with one refuses --checkpoint-dir.
+local ffi = require("ffi")
+local C = require("weir.ffi")
+local checkpoint = require("weir.checkpoint")
+local duration = require("weir.duration")
+local failure = require("weir.failure")
+local watermarks = require("weir.watermarks")
+local windowing = require("weir.windowing")
+
+local M = {}
+local Job = {}
+M.methods = Job
+
+local job_error = failure.job_error
+local DEFAULT_INTERVAL_MS = 10000
+local KEPT = 3
+local TOLERABLE_FAILURES = 3 -- consecutive failed checkpoints before the job fails
+local INF = math.huge
+local UV_EAGAIN = -11 -- weir_ckpt_lock's "held by another writer" (-EAGAIN on Linux)
+
+local function say(fmt, ...)
+  C.weir_out_flush()
+  io.stderr:write("weir: ", fmt:format(...), "\n")
+end
+
+local function usage(fmt, ...)
+  error({ usage = true, msg = fmt:format(...) }, 0)
+end
+
+---Gives every node of the plan its uid: its own (ds:uid) or kind-n, counting the nodes of its
+---kind in declaration order ("map-2", "source-file-1", "sink-write_text-1"). Two equal uids
+---are a build error naming both operators.
+function M.assign_uids(plan)
+  local counts, seen = {}, {}
+  for _, node in ipairs(plan.nodes) do
+    local kind = node.kind
+    if kind == "source" then
+      kind = "source-" .. node.source
+    elseif kind == "sink" then
+      kind = "sink-" .. node.sink
+    end
+    counts[kind] = (counts[kind] or 0) + 1
+    local uid = node.uid or (kind .. "-" .. counts[kind])
+    if seen[uid] then
+      usage("uid %q is used by two operators: %s and %s", uid, seen[uid].label, node.label)
+    end
+    seen[uid] = node
+    node.ckpt_uid = uid
+  end
+end
+
+local function describe_position(src, pos)
+  if src.source == "file" or src.source == "stdin" then
+    return ("%s continues after line %d (byte %d)"):format(src.label, pos.line, pos.offset)
+  elseif src.source == "replay" then
+    return ("%s continues at entry %d"):format(src.label, pos.offset + 1)
+  end
+  return ("%s continues at record %d"):format(src.label, pos.offset)
+end
+
+-- Choosing the checkpoint ------------------------------------------------------------------
+
+local Ck = {}
+Ck.__index = Ck
+
+---Before the job is instantiated: the checkpointer of a job run with --checkpoint-dir or
+-----restore (nil without), holding the checkpoint to restore, if any. With .finished the job
+---already ended by end of input and must not run again.
+function M.prepare(job)
+  local o = job.plan.env.job
+  if not (o.checkpoint_dir or o.restore) then
+    return nil
+  end
+  local self = setmetatable({ job = job, dir = o.checkpoint_dir, opts = o, failures = 0,
+                              interval_ms = DEFAULT_INTERVAL_MS, taken = 0 }, Ck)
+  if o.checkpoint_interval then
+    if o.checkpoint_interval == "0" then
+      self.interval_ms = 0
+    else
+      local ok, ms = pcall(duration.parse, o.checkpoint_interval, "--checkpoint-interval")
+      if not ok or ms < 0 then
+        usage("--checkpoint-interval: invalid duration %q", o.checkpoint_interval)
+      end
+      self.interval_ms = ms
+    end
+  end
+  M.assign_uids(job.plan)
+  for _, node in ipairs(job.plan.nodes) do
+    if node.kind == "window" and not windowing.checkpoint_parts then
+      usage("--checkpoint-dir: %s: window state is not in checkpoints yet (docs/API.md, "
+        .. "Checkpoints); run this job without --checkpoint-dir", node.label)
+    end
+  end
+  if self.dir then
+    local rc = C.weir_out_mkdirs(self.dir)
+    if rc ~= 0 then
+      usage("--checkpoint-dir %s: %s", self.dir, ffi.string(C.weir_strerror(rc)))
+    end
+    local fd = C.weir_ckpt_lock(self.dir)
+    if fd < 0 then
+      usage("--checkpoint-dir %s: %s", self.dir, fd == UV_EAGAIN
+        and "another weir is using it (its LOCK is held)"
+        or ffi.string(C.weir_strerror(fd)))
+    end
+    self.lock_fd = fd
+    for _, e in ipairs(checkpoint.list(self.dir) or {}) do
+      if e.tmp then
+        C.weir_ckpt_remove(e.path) -- left by a crash while a checkpoint was written
+      end
+    end
+    self.next_id = checkpoint.next_id(self.dir)
+  end
+  local from
+  if o.restore then
+    local man, sections = checkpoint.read(o.restore)
+    if not man then
+      job_error(("--restore %s: not a valid checkpoint: %s"):format(o.restore, sections))
+    end
+    from = { path = o.restore, name = o.restore:match("([^/]+)/*$"), manifest = man,
+             sections = sections }
+  elseif not o.fresh then
+    local bad
+    from, bad = checkpoint.newest(self.dir)
+    for i, b in ipairs(bad) do
+      local after = (from and i == #bad) and ("; restoring " .. from.name)
+        or (bad[i + 1] and ("; trying " .. bad[i + 1].name) or "")
+      say("%s is corrupt (%s)%s", b.name, b.why, after)
+    end
+    if not from and #bad > 0 then
+      job_error(("no valid checkpoint in %s (%d corrupt); --fresh starts the job over")
+        :format(self.dir, #bad))
+    end
+  end
+  if not from and self.dir then
+    self:take_start()
+  end
+  if from and from.manifest.finished then
+    say("job already finished (%s); nothing to do (--fresh runs it again)", from.name)
+    self.finished = true
+    return self
+  end
+  self.from = from
+  if from then
+    -- write_text files are reopened at their committed length (Job:reopen_file)
+    job.restore_files = {}
+    for _, s in ipairs(from.sections) do
+      if s.name:match("^sink/") and type(s.value) == "table" and s.value.files then
+        for _, f in ipairs(s.value.files) do
+          job.restore_files[f.path] = f.length
+        end
+      end
+    end
+  end
+  return self
+end
+
+---The paths of a write_text node's files (as Job:open_file names them).
+local function sink_paths(node)
+  if node.parallelism == 1 then
+    return { node.path }
+  end
+  local out = {}
+  for st = 1, node.parallelism do
+    out[st] = node.path .. "/" .. st
+  end
+  return out
+end
+
+---A fresh start's first checkpoint, written before any output file exists: every write_text
+---file at length 0. A crash before the first periodic checkpoint then restores this one
+---(nothing processed, the files cut to nothing) instead of finding output files that a fresh
+---start refuses to overwrite. A file that is already there is refused first, as without
+---checkpoints.
+function Ck:take_start()
+  local job = self.job
+  local sections = {}
+  for _, node in ipairs(job.plan.nodes) do
+    if node.kind == "sink" and node.sink == "write_text" then
+      local files = {}
+      for i, path in ipairs(sink_paths(node)) do
+        local fh = io.open(path, "rb")
+        if fh then
+          fh:close()
+          if not node.overwrite then
+            job_error(("%s: %s already exists (use write_text(path, {overwrite = true}))")
+              :format(node.label, path))
+          end
+        end
+        files[i] = { path = path, length = 0 }
+      end
+      sections[#sections + 1] = { name = "sink/" .. node.ckpt_uid, key_group = -1,
+                                  value = { files = files } }
+    end
+  end
+  self:write(sections, "checkpoint", true)
+end
+
+---write_text's file at a restore: what the checkpoint committed stays, the tail written after
+---it is cut (it is written again, the same for a deterministic job).
+function Job:reopen_file(node, path, committed)
+  local fh, err = io.open(path, "r+b")
+  if not fh and committed == 0 then
+    fh, err = io.open(path, "w+b") -- the start checkpoint came before the file
+  end
+  if not fh then
+    job_error(("%s: cannot continue %s from the checkpoint: %s"):format(node.label, path,
+      tostring(err)))
+  end
+  local size = fh:seek("end")
+  fh:close()
+  if size < committed then
+    job_error(("%s: cannot continue %s from the checkpoint: it has %d bytes, the checkpoint "
+      .. "committed %d"):format(node.label, path, size, committed))
+  end
+  local rc = C.weir_ckpt_truncate(path, committed)
+  if rc ~= 0 then
+    job_error(("%s: cannot truncate %s: %s"):format(node.label, path,
+      ffi.string(C.weir_strerror(rc))))
+  end
+  fh, err = io.open(path, "r+b")
+  if not fh then
+    job_error(("%s: cannot write %s"):format(node.label, tostring(err)))
+  end
+  fh:seek("end")
+  self.files[#self.files + 1] = { fh = fh, path = path, node = node }
+  return fh, path
+end
+
+-- The parts of the job ----------------------------------------------------------------------
+
+local clock_box_t = ffi.typeof("double[3]")
+local position_t = ffi.typeof("weir_source_position_t")
+local POSITION_FIELDS = { "offset", "line", "records", "bytes", "dropped", "check", "replayable",
+                          "ended", "skipping" }
+
+local function job_part(self)
+  local job = self.job
+  return {
+    what = "the job",
+    snapshot = function()
+      local clock = clock_box_t()
+      C.weir_rt_clock_state(job.rt, clock)
+      local late = {}
+      for _, node in ipairs(job.plan.nodes) do
+        if node.late_dropped then
+          late[node.ckpt_uid] = node.late_dropped
+        end
+      end
+      return { clock = { clock[0], clock[1], clock[2] }, records_in = job.records_in,
+               out_count = job.out_count[1], unread_errors = job.unread_errors,
+               unread_fires = job.unread_fires, late = late }
+    end,
+    restore = function(v)
+      local c = v.clock
+      if C.weir_rt_restore_clock(job.rt, c[1], c[2], c[3]) ~= 0 then
+        job_error("cannot restore the clock: " .. ffi.string(C.weir_rt_error(job.rt)))
+      end
+      self.shift_ms = math.max(0, C.weir_rt_now(job.rt) - c[1]) -- the real clock's downtime
+      job.records_in, job.out_count[1] = v.records_in, v.out_count
+      job.unread_errors, job.unread_fires = v.unread_errors, v.unread_fires
+      for _, node in ipairs(job.plan.nodes) do
+        if v.late[node.ckpt_uid] then
+          node.late_dropped = v.late[node.ckpt_uid]
+        end
+      end
+    end,
+  }
+end
+
+local function source_part(self, node)
+  local job = self.job
+  return {
+    what = node.label,
+    snapshot = function()
+      local pos = position_t()
+      C.weir_source_position(job.rt, node.src_id, pos)
+      local p = {}
+      for _, f in ipairs(POSITION_FIELDS) do
+        p[f] = tonumber(pos[f])
+      end
+      return { kind = node.source, path = node.path, position = p, text_crc = node.ckpt_crc }
+    end,
+    restore = function(v)
+      if v.kind ~= node.source or v.path ~= node.path then
+        job_error(("%s: the checkpoint's source is %s %s; a restore needs the same source")
+          :format(node.label, v.kind, tostring(v.path or "")))
+      end
+      if v.text_crc and node.ckpt_crc and v.text_crc ~= node.ckpt_crc then
+        job_error(("%s: %s changed since the checkpoint (its crc32 differs)"):format(
+          node.label, node.path))
+      end
+      local p = v.position
+      if p.replayable == 0 then
+        say("%s cannot go back: records it delivered after the checkpoint are lost",
+          node.label)
+        return
+      end
+      local pos = position_t()
+      for _, f in ipairs(POSITION_FIELDS) do
+        pos[f] = p[f]
+      end
+      if C.weir_source_seek(job.rt, node.src_id, pos) ~= 0 then
+        job_error(("%s: %s"):format(node.label, ffi.string(C.weir_rt_error(job.rt))))
+      end
+      self.restored_sources[#self.restored_sources + 1] = describe_position(node, p)
+    end,
+  }
+end
+
+local function valve_state(valve, channels)
+  local ch = {}
+  for c = 0, channels - 1 do
+    ch[c + 1] = { C.weir_valve_channel_watermark(valve, c), C.weir_valve_channel_state(valve, c) }
+  end
+  return { out = C.weir_valve_output(valve), idle = C.weir_valve_is_idle(valve), ch = ch }
+end
+
+local function call_hook(node, inst, obj, name, ...)
+  local ok, v = xpcall(obj[name], debug.traceback, obj, ...)
+  if not ok then
+    job_error(("%s, subtask %d/%d: %s: %s"):format(node.label, inst.index + 1, node.parallelism,
+      name, tostring(v)))
+  end
+  return v
+end
+
+-- An operator: per subtask its watermark, valve, generator and emitter (timestamps), a rich
+-- function's snapshot_state. Restored one to one (a rescale is not supported yet).
+local function operator_part(self, node)
+  return {
+    what = node.label,
+    snapshot = function()
+      local subtasks = {}
+      for _, inst in ipairs(node.instances) do
+        local st = inst.index
+        local s = { watermark = inst.watermark }
+        if inst.valve then
+          s.valve = valve_state(inst.valve, node.channels)
+        end
+        if node.gens then
+          s.gen = watermarks.snapshot_generator(node.gens[st])
+          s.emitter = watermarks.snapshot_emitter(node.emitters[st])
+        end
+        local obj = inst.obj
+        if obj and type(obj.snapshot_state) == "function" then
+          s.user = call_hook(node, inst, obj, "snapshot_state")
+          s.has_user = true
+        end
+        subtasks[st + 1] = s
+      end
+      return { parallelism = node.parallelism, channels = node.channels, subtasks = subtasks }
+    end,
+    restore = function(v)
+      if v.parallelism ~= node.parallelism then
+        job_error(("%s: parallelism %d in the checkpoint, %d now (restoring at another "
+          .. "parallelism is not supported yet)"):format(node.label, v.parallelism,
+          node.parallelism))
+      end
+      if v.channels ~= node.channels then
+        job_error(("%s: %s input channels in the checkpoint, %s now (an upstream parallelism "
+          .. "changed)"):format(node.label, tostring(v.channels), tostring(node.channels)))
+      end
+      for _, inst in ipairs(node.instances) do
+        local st = inst.index
+        local s = v.subtasks[st + 1]
+        inst.watermark = s.watermark
+        if inst.valve and s.valve then
+          for c, ch in ipairs(s.valve.ch) do
+            C.weir_valve_restore(inst.valve, c - 1, ch[1], ch[2])
+          end
+          C.weir_valve_restore(inst.valve, -1, s.valve.out, s.valve.idle)
+        end
+        if node.gens and s.gen then
+          local ok, err = pcall(watermarks.restore_generator, node.gens[st], s.gen,
+            self.shift_ms or 0)
+          if not ok then
+            job_error(("%s: %s"):format(node.label, tostring(err)))
+          end
+          watermarks.restore_emitter(node.emitters[st], s.emitter)
+        end
+        local obj = inst.obj
+        if s.has_user and obj and type(obj.restore_state) == "function" then
+          -- Flink's initializeState: before open(); {own value} at unchanged parallelism
+          call_hook(node, inst, obj, "restore_state", { s.user })
+        end
+      end
+    end,
+  }
+end
+
+local function rebalance_part(edge)
+  return {
+    what = ("the rebalance from %s to %s"):format(edge.from.label, edge.to.label),
+    snapshot = function()
+      local c = {}
+      for st = 0, edge.from.parallelism - 1 do
+        c[st + 1] = edge.counters[st]
+      end
+      return c
+    end,
+    restore = function(v)
+      if #v == edge.from.parallelism then
+        for st = 0, edge.from.parallelism - 1 do
+          edge.counters[st] = v[st + 1]
+        end
+      end
+    end,
+  }
+end
+
+local function sink_part(self, node)
+  local job = self.job
+  if node.sink == "collect" then
+    return {
+      what = node.label,
+      snapshot = function() return { values = node.values } end,
+      restore = function(v)
+        for i = #node.values, 1, -1 do
+          node.values[i] = nil
+        end
+        for i, x in ipairs(v.values) do
+          node.values[i] = x
+        end
+      end,
+    }
+  elseif node.sink == "write_text" then
+    return {
+      what = node.label,
+      snapshot = function()
+        local files = {}
+        for _, f in ipairs(job.files) do
+          if f.node == node then
+            local ok, err = f.fh:flush()
+            if not ok then
+              job_error(("%s: cannot write %s: %s"):format(node.label, f.path, tostring(err)))
+            end
+            files[#files + 1] = { path = f.path, length = f.fh:seek("cur") }
+          end
+        end
+        if #files == 0 and self.final_lengths then
+          files = self.final_lengths[node] or {}
+        end
+        return { files = files }
+      end,
+      restore = function() end, -- done as the files opened (Job:reopen_file)
+    }
+  end
+  return nil -- print and sink(fn): nothing to keep (at-least-once, docs/API.md)
+end
+
+---After the operators are instantiated and the sources opened, before open() and the start:
+---registers the parts, and restores the chosen checkpoint into them.
+function Ck:attach()
+  local job = self.job
+  local reg = checkpoint.registry()
+  self.registry = reg
+  self.restored_sources = {}
+  reg:add("job", job_part(self))
+  for _, node in ipairs(job.plan.nodes) do
+    if node.kind == "window" then
+      -- the window layer's parts (its own sections, by key group)
+      for name, part in pairs(windowing.checkpoint_parts(job, node)) do
+        reg:add("window/" .. node.ckpt_uid .. "/" .. name, part)
+      end
+    end
+  end
+  for _, node in ipairs(job.plan.sources) do
+    if node.source == "replay" then
+      local text = checkpoint.read_all(node.path)
+      node.ckpt_crc = text and tonumber(C.weir_ckpt_crc32(0, text, #text))
+    end
+    reg:add("source/" .. node.ckpt_uid, source_part(self, node))
+  end
+  for _, node in ipairs(job.plan.nodes) do
+    reg:add("op/" .. node.ckpt_uid, operator_part(self, node))
+    if node.kind == "sink" then
+      local part = sink_part(self, node)
+      if part then
+        reg:add("sink/" .. node.ckpt_uid, part)
+      end
+    end
+  end
+  for _, edge in ipairs(job.rebalance_counters) do
+    reg:add(("rebalance/%s/%s"):format(edge.from.ckpt_uid, edge.to.ckpt_uid),
+      rebalance_part(edge))
+  end
+  if self.from then
+    self:restore(self.from)
+  end
+  self.next_due = -INF -- the first due time is set after the first batch, on the running clock
+end
+
+---The job's operators for the MANIFEST, and what a restore compares.
+local function operators(job)
+  local out = {}
+  for _, node in ipairs(job.plan.nodes) do
+    out[#out + 1] = { uid = node.ckpt_uid, label = node.label, kind = node.kind,
+                      parallelism = node.parallelism, max_parallelism = node.max_parallelism }
+  end
+  return out
+end
+
+---Checks the checkpoint against the job (operators by uid, max parallelism), then hands the
+---parts their sections, and says what was restored.
+function Ck:restore(from)
+  local job = self.job
+  local man = from.manifest
+  local by_uid = {}
+  for _, node in ipairs(job.plan.nodes) do
+    by_uid[node.ckpt_uid] = node
+  end
+  local gone = {}
+  for _, op in ipairs(man.operators or {}) do
+    local node = by_uid[op.uid]
+    if not node then
+      gone[#gone + 1] = op
+    elseif op.kind ~= node.kind then
+      job_error(("cannot restore %s: operator %s is a %s in the checkpoint (%s), a %s now (%s)")
+        :format(from.name, op.uid, op.kind, op.label, node.kind, node.label))
+    elseif op.parallelism ~= node.parallelism then
+      job_error(("cannot restore %s: %s: parallelism %d in the checkpoint, %d now (restoring "
+        .. "at another parallelism is not supported yet)"):format(from.name, node.label,
+        op.parallelism, node.parallelism))
+    elseif op.max_parallelism and node.max_parallelism
+      and op.max_parallelism ~= node.max_parallelism then
+      job_error(("cannot restore %s: %s: max parallelism %s in the checkpoint, %s now (key "
+        .. "groups are fixed)"):format(from.name, node.label, tostring(op.max_parallelism),
+        tostring(node.max_parallelism)))
+    end
+  end
+  local sections = {}
+  for _, s in ipairs(from.sections) do
+    local uid = s.name:match("^%a+/([^/]+)")
+    local dropped = false
+    for _, op in ipairs(gone) do
+      if op.uid == uid then
+        dropped = true
+      end
+    end
+    if not dropped then
+      sections[#sections + 1] = s
+    end
+  end
+  for _, op in ipairs(gone) do
+    if not self.opts.allow_non_restored_state then
+      job_error(("cannot restore %s: it holds state of operator %s (%s), which the job no "
+        .. "longer has; --allow-non-restored-state drops it"):format(from.name, op.uid,
+        op.label))
+    end
+    say("dropping the state of operator %s (%s): the job no longer has it", op.uid, op.label)
+  end
+  local unused, missing = self.registry:restore(sections)
+  for _, name in ipairs(unused) do
+    if not self.opts.allow_non_restored_state then
+      job_error(("cannot restore %s: its section %s has no place in this job; "
+        .. "--allow-non-restored-state drops it"):format(from.name, name))
+    end
+  end
+  for _, name in ipairs(missing) do
+    local part = self.registry.by_name[name]
+    if not man.start and not name:match("^op/") and not name:match("^rebalance/") then
+      say("%s: nothing in %s; it starts empty", part.what, from.name)
+    end
+  end
+  local text = ("restored %s"):format(from.path)
+  if man.start then
+    text = text .. " (the start: nothing had been processed)"
+  elseif #self.restored_sources > 0 then
+    text = text .. ": " .. table.concat(self.restored_sources, "; ")
+  end
+  say("%s", text)
+  self.restored_from = from.path
+end
+
+-- Taking checkpoints ------------------------------------------------------------------------
+
+---Writes one checkpoint of kind "checkpoint", "savepoint" or "final" (finished). A write error
+---declines it (a warning; the job goes on) until TOLERABLE_FAILURES in a row fail the job.
+function Ck:take(kind)
+  if not self.dir then
+    return
+  end
+  local ok, sections = pcall(self.registry.snapshot, self.registry)
+  if not ok then
+    job_error(("checkpoint %d: %s"):format(self.next_id, type(sections) == "table"
+      and sections.text or tostring(sections)))
+  end
+  return self:write(sections, kind)
+end
+
+---Commits sections as the next checkpoint of kind (start: the fresh start's).
+function Ck:write(sections, kind, start)
+  local job = self.job
+  local id = self.next_id
+  self.next_id = id + 1
+  local sync = {}
+  for _, f in ipairs(job.files) do
+    sync[#sync + 1] = f.path
+  end
+  for _, list in pairs(self.final_lengths or {}) do
+    for _, f in ipairs(list) do
+      sync[#sync + 1] = f.path
+    end
+  end
+  local sources = {}
+  for _, node in ipairs(job.plan.sources) do
+    sources[#sources + 1] = { uid = node.ckpt_uid, label = node.label, kind = node.source,
+                              path = node.path }
+  end
+  local manifest = {
+    id = id, kind = kind, finished = kind == "final", start = start or nil,
+    taken_ms = job.rt and C.weir_rt_now(job.rt) or nil,
+    weir = ffi.string(C.weir_version()),
+    job = { script = job.plan.env.job.script, name = job.plan.job_name },
+    operators = operators(job), sources = sources,
+  }
+  local wok, path, bytes = pcall(checkpoint.write, self.dir, manifest, sections, sync)
+  if not wok then
+    job_error(("checkpoint %d: %s"):format(id, tostring(path)))
+  end
+  if not path then
+    self.failures = self.failures + 1
+    if self.failures >= TOLERABLE_FAILURES then
+      job_error(("checkpoint %d failed, %d in a row: %s"):format(id, self.failures, bytes))
+    end
+    say("checkpoint %d declined: %s (%d failure%s in a row, %d fail the job; it goes on)",
+      id, bytes, self.failures, self.failures == 1 and "" or "s", TOLERABLE_FAILURES)
+    return nil
+  end
+  self.failures = 0
+  self.taken = self.taken + 1
+  self.last_path, self.last_bytes = path, bytes
+  checkpoint.prune(self.dir, KEPT)
+  return path
+end
+
+---After every batch: a checkpoint when one is due (processing time, every interval).
+function Ck:after_batch()
+  local now = C.weir_rt_now(self.job.rt)
+  if self.next_due == -INF then
+    self.next_due = now + self.interval_ms
+  end
+  if now >= self.next_due and self.dir then
+    self:take("checkpoint")
+    self.next_due = now + self.interval_ms
+  end
+end
+
+---After the loop: a stop by signal leaves a savepoint (state and positions at the drain).
+function Ck:before_finish()
+  local job = self.job
+  if job.stopped and self.dir then
+    local path = self:take("savepoint")
+    if path then
+      say("stopped with a savepoint: %s (run again with --checkpoint-dir %s to continue)",
+        path, self.dir)
+    end
+  end
+  -- the files' lengths as finish() closes them, for the final checkpoint
+  self.final_lengths = {}
+  for _, f in ipairs(job.files) do
+    local list = self.final_lengths[f.node] or {}
+    list[#list + 1] = { path = f.path }
+    self.final_lengths[f.node] = list
+  end
+end
+
+---After finish(): a job that ended by end of input leaves its final checkpoint.
+function Ck:after_finish()
+  if self.job.stopped or not self.dir then
+    return
+  end
+  for _, list in pairs(self.final_lengths) do
+    for _, f in ipairs(list) do
+      local fh = io.open(f.path, "rb")
+      f.length = fh and fh:seek("end") or 0
+      if fh then
+        fh:close()
+      end
+    end
+  end
+  self:take("final")
+end
+
+function Ck:close()
+  if self.lock_fd then
+    C.weir_ckpt_unlock(self.lock_fd)
+    self.lock_fd = nil
+  end
+end
+
+return M

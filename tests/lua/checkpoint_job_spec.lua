@@ -1,0 +1,235 @@
+-- Specs for weir.checkpoint_job: the non-window parts of a job survive a stop with a savepoint
+-- and a restore (rich functions' snapshot_state/restore_state, rebalance counters, watermark
+-- generators and emitters, operator watermarks, collect, source positions, the virtual
+-- clock), and a restore refuses a job that does not match the checkpoint, naming what.
+local spec = require("spec")
+local weir = require("weir")
+local C = require("weir.ffi")
+local watermarks = require("weir.watermarks")
+local it, eq, raises = spec.it, spec.eq, spec.raises
+
+local function tmpdir()
+  local p = os.tmpname()
+  os.remove(p)
+  assert(os.execute("mkdir -p " .. p) == 0)
+  return p
+end
+
+-- An env whose job runs as `weir run --checkpoint-dir dir ...` would (opts: the CLI's).
+local function env_with(opts, env_opts)
+  local env = weir.env(env_opts)
+  local job = { mode = "run" }
+  for k, v in pairs(opts or {}) do
+    job[k] = v
+  end
+  env.job = job
+  return env
+end
+
+local function stop_now(env)
+  C.weir_rt_stop(env.running_job.rt) -- as SIGINT: drain, then the savepoint
+end
+
+-- The job: generate -> rich map (a counter it keeps through its hooks) -> rebalance -> map at
+-- parallelism 2 (tagged with its subtask) -> collect. stop_at: stop the run at that index.
+local function counting_job(opts, stop_at)
+  local env = env_with(opts)
+  local out = env:generate(function(i)
+    if i == stop_at then
+      stop_now(env)
+    end
+    return i
+  end, { count = 5000 })
+    :map({
+      n = 0,
+      map = function(self, i)
+        self.n = self.n + 1
+        return i .. "#" .. self.n
+      end,
+      snapshot_state = function(self) return self.n end,
+      restore_state = function(self, values) self.n = values[1] end,
+    }):uid("counter")
+    :rebalance()
+    :map({ open = function(self, ctx) self.st = ctx:subtask_index() end,
+           map = function(self, v) return v .. "@" .. self.st end })
+    :set_parallelism(2):uid("tag")
+    :collect():uid("out")
+  env:execute()
+  return out:values()
+end
+
+it("a savepoint and a restore continue rich state, rebalance counters and collect", function()
+  local want = counting_job(nil, nil)
+  local dir = tmpdir()
+  local first = counting_job({ checkpoint_dir = dir }, 2100)
+  assert(#first < #want, "the stop came before the end")
+  local entries = require("weir.checkpoint").list(dir)
+  local sp = entries[#entries]
+  eq(sp.savepoint, true)
+  local got = counting_job({ checkpoint_dir = dir }, nil)
+  eq(#got, #want)
+  eq(got, want)
+  os.execute("rm -rf " .. dir)
+end)
+
+it("a restore refuses an operator whose parallelism changed, naming it", function()
+  local dir = tmpdir()
+  counting_job({ checkpoint_dir = dir }, 1500)
+  local env = env_with({ checkpoint_dir = dir })
+  env:generate(function(i) return i end, { count = 5000 })
+    :map(function(i) return i end):uid("counter"):set_parallelism(3)
+    :collect()
+  raises(function() env:execute() end, "map (", "parallelism 1 in the checkpoint, 3 now")
+  os.execute("rm -rf " .. dir)
+end)
+
+it("a restore refuses state of a removed operator unless told to drop it", function()
+  local dir = tmpdir()
+  counting_job({ checkpoint_dir = dir }, 1500)
+  local function job(allow)
+    local env = env_with({ checkpoint_dir = dir, allow_non_restored_state = allow })
+    local out = env:generate(function(i) return i end, { count = 5000 })
+      :rebalance():map(function(v) return v end):set_parallelism(2):uid("tag")
+      :collect():uid("out")
+    env:execute()
+    return out:values()
+  end
+  raises(function() job(false) end, "it holds state of operator counter",
+    "--allow-non-restored-state drops it")
+  eq(#job(true) > 0, true)
+  os.execute("rm -rf " .. dir)
+end)
+
+-- A custom watermark generator that emits on every event; a process function reports the
+-- watermark it sees. Both go through the restore.
+local function watermark_job(opts, stop_at)
+  local env = env_with(opts, { auto_watermark_interval = 0 })
+  local strategy = weir.watermarks.custom({
+    seen = 0,
+    on_event = function(self, _, ts, out)
+      self.seen = self.seen + 1
+      out:emit_watermark(ts - 10 * (self.seen % 3))
+    end,
+  }):with_timestamp_assigner(function(v) return v * 2 end)
+  local out = env:generate(function(i)
+    if i == stop_at then
+      stop_now(env)
+    end
+    return i
+  end, { count = 3000 })
+    :assign_timestamps_and_watermarks(strategy)
+    :process(function(v, ctx, emit) emit(v .. ":" .. ctx:current_watermark()) end)
+    :collect()
+  env:execute()
+  return out:values()
+end
+
+it("watermark generators, emitters and operator watermarks survive a restore", function()
+  local want = watermark_job(nil, nil)
+  local dir = tmpdir()
+  watermark_job({ checkpoint_dir = dir }, 1700)
+  eq(watermark_job({ checkpoint_dir = dir }, nil), want)
+  os.execute("rm -rf " .. dir)
+end)
+
+it("the built-in generators' state round-trips, idleness shifted by the downtime", function()
+  local now = 1000
+  local genv = { now = function() return now end, arrival = function() return now end,
+                 quiet = function() return true end }
+  local s = weir.watermarks.bounded_out_of_orderness(50):with_idleness(300)
+    :with_idle_advance(500)
+  local a = watermarks.generator(s, genv)
+  a:on_event(1, 4000, { current = -math.huge })
+  local sink = { current = -math.huge, emit_watermark = function() end,
+                 mark_idle = function() end }
+  now = 1200
+  a:on_periodic_emit(sink)
+  now = 1400
+  a:on_periodic_emit(sink) -- quiet since 1400
+  local snap = watermarks.snapshot_generator(a)
+  local b = watermarks.generator(s, genv)
+  watermarks.restore_generator(b, snap, 5000)
+  eq(b.inner.inner.max_ts, 4000)
+  eq(b.counter, a.counter)
+  eq(b.quiet_since, a.quiet_since + 5000)
+  eq(b.inner.last, a.inner.last + 5000)
+  local other = watermarks.generator(weir.watermarks.monotonous(), genv)
+  raises(function() watermarks.restore_generator(other, snap, 0) end,
+    "the watermark strategy changed (idle in the checkpoint, bounded now)")
+end)
+
+it("a replay restored from a savepoint continues on the same virtual clock", function()
+  local dir = tmpdir()
+  local replay = dir .. "/in.replay"
+  local fh = assert(io.open(replay, "wb"))
+  for i = 1, 400 do
+    fh:write(("+%dms r%d\n"):format(i == 1 and 0 or 5, i))
+    if i % 100 == 0 then
+      fh:write("+1s\n") -- only time
+    end
+  end
+  fh:close()
+  local function job(opts, stop_at)
+    local env = env_with(opts)
+    local out = env:replay(replay):map(function(l)
+      if l == stop_at then
+        stop_now(env)
+      end
+      return l
+    end):process(function(v, ctx, emit) emit(v .. "@" .. ctx:current_processing_time()) end)
+      :collect()
+    env:execute()
+    return out:values()
+  end
+  local want = job(nil, nil)
+  job({ checkpoint_dir = dir .. "/ck" }, "r150")
+  local got = job({ checkpoint_dir = dir .. "/ck" }, nil)
+  eq(got, want)
+  os.execute("rm -rf " .. dir)
+end)
+
+it("write_text into a directory keeps each file's committed length across a restore", function()
+  local dir = tmpdir()
+  local function job(out, opts, stop_at)
+    local env = env_with(opts)
+    env:generate(function(i)
+      if i == stop_at then
+        stop_now(env)
+      end
+      return i
+    end, { count = 6000 })
+      :rebalance():map(function(i) return ("v%d"):format(i) end):set_parallelism(2)
+      :write_text(out):set_parallelism(2)
+    env:execute()
+  end
+  local function read(path)
+    local fh = assert(io.open(path, "rb"))
+    local text = fh:read("*a")
+    fh:close()
+    return text
+  end
+  job(dir .. "/want", nil, nil)
+  job(dir .. "/got", { checkpoint_dir = dir .. "/ck", checkpoint_interval = "0" }, 2500)
+  -- a tail written after the savepoint, as a crash would leave it: cut by the restore
+  local fh = assert(io.open(dir .. "/got/2", "ab"))
+  fh:write("not committed\n")
+  fh:close()
+  job(dir .. "/got", { checkpoint_dir = dir .. "/ck" }, nil)
+  eq(read(dir .. "/got/1"), read(dir .. "/want/1"))
+  eq(read(dir .. "/got/2"), read(dir .. "/want/2"))
+  os.execute("rm -rf " .. dir)
+end)
+
+it("a checkpoint refuses a value it cannot keep, naming the operator's section", function()
+  local dir = tmpdir()
+  local env = env_with({ checkpoint_dir = dir, checkpoint_interval = "0" })
+  env:generate(function(i) return i end, { count = 3000 })
+    :map({ map = function(_, i) return i end,
+           snapshot_state = function() return { f = print } end,
+           restore_state = function() end })
+    :collect()
+  raises(function() env:execute() end, "checkpoint 2: section op/map-1", "is a function")
+  os.execute("rm -rf " .. dir)
+end)
+
+spec.finish()
