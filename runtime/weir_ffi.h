@@ -166,7 +166,7 @@ int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name);
  * reopened at offset after its check bytes are compared: WEIR_ESOURCE from weir_rt_start when
  * the file is shorter or differs); WEIR_ESTATE after start, WEIR_EINVAL for a kind that cannot
  * go back or a position outside the source. */
-typedef struct weir_source_position {
+typedef struct {
     double offset;
     double line;
     double records;
