@@ -57,6 +57,20 @@ local function plan_error(fmt, ...)
   error({ usage = true, msg = fmt:format(...) }, 0)
 end
 
+---"the job has no text source (...)" or "the job has 2: read_text_file a; stdin", for the
+---usage errors of --manual and --replay.
+local function text_sources(text)
+  if #text == 0 then
+    return "the job has no text source (read_text_file, stdin, socket_text_stream, replay or "
+      .. "manual)"
+  end
+  local names = {}
+  for i, s in ipairs(text) do
+    names[i] = describe_source(s)
+  end
+  return ("the job has %d: %s"):format(#text, table.concat(names, "; "))
+end
+
 ---weir repl --manual: the job's single text source becomes the manual source.
 local function substitute_manual(env)
   local text = {}
@@ -66,7 +80,7 @@ local function substitute_manual(env)
     end
   end
   if #text ~= 1 then
-    plan_error("--manual replaces the job's single text source, but the job has %d", #text)
+    plan_error("--manual replaces the job's single text source, but %s", text_sources(text))
   end
   local s = text[1]
   if s.source ~= "manual" then
@@ -83,12 +97,7 @@ local function substitute_replay(env, path)
     end
   end
   if #text ~= 1 then
-    local names = {}
-    for i, s in ipairs(text) do
-      names[i] = describe_source(s)
-    end
-    plan_error("--replay replaces the job's single text source, but the job has %d%s", #text,
-      #text > 0 and (": " .. table.concat(names, "; ")) or "")
+    plan_error("--replay replaces the job's single text source, but %s", text_sources(text))
   end
   local s = text[1]
   s.replaced = describe_source(s)
