@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +234,24 @@ static int takes(const command_t *cmd, int bit, const char *a)
     return 0;
 }
 
+/* The absolute path of the folder holding script, in dir (PATH_MAX bytes); NULL when it cannot
+ * be resolved (weir.script_dir is then nil). */
+static const char *script_dir(const char *script, char *dir)
+{
+    char path[PATH_MAX];
+    if (!realpath(script, path)) {
+        return NULL;
+    }
+    char *slash = strrchr(path, '/');
+    if (slash == path) {
+        slash[1] = '\0'; /* a job in / */
+    } else if (slash) {
+        *slash = '\0';
+    }
+    memcpy(dir, path, strlen(path) + 1);
+    return dir;
+}
+
 static int run_command(const command_t *cmd, int argc, char **argv)
 {
     const char *mode = cmd->name;
@@ -339,6 +358,10 @@ static int run_command(const command_t *cmd, int argc, char **argv)
     }
     job.argc = argc - i;
     job.argv = argv + i;
+    char cwd[PATH_MAX];
+    char dir[PATH_MAX];
+    job.cwd = getcwd(cwd, sizeof cwd);
+    job.script_dir = job.script ? script_dir(job.script, dir) : job.cwd;
     int status = wr_bridge_run(&job);
     wr_out_release();
     return status;

@@ -13,6 +13,13 @@ end
 ---@return integer exit status: 0 ok, 1 the job failed, 2 usage error
 function M.run(job)
   package.loaded["weir._job"] = job
+  if job.script and job.script_dir then
+    -- the job's own modules first: require("mymod") finds mymod.lua next to the job from any
+    -- working directory (API.md, Running jobs)
+    local d = job.script_dir
+    package.path = d .. "/?.lua;" .. d .. "/?/init.lua;" .. package.path
+    package.cpath = d .. "/?.so;" .. package.cpath
+  end
   if job.max_memory then
     -- from here on, so building the job counts too (cli.c checked the size)
     memory.set_limit(memory.parse(job.max_memory), "--max-memory " .. job.max_memory)

@@ -105,6 +105,41 @@ local function substitute_replay(env, path)
   s.path = path
 end
 
+---A job's input files must open before it runs; a missing one is a build error naming the
+---script line and where a relative path was looked for (the working directory), with a hint
+---when the job's folder has that file. Not under explain, which opens nothing.
+local function check_files(env)
+  local job = env.job
+  if job.mode == "explain" then
+    return
+  end
+  for _, s in ipairs(env.sources) do
+    if (s.source == "file" or s.source == "replay") and not s.replaced then
+      local fh, err = io.open(s.path, "rb")
+      if fh then
+        fh:close()
+      else
+        local call = s.source == "file" and "read_text_file" or "replay"
+        local why = tostring(err):gsub("^.*: ", "")
+        local text = ("%s: %s %q: %s"):format(s.callsite or "?", call, s.path, why)
+        if s.path:sub(1, 1) ~= "/" then
+          local dir = job.script_dir
+          local there = dir and io.open(dir .. "/" .. s.path, "rb")
+          if there then
+            there:close()
+            text = text .. (" (looked in the working directory, %s; the job's folder has it: "
+              .. "use weir.script_dir .. %q)"):format(job.cwd or ".", "/" .. s.path)
+          else
+            text = text .. (" (looked in the working directory, %s%s)"):format(job.cwd or ".",
+              dir and ("; weir.script_dir names the job's folder, " .. dir) or "")
+          end
+        end
+        error(text, 0)
+      end
+    end
+  end
+end
+
 ---@param env table  the environment (weir.env)
 ---@return table plan
 function M.build(env)
@@ -118,6 +153,7 @@ function M.build(env)
   if env.job.manual then
     substitute_manual(env)
   end
+  check_files(env)
   for _, n in ipairs(nodes) do
     n.parallelism = n.parallelism or env.parallelism
     n.consumers = {}
