@@ -97,7 +97,24 @@ function M.parse(d, what)
     ms = M.text_ms(d)
   end
   if not ms then
-    util.build_error("invalid duration %q%s", tostring(d), what and (" for " .. what) or "")
+    local for_what = what and (" for " .. what) or ""
+    if d == nil then
+      util.build_error("missing duration%s: expected a number of milliseconds or text such as "
+        .. "\"5s\"", for_what)
+    elseif type(d) ~= "string" then
+      util.build_error("invalid duration%s: expected a number of milliseconds or text such as "
+        .. "\"5s\", got %s", for_what, M.show(d))
+    end
+    local whole, frac, unit = d:match("^%-?(%d*)%.(%d+)(%a+)$")
+    if whole and UNIT_MS[unit] then
+      local v = (tonumber(whole ~= "" and whole or "0") + tonumber("0." .. frac)) * UNIT_MS[unit]
+      if v == math.floor(v) then
+        util.build_error("invalid duration %q%s: parts are whole numbers; write \"%s%dms\"", d,
+          for_what, d:sub(1, 1) == "-" and "-" or "", v)
+      end
+    end
+    util.build_error("invalid duration %q%s: expected whole numbers with units ms, s, m, h or d "
+      .. "(\"250ms\", \"5s\", \"1h30m\") or bare digits for milliseconds", d, for_what)
   end
   if ms > MAX_DURATION or ms < -MAX_DURATION then
     util.build_error("invalid duration %s%s: beyond the longest duration, 2^51 ms (%d ms, "

@@ -41,7 +41,8 @@ end
 ---@param opts table|nil
 function M.new(opts)
   opts = util.check_opts("weir.env", opts, OPTIONS)
-  local self = setmetatable({ nodes = {}, sources = {}, executed = false }, Env)
+  local self = setmetatable({ nodes = {}, sources = {}, executed = false,
+    unfinished_windows = {} }, Env)
   local job = job_settings()
   self.job = job
   self.parallelism = util.check_int("weir.env", "parallelism", opts.parallelism or 1, 1, 32768)
@@ -314,6 +315,17 @@ function Env:execute(name)
   if self.executed then
     util.build_error("execute: this environment was already executed")
   end
+  local first
+  for w, at in pairs(self.unfinished_windows) do
+    if not first or at < first[2] then
+      first = { w, at }
+    end
+  end
+  if first then
+    -- Flink refuses a topology with a dangling WindowedStream too ("No operators defined")
+    error(("%s: %s(...) has no window function: a windowed stream needs reduce, aggregate, "
+      .. "process or apply (before env:execute())"):format(first[2], first[1].call), 0)
+  end
   self.executed = true
   self.job_name = name or self.default_name or "weir job"
   local plan = require("weir.plan").build(self)
@@ -327,5 +339,8 @@ function Env:execute(name)
   end
   return require("weir.run").execute(plan)
 end
+
+stream.colon_check(Env, { Env }, "env")
+stream.guard_env(Env)
 
 return M
