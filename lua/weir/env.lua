@@ -5,6 +5,7 @@ local stream = require("weir.stream")
 local tag = require("weir.tag")
 local records = require("weir.records")
 local memory = require("weir.memory")
+local C = require("weir.ffi")
 
 local M = {}
 
@@ -79,7 +80,8 @@ function M.new(opts)
   self.quiet_guard = opts._quiet_guard ~= false
   self.default_name = opts.name
   if opts.batch_size ~= nil then
-    util.check_int("weir.env", "batch_size", opts.batch_size, 1, INT32_MAX)
+    -- at most what one poll of the runtime delivers (WEIR_BATCH_MAX), as API.md says
+    util.check_int("weir.env", "batch_size", opts.batch_size, 1, tonumber(C.WEIR_BATCH_MAX))
   end
   self.batch_size = opts.batch_size
   if opts.max_memory ~= nil then
