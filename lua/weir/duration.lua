@@ -45,6 +45,27 @@ function M.show(v)
   return "a " .. tv
 end
 
+---A span of milliseconds (>= 0) for people: "850ms", "4.2s", "3m 07s", "5h 02m", "902d 03h".
+---@return string
+function M.human(ms)
+  if ms ~= ms or ms == math.huge then
+    return tostring(ms)
+  end
+  ms = math.floor(ms + 0.5)
+  if ms < 1000 then
+    return ("%dms"):format(ms)
+  elseif ms < 60000 then
+    return ("%.1fs"):format(math.floor(ms / 100) / 10)
+  end
+  local s = math.floor(ms / 1000)
+  if s < 3600 then
+    return ("%dm %02ds"):format(math.floor(s / 60), s % 60)
+  elseif s < 86400 then
+    return ("%dh %02dm"):format(math.floor(s / 3600), math.floor(s / 60) % 60)
+  end
+  return ("%dd %02dh"):format(math.floor(s / 86400), math.floor(s / 3600) % 24)
+end
+
 ---Why t is not a time within +-limit ("2^52": the limit's name), or nil when it is one.
 ---@return string|nil
 function M.time_problem(t, limit, limit_name)

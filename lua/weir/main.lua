@@ -38,6 +38,15 @@ function M.run(job)
     end
     v.on() -- stderr
   end
+  if job.progress and job.stderr_tty and job.mode == "run" then
+    -- Lua's print from user code erases the --progress line first, as the print sinks do
+    local C = require("weir.ffi")
+    local lua_print = print
+    print = function(...) -- luacheck: ignore 121
+      C.weir_out_clear_status()
+      return lua_print(...)
+    end
+  end
   if job.mode == "repl" then
     local ok, code = xpcall(require("weir.repl").run, debug.traceback, job)
     if not ok then

@@ -193,16 +193,21 @@ end
 function Job:show_progress(final)
   local now = self:now()
   local ps = self.progress_state
+  local tty = self.plan.env.job.stderr_tty
   if not final and ps.printed and now - ps.printed < 1000 then
+    if tty and ps.line and C.weir_out_status_shown() == 0 then
+      C.weir_out_status(ps.line, #ps.line) -- output erased it: draw it again below
+    end
     return
   end
   ps.printed = now
   local line = status.progress_line(self, ps)
-  C.weir_out_flush()
-  if self.plan.env.job.stderr_tty then
-    io.stderr:write("\r\27[K", line, final and "\n" or "")
+  if tty and not final then
+    ps.line = line
+    C.weir_out_status(line, #line) -- erased before any later output (runtime/out.c)
   else
-    io.stderr:write(line, "\n")
+    C.weir_out_flush()
+    io.stderr:write(tty and "\r\27[K" or "", line, "\n")
   end
 end
 
