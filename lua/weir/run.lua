@@ -417,8 +417,13 @@ function Job:report_drops()
   end
   for _, node in ipairs(self.plan.nodes) do
     if node.late_dropped and node.late_dropped > 0 then
-      io.stderr:write(("weir: %s: %d late record(s) dropped (no side_output_late_data)\n")
-        :format(node.label, node.late_dropped))
+      local f = node.first_late -- wincontext.late
+      io.stderr:write(("weir: %s: %d late record(s) dropped (no side_output_late_data)%s\n")
+        :format(node.label, node.late_dropped, f and (
+          "; the first: %s at %s%s, subtask %d/%d, when the watermark was %s"):format(
+          format.brief(f.value, 200), format.value(f.ts),
+          node.keyed and (", key " .. format.brief(f.key, 200)) or "", f.subtask + 1,
+          node.parallelism, format.value(f.watermark)) or ""))
     end
   end
   if self.unread_errors > 0 then

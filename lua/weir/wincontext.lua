@@ -466,6 +466,7 @@ end
 ---operator), the late-record count and side output, and the REPL's trace (nil outside it).
 function M.setup(job, node)
   node.cell_of, node.cell_count, node.late_dropped = {}, 0, 0
+  node.first_late = false -- the first dropped late record, named when the job ends (run.lua)
   node.late_emit = node.late_tag and node.side[node.late_tag.id]
   node.trace = job.trace
 end
@@ -525,6 +526,10 @@ function M.late(node, st, v, ts, key)
     e(st, v, ts)
   else
     node.late_dropped = node.late_dropped + 1
+    if not node.first_late then
+      node.first_late = { value = v, ts = ts, key = key, subtask = st,
+                          watermark = node.instances[st + 1].watermark }
+    end
   end
 end
 
