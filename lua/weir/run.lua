@@ -368,7 +368,12 @@ end
 function Job:poll()
   local n = C.weir_loop_poll(self.rt, self.events, self.batch)
   if n < 0 then
-    job_error(ffi.string(C.weir_rt_error(self.rt)))
+    local text = ffi.string(C.weir_rt_error(self.rt))
+    local port = text:match("^socket_text_stream [^ ]*:(%d+): connection refused$")
+    if port then -- the usual first run of a socket example
+      text = ("%s (is a server listening? e.g. nc -lk %s)"):format(text, port)
+    end
+    job_error(text)
   end
   return n
 end
