@@ -63,6 +63,7 @@ run_weir explain job.lua
 expect_rc 0 "explain"
 expect_out_has "via hash (key groups)" "explain shows the hash partitioning"
 expect_out_has "via forward, chained" "explain shows chaining"
+expect_out_has "from_elements (3) (job.lua:3)" "explain gives a source its script line"
 
 cat > args.lua <<'LUA'
 local weir = require("weir")
