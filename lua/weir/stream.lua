@@ -498,6 +498,13 @@ end
 
 M.colon_check(Stream, { Stream, Keyed }, "stream")
 M.colon_check(Keyed, { Keyed }, "stream")
+-- a keyed stream's table lists every method it has (pairs(getmetatable(keyed).__index), as
+-- the REPL's completion reads it); methods added to Stream later are found by its guard
+for name, f in pairs(Stream) do
+  if type(f) == "function" and name:sub(1, 2) ~= "__" and rawget(Keyed, name) == nil then
+    Keyed[name] = f
+  end
+end
 M.colon_check(Windowed, { Windowed }, "stream")
 M.colon_check(Sink, { Sink }, "sink")
 
