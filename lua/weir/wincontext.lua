@@ -162,7 +162,7 @@ local function warn_once(ctx, kind, text)
     return
   end
   node.warned[kind] = true
-  io.stdout:flush()
+  C.weir_out_flush() -- stdout first, and the --progress line erased
   io.stderr:write(("weir: warning: %s: trigger %s%s: %s\n"):format(node.label,
     node.trigger.name, node.trigger.defined and (" (" .. node.trigger.defined .. ")") or "",
     text))
