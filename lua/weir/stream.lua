@@ -460,8 +460,14 @@ end)
 ---all over weir, so only a name within two edits of a method of its own, or a stream method,
 ---is a mistake.
 function M.guard_env(Env)
+  -- names that are no mistake: the environment's optional fields (env.lua), and every name
+  -- found since to be none, read as nil from then on (a field read costs a lookup, never a
+  -- search for the nearest method)
+  local fine = { batch_size = true, default_name = true, max_memory = true,
+    max_memory_text = true, max_parallelism = true, on_error = true, final_metrics = true,
+    final_status = true, running_job = true, job_name = true }
   setmetatable(Env, { __index = function(_, k)
-    if type(k) ~= "string" or k:sub(1, 1) == "_" then
+    if fine[k] or type(k) ~= "string" or k:sub(1, 1) == "_" then
       return nil
     end
     local near = closest(k, { Env })
@@ -472,6 +478,7 @@ function M.guard_env(Env)
       util.build_error("StreamExecutionEnvironment has no method '%s'; %s is a stream method: "
         .. "start from a source (env:from_elements(...), env:read_text_file(...), ...)", k, k)
     end
+    fine[k] = true
     return nil
   end })
 end
