@@ -342,7 +342,6 @@ function Env:execute(name)
   return require("weir.run").execute(plan)
 end
 
-stream.colon_check(Env, { Env }, "env")
 stream.guard_env(Env)
 
 return M

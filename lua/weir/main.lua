@@ -72,6 +72,8 @@ function M.run(job)
     if type(msg) == "table" then
       return msg
     end
+    -- a method called with a dot (env.from_elements(...)) is named as that, at the user's line
+    msg = require("weir.mistakes").dot_call(msg) or msg
     -- the message names the script line; WEIR_DEBUG=1 adds the whole traceback
     return { text = tostring(msg), traceback = debug.traceback(tostring(msg), 2) }
   end, unpack(args))

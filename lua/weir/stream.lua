@@ -369,48 +369,14 @@ end
 
 -- Build mistakes ------------------------------------------------------------------------------
 -- A misspelt or misplaced method is a build error naming the user's line, what the object is,
--- and the likely fix; a method called with a dot (`s.map(f)`) says to use a colon. The method
--- tables stay plain tables (pairs lists the methods); the guard is their metatable, so it runs
--- only for a name that is not a method, never on the way of records.
-
-local function edit_distance(a, b)
-  local prev = {}
-  for j = 0, #b do
-    prev[j] = j
-  end
-  for i = 1, #a do
-    local cur = { [0] = i }
-    for j = 1, #b do
-      local cost = a:byte(i) == b:byte(j) and 0 or 1
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-    end
-    prev = cur
-  end
-  return prev[#b]
-end
-
----The closest name in the method tables (at most 2 edits, fewer for short names), or nil.
-local function closest(k, tables)
-  local best, best_d
-  for _, t in ipairs(tables) do
-    for name, v in pairs(t) do
-      if type(v) == "function" and type(name) == "string" and name:sub(1, 1) ~= "_" then
-        local d = edit_distance(k, name)
-        if d <= math.min(2, math.floor(#k / 3)) and (not best_d or d < best_d
-            or d == best_d and name < best) then
-          best, best_d = name, d
-        end
-      end
-    end
-  end
-  return best
-end
-
-local WINDOW_FNS = "reduce, aggregate, process or apply"
+-- and the likely fix (weir.mistakes, loaded only then). The method tables stay plain tables
+-- (pairs lists the methods); the guard is their metatable, so it runs only for a name that is
+-- no method, never on the way of records, and it keeps the live heap small (a larger heap
+-- costs every garbage collection of a running job).
 
 -- what: the object's name in messages; tables: where its methods are; fields: its own fields
--- (read as nil when unset); hint(k): a sentence for a method of another kind of object.
-local function guard(methods, what, tables, fields, hint)
+-- (read as nil when unset).
+local function guard(methods, what, tables, fields)
   setmetatable(methods, { __index = function(_, k)
     for i = 2, #tables do
       local v = rawget(tables[i], k)
@@ -421,48 +387,22 @@ local function guard(methods, what, tables, fields, hint)
     if type(k) ~= "string" or fields[k] or k:sub(1, 1) == "_" then
       return nil
     end
-    local near = closest(k, tables)
-    local why = hint(k)
-    util.build_error("%s has no method '%s'%s%s", what, k,
-      near and (" (did you mean %s?)"):format(near) or "", why and ("; " .. why) or "")
+    require("weir.mistakes").no_method(what, k, tables)
   end })
 end
 
-local function stream_hint(k)
-  if rawget(Keyed, k) then
-    return ("%s applies to a keyed stream: key_by(...) first%s"):format(k,
-      k == "window" and ", or window_all(...) for one window over the whole stream" or "")
-  elseif rawget(M.Windowed, k) ~= nil then
-    return ("%s applies to a windowed stream: key_by(...):window(...) first"):format(k)
-  elseif rawget(require("weir.env").Env, k) ~= nil then
-    return ("%s is a method of the environment: env:%s(...)"):format(k, k)
-  end
-end
-
-guard(Stream, "DataStream", { Stream }, { env = true, ports = true }, stream_hint)
-guard(Keyed, "KeyedStream", { Keyed, Stream }, { env = true, ports = true, key_fn = true },
-  stream_hint)
+guard(Stream, "DataStream", { Stream }, { env = true, ports = true })
+guard(Keyed, "KeyedStream", { Keyed, Stream }, { env = true, ports = true, key_fn = true })
 guard(Windowed, "WindowedStream", { Windowed }, { stream = true, assigner = true,
   keyed = true, lateness = true, call = true, trigger_ = true, evictor_ = true,
-  late_tag = true }, function(k)
-    if rawget(Stream, k) or rawget(Keyed, k) then
-      return ("a windowed stream needs a window function (%s) before %s"):format(WINDOW_FNS, k)
-    end
-  end)
-guard(Sink, "Sink", { Sink }, { env = true, node = true }, function(k)
-  if rawget(Stream, k) or rawget(Keyed, k) then
-    return "a sink ends its pipeline; to send a stream to two places, keep the stream in a "
-      .. "local and call both on it"
-  end
-end)
+  late_tag = true })
+guard(Sink, "Sink", { Sink }, { env = true, node = true })
 
 ---The environment's guard (env.lua): its instances carry many optional fields, read as nil
 ---all over weir, so only a name within two edits of a method of its own, or a stream method,
----is a mistake.
+---is a mistake (weir.mistakes decides, once per name).
 function M.guard_env(Env)
-  -- names that are no mistake: the environment's optional fields (env.lua), and every name
-  -- found since to be none, read as nil from then on (a field read costs a lookup, never a
-  -- search for the nearest method)
+  -- the environment's optional fields (env.lua), and every name found since to be no mistake
   local fine = { batch_size = true, default_name = true, max_memory = true,
     max_memory_text = true, max_parallelism = true, on_error = true, final_metrics = true,
     final_status = true, running_job = true, job_name = true }
@@ -470,41 +410,12 @@ function M.guard_env(Env)
     if fine[k] or type(k) ~= "string" or k:sub(1, 1) == "_" then
       return nil
     end
-    local near = closest(k, { Env })
-    if near then
-      util.build_error("StreamExecutionEnvironment has no method '%s' (did you mean %s?)", k,
-        near)
-    elseif k ~= "name" and (rawget(Stream, k) or rawget(Keyed, k)) then
-      util.build_error("StreamExecutionEnvironment has no method '%s'; %s is a stream method: "
-        .. "start from a source (env:from_elements(...), env:read_text_file(...), ...)", k, k)
-    end
+    require("weir.mistakes").env_name(Env, k) -- raises for a mistake
     fine[k] = true
     return nil
   end })
 end
 
----Wraps every method of methods so that calling it with a dot (self not one of the classes)
----is a build error saying to use a colon.
-function M.colon_check(methods, classes, what)
-  local ok = {}
-  for _, c in ipairs(classes) do
-    ok[c] = true
-  end
-  for name, f in pairs(methods) do
-    if type(f) == "function" and type(name) == "string" and name:sub(1, 2) ~= "__" then
-      methods[name] = function(self, ...)
-        if not ok[getmetatable(self)] then
-          util.build_error("%s called with a dot: %s:%s(...) needs a colon (Lua passes the "
-            .. "object as self)", name, what, name)
-        end
-        return f(self, ...)
-      end
-    end
-  end
-end
-
-M.colon_check(Stream, { Stream, Keyed }, "stream")
-M.colon_check(Keyed, { Keyed }, "stream")
 -- a keyed stream's table lists every method it has (pairs(getmetatable(keyed).__index), as
 -- the REPL's completion reads it); methods added to Stream later are found by its guard
 for name, f in pairs(Stream) do
@@ -512,8 +423,6 @@ for name, f in pairs(Stream) do
     Keyed[name] = f
   end
 end
-M.colon_check(Windowed, { Windowed }, "stream")
-M.colon_check(Sink, { Sink }, "sink")
 
 -- Extension point: later modules (watermarks, windows) add methods to Stream and Keyed.
 M.add = add
