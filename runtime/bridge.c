@@ -53,6 +53,14 @@ static void push_job(lua_State *L, const wr_bridge_job_t *job)
         lua_pushstring(L, job->script);
         lua_setfield(L, -2, "script");
     }
+    if (job->script_dir) {
+        lua_pushstring(L, job->script_dir);
+        lua_setfield(L, -2, "script_dir");
+    }
+    if (job->cwd) {
+        lua_pushstring(L, job->cwd);
+        lua_setfield(L, -2, "cwd");
+    }
     lua_pushinteger(L, job->parallelism);
     lua_setfield(L, -2, "parallelism");
     if (job->replay) {

@@ -20,6 +20,9 @@ extern const wr_lua_module_t wr_lua_modules[]; /* terminated by a NULL name */
 typedef struct wr_bridge_job {
     const char *mode;   /* "run", "explain", "repl", "sweep" or "timeline" */
     const char *script; /* path of the job script; NULL for a bare repl */
+    const char *script_dir; /* absolute path of the script's folder (bare repl: the working
+                               directory), or NULL when it cannot be found */
+    const char *cwd;        /* the working directory, or NULL */
     int parallelism;    /* > 0 overrides the script's parallelism */
     const char *replay; /* --replay FILE or NULL */
     int check_triggers;

@@ -32,6 +32,8 @@ static volatile sig_atomic_t nonblocking; /* wr_out_overdue set O_NONBLOCK on fd
 static volatile sig_atomic_t saved_flags; /* fd 1's flags before that */
 static volatile sig_atomic_t writing;     /* weir is in an fwrite or fflush of stdout */
 static int gave_up;                       /* stdout is stalled: later output is counted */
+static int status_shown;                  /* the --progress line is on the terminal */
+static int stdout_tty;                    /* stdout is a terminal (set by wr_out_init) */
 static double lost;                       /* bytes dropped because stdout stalled */
 
 static void on_sigpipe(int signo)
@@ -53,7 +55,17 @@ void wr_out_init(void)
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGPIPE, &sa, NULL);
-    setvbuf(stdout, out_buf, isatty(1) ? _IOLBF : _IOFBF, sizeof out_buf);
+    stdout_tty = isatty(1);
+    setvbuf(stdout, out_buf, stdout_tty ? _IOLBF : _IOFBF, sizeof out_buf);
+}
+
+void wr_out_clear_status(void)
+{
+    if (status_shown) {
+        status_shown = 0;
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
 }
 
 /* Async-signal-safe (fcntl only): wr_out_dump calls it on the way out. */
@@ -120,6 +132,9 @@ int weir_out_write(int32_t fd, const char *bytes, size_t len)
     if (len == 0) {
         return 0;
     }
+    if (status_shown && (fd == 2 || stdout_tty)) {
+        wr_out_clear_status();
+    }
     size_t before = __fpending(f);
     errno = 0;
     writing = fd == 1;
@@ -154,9 +169,32 @@ int wr_out_flush_stdout(void)
 
 int weir_out_flush(void)
 {
+    wr_out_clear_status();
     int a = flush(1);
     int b = flush(2);
     return a != 0 ? a : b;
+}
+
+void weir_out_status(const char *text, size_t len)
+{
+    if (out_err[2] != 0) {
+        return;
+    }
+    (void)flush(1); /* what the job wrote goes first, above the line (errors are sticky) */
+    fputs("\r\033[K", stderr);
+    fwrite(text, 1, len, stderr);
+    fflush(stderr);
+    status_shown = 1;
+}
+
+void weir_out_clear_status(void)
+{
+    wr_out_clear_status();
+}
+
+int weir_out_status_shown(void)
+{
+    return status_shown;
 }
 
 int weir_out_error(int32_t fd)

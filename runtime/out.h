@@ -30,4 +30,8 @@ void wr_out_overdue(void);
  * bytes could not be written. */
 size_t wr_out_dump(int timeout_ms);
 
+/* Erases the --progress line if it is on screen (weir_out_status), before weir's C code writes
+ * to stderr. */
+void wr_out_clear_status(void);
+
 #endif

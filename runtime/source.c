@@ -11,6 +11,7 @@
 
 #include "fields.h"
 #include "mem.h"
+#include "out.h"
 #include "rt.h"
 
 /* ---- registry ---------------------------------------------------------------------------- */
@@ -86,6 +87,7 @@ static void count_dropped(wr_source_t *s, const wr_lines_t *l, const wr_line_t *
     s->stat[WEIR_STAT_DROPPED] += 1;
     if (!s->drop_reported) {
         s->drop_reported = 1;
+        wr_out_clear_status();
         fprintf(stderr, "weir: %s: line %lld: record longer than %zu bytes dropped\n",
                 s->describe, (long long)rec->index, l->max_bytes);
     }

@@ -240,6 +240,13 @@ double weir_out_lost(void);
 /* write_text's directory: path and its parents with mkdir(2) (mode 0777 before the umask),
  * as mkdir -p; 0, or a negative code (ENOTDIR when path exists and is no directory). */
 int weir_out_mkdirs(const char *path);
+/* The --progress line on a terminal: status draws text (no newline) in place on stderr; the
+ * next write to stderr, or to stdout when it is a terminal too, and every weir_out_flush,
+ * first erases it (so output never starts inside it). clear erases it now. status_shown is 1
+ * while it is on screen, 0 once erased (the caller redraws it). */
+void weir_out_status(const char *text, size_t len);
+void weir_out_clear_status(void);
+int weir_out_status_shown(void);
 
 /* Memory (mem.c): weir's account of what it holds, for the whole process: C (every allocation
  * of the runtime, as malloc sized it) and the Lua heap (the blocks LuaJIT's allocator made,

@@ -1,4 +1,4 @@
--- Processing-time windows of 10 s that also fire every 3 s of processing time (seed 002).
+-- Processing-time windows of 10 s that also fire every 3 s of processing time.
 -- Fire times are multiples of 3 s since the epoch, not offsets from the window start, and the
 -- last one is capped at the window's end, where it shares the timer of the window's cleanup.
 --

@@ -29,13 +29,19 @@ local function early_every(n)
   }
 end
 
-local env = weir.env()
+local errors = weir.output_tag("errors")
+local env = weir.env{ on_error = errors }
 
-env:socket_text_stream("localhost", 9999)
+local purchases = env:socket_text_stream("localhost", 9999)
   :map(function(line)
     local user, amount, ts = line:match("^(%w+),(%d+),(%d+)$")
+    if not user then
+      error("expected user,amount,timestamp_ms (e.g. alice,5,1000)")
+    end
     return { user, tonumber(amount), tonumber(ts) }
   end)
+
+purchases
   :assign_timestamps_and_watermarks(
     weir.watermarks.bounded_out_of_orderness(0)
       :with_timestamp_assigner(function(p) return p[3] end))
@@ -52,5 +58,11 @@ env:socket_text_stream("localhost", 9999)
     out({ user, tostring(w), totals[1], final and "final" or "early" })
   end)
   :print()
+
+-- A line that does not parse goes to this side output with its error (on_error), so one typo
+-- in nc does not end the job.
+purchases:get_side_output(errors)
+  :map(function(e) return ("skipped %q: %s"):format(e.value, e.error) end)
+  :print_to_err()
 
 env:execute("early firing")

@@ -6,13 +6,19 @@
 --   weir run examples/keep-last/job.lua
 local weir = require("weir")
 
-local env = weir.env()
+local errors = weir.output_tag("errors")
+local env = weir.env{ on_error = errors }
 
-env:socket_text_stream("localhost", 9999)
+local parsed = env:socket_text_stream("localhost", 9999)
   :map(function(line)
     local sensor, value = line:match("^(%w+),(%-?[%d.]+)$")
+    if not sensor or not tonumber(value) then
+      error("expected sensor,value (e.g. s1,10)")
+    end
     return { sensor, tonumber(value) }
   end)
+
+parsed
   :key_by(function(r) return r[1] end)
   :window(weir.windows.global())
   :trigger(weir.triggers.count(1))
@@ -23,5 +29,11 @@ env:socket_text_stream("localhost", 9999)
     out({ sensor, sum / #readings })
   end)
   :print()
+
+-- A line that does not parse goes to this side output with its error (on_error), so one typo
+-- in nc does not end the job.
+parsed:get_side_output(errors)
+  :map(function(e) return ("skipped %q: %s"):format(e.value, e.error) end)
+  :print_to_err()
 
 env:execute("moving average")

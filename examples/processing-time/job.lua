@@ -1,5 +1,7 @@
--- Processing-time windows of 10 s with the default trigger (seed 002): a window fires once,
--- when the clock passes its end, with everything that arrived in it.
+-- Processing-time windows of 10 s with the default trigger: a window fires once, when the
+-- clock passes its end, with everything that arrived in it. Windows are aligned to multiples
+-- of 10 s since the epoch (as in Flink), so a window closes 0-10 s after its first word, not
+-- 10 s after it.
 --
 --   nc -lk 8888                               then type words
 --   weir run examples/processing-time/job.lua

@@ -1,7 +1,10 @@
 -- processing_timeout: fire a window 5 s of processing time after its first element, or its
--- last one with reset = true (SEMANTICS §6, S3). With clear_on_timeout (the default) the
--- timeout also clears the inner trigger -- and with it the window's end-of-window timer, so a
--- window that gets no further element would never fire again nor be cleaned up.
+-- last one with reset = true (Flink's ProcessingTimeoutTrigger; docs/SEMANTICS.md,
+-- Triggers). The window's own end (windows are aligned to multiples of 10 s of the clock)
+-- still fires it too: a word typed in the second half of a window fires at the window's end,
+-- before its timeout. With clear_on_timeout (the default) the timeout also clears the inner
+-- trigger -- and with it the window's end-of-window timer, so a window that gets no further
+-- element would never fire again nor be cleaned up.
 --
 --   weir run examples/processing-timeout/job.lua -- [reset] [keep]
 --     reset   reset_timer_on_new_record = true

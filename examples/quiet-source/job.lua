@@ -4,7 +4,7 @@
 -- follow the clock once the source has been quiet for 5 s: quiet meaning nothing is waiting,
 -- neither in weir nor in the socket, so a busy (backpressured) job never closes windows early.
 --
---   nc -lk 9999       then type  a,1000  and  a,2000  and wait ~9 s
+--   nc -lk 9999       then type  a,1000  and  a,2000: ~8 s later
 --   weir run examples/quiet-source/job.lua            the window closes without new data
 --   weir run examples/quiet-source/job.lua -- nofix   it does not (until you close nc)
 local weir = require("weir")
@@ -15,13 +15,19 @@ if weir.args[1] ~= "nofix" then
   strategy = strategy:with_idle_advance("5s")
 end
 
-local env = weir.env()
+local errors = weir.output_tag("errors")
+local env = weir.env{ on_error = errors }
 
-env:socket_text_stream("localhost", 9999)
+local lines = env:socket_text_stream("localhost", 9999)
   :map(function(line)
     local key, ts = line:match("^(%w+),(%d+)$")
+    if not key then
+      error("expected key,timestamp_ms (e.g. a,1000)")
+    end
     return { key, tonumber(ts) }
   end)
+
+lines
   :assign_timestamps_and_watermarks(strategy)
   :key_by(function(e) return e[1] end)
   :window(weir.windows.tumbling_event_time("10s"))
@@ -30,5 +36,11 @@ env:socket_text_stream("localhost", 9999)
       ctx:current_processing_time(), tostring(ctx:current_watermark())))
   end)
   :print()
+
+-- A line that does not parse goes to this side output with its error (on_error), so one typo
+-- in nc does not end the job.
+lines:get_side_output(errors)
+  :map(function(e) return ("skipped %q: %s"):format(e.value, e.error) end)
+  :print_to_err()
 
 env:execute("quiet source")

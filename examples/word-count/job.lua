@@ -7,8 +7,8 @@
 -- so a plain per-subtask table is enough to count it. The N> prefix names that subtask.
 local weir = require("weir")
 
-local here = debug.getinfo(1, "S").source:match("^@(.*)/") or "."
-local path = weir.args[1] or (here .. "/words.txt")
+-- weir.script_dir is this file's folder, so words.txt is found from any working directory
+local path = weir.args[1] or (weir.script_dir .. "/words.txt")
 
 local env = weir.env{ parallelism = 2 }
 

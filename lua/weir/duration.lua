@@ -45,6 +45,27 @@ function M.show(v)
   return "a " .. tv
 end
 
+---A span of milliseconds (>= 0) for people: "850ms", "4.2s", "3m 07s", "5h 02m", "902d 03h".
+---@return string
+function M.human(ms)
+  if ms ~= ms or ms == math.huge then
+    return tostring(ms)
+  end
+  ms = math.floor(ms + 0.5)
+  if ms < 1000 then
+    return ("%dms"):format(ms)
+  elseif ms < 60000 then
+    return ("%.1fs"):format(math.floor(ms / 100) / 10)
+  end
+  local s = math.floor(ms / 1000)
+  if s < 3600 then
+    return ("%dm %02ds"):format(math.floor(s / 60), s % 60)
+  elseif s < 86400 then
+    return ("%dh %02dm"):format(math.floor(s / 3600), math.floor(s / 60) % 60)
+  end
+  return ("%dd %02dh"):format(math.floor(s / 86400), math.floor(s / 3600) % 24)
+end
+
 ---Why t is not a time within +-limit ("2^52": the limit's name), or nil when it is one.
 ---@return string|nil
 function M.time_problem(t, limit, limit_name)
@@ -97,7 +118,24 @@ function M.parse(d, what)
     ms = M.text_ms(d)
   end
   if not ms then
-    util.build_error("invalid duration %q%s", tostring(d), what and (" for " .. what) or "")
+    local for_what = what and (" for " .. what) or ""
+    if d == nil then
+      util.build_error("missing duration%s: expected a number of milliseconds or text such as "
+        .. "\"5s\"", for_what)
+    elseif type(d) ~= "string" then
+      util.build_error("invalid duration%s: expected a number of milliseconds or text such as "
+        .. "\"5s\", got %s", for_what, M.show(d))
+    end
+    local whole, frac, unit = d:match("^%-?(%d*)%.(%d+)(%a+)$")
+    if whole and UNIT_MS[unit] then
+      local v = (tonumber(whole ~= "" and whole or "0") + tonumber("0." .. frac)) * UNIT_MS[unit]
+      if v == math.floor(v) then
+        util.build_error("invalid duration %q%s: parts are whole numbers; write \"%s%dms\"", d,
+          for_what, d:sub(1, 1) == "-" and "-" or "", v)
+      end
+    end
+    util.build_error("invalid duration %q%s: expected whole numbers with units ms, s, m, h or d "
+      .. "(\"250ms\", \"5s\", \"1h30m\") or bare digits for milliseconds", d, for_what)
   end
   if ms > MAX_DURATION or ms < -MAX_DURATION then
     util.build_error("invalid duration %s%s: beyond the longest duration, 2^51 ms (%d ms, "

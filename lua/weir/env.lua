@@ -5,6 +5,7 @@ local stream = require("weir.stream")
 local tag = require("weir.tag")
 local records = require("weir.records")
 local memory = require("weir.memory")
+local C = require("weir.ffi")
 
 local M = {}
 
@@ -41,7 +42,8 @@ end
 ---@param opts table|nil
 function M.new(opts)
   opts = util.check_opts("weir.env", opts, OPTIONS)
-  local self = setmetatable({ nodes = {}, sources = {}, executed = false }, Env)
+  local self = setmetatable({ nodes = {}, sources = {}, executed = false,
+    unfinished_windows = {} }, Env)
   local job = job_settings()
   self.job = job
   self.parallelism = util.check_int("weir.env", "parallelism", opts.parallelism or 1, 1, 32768)
@@ -78,7 +80,8 @@ function M.new(opts)
   self.quiet_guard = opts._quiet_guard ~= false
   self.default_name = opts.name
   if opts.batch_size ~= nil then
-    util.check_int("weir.env", "batch_size", opts.batch_size, 1, INT32_MAX)
+    -- at most what one poll of the runtime delivers (WEIR_BATCH_MAX), as API.md says
+    util.check_int("weir.env", "batch_size", opts.batch_size, 1, tonumber(C.WEIR_BATCH_MAX))
   end
   self.batch_size = opts.batch_size
   if opts.max_memory ~= nil then
@@ -333,6 +336,17 @@ function Env:execute(name)
   if self.executed then
     util.build_error("execute: this environment was already executed")
   end
+  local first
+  for w, at in pairs(self.unfinished_windows) do
+    if not first or at < first[2] then
+      first = { w, at }
+    end
+  end
+  if first then
+    -- Flink refuses a topology with a dangling WindowedStream too ("No operators defined")
+    error(("%s: %s(...) has no window function: a windowed stream needs reduce, aggregate, "
+      .. "process or apply (before env:execute())"):format(first[2], first[1].call), 0)
+  end
   self.executed = true
   require("weir.param").check(self.job.mode) -- a --param the job never read
   self.job_name = name or self.default_name or "weir job"
@@ -350,5 +364,7 @@ function Env:execute(name)
   end
   return require("weir.run").execute(plan)
 end
+
+stream.guard_env(Env)
 
 return M

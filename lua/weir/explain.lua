@@ -15,7 +15,11 @@ function M.text(plan)
     #plan.nodes, env.parallelism,
     env.max_parallelism and (", max parallelism " .. env.max_parallelism) or "")
   for _, n in ipairs(plan.nodes) do
-    local line = ("%3d  %s  [parallelism %d%s]"):format(n.id, n.label, n.parallelism,
+    local label = n.label
+    if n.kind == "source" and not n.name and n.callsite then
+      label = ("%s (%s)"):format(label, n.callsite) -- every operator shows its script line
+    end
+    local line = ("%3d  %s  [parallelism %d%s]"):format(n.id, label, n.parallelism,
       n.max_parallelism and (n.inputs[1] and n.inputs[1].mode == "hash")
         and (", max parallelism " .. n.max_parallelism) or "")
     if n.replaced then

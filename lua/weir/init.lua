@@ -12,6 +12,10 @@ end
 ---Arguments after `--` on the weir command line.
 M.args = job.args or {}
 
+---The absolute path of the job script's folder (in a REPL without a job: the working
+---directory), for data files next to the job: weir.script_dir .. "/words.txt".
+M.script_dir = job.script_dir
+
 M.version = require("weir.ffi") and require("ffi").string(require("weir.ffi").weir_version())
 
 ---weir.param(name, default): a job parameter (--param NAME=VALUE), converted to default's type.

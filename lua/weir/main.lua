@@ -15,6 +15,13 @@ end
 ---@return integer exit status: 0 ok, 1 the job failed, 2 usage error
 function M.run(job)
   package.loaded["weir._job"] = job
+  if job.script and job.script_dir then
+    -- the job's own modules first: require("mymod") finds mymod.lua next to the job from any
+    -- working directory (API.md, Running jobs)
+    local d = job.script_dir
+    package.path = d .. "/?.lua;" .. d .. "/?/init.lua;" .. package.path
+    package.cpath = d .. "/?.so;" .. package.cpath
+  end
   if job.max_memory then
     -- from here on, so building the job counts too (cli.c checked the size)
     memory.set_limit(memory.parse(job.max_memory), "--max-memory " .. job.max_memory)
@@ -44,6 +51,15 @@ function M.run(job)
     say(perr)
     return 2
   end
+  if job.progress and job.stderr_tty and job.mode == "run" then
+    -- Lua's print from user code erases the --progress line first, as the print sinks do
+    local C = require("weir.ffi")
+    local lua_print = print
+    print = function(...) -- luacheck: ignore 121
+      C.weir_out_clear_status()
+      return lua_print(...)
+    end
+  end
   if job.mode == "repl" then
     local ok, code = xpcall(require("weir.repl").run, debug.traceback, job)
     if not ok then
@@ -69,6 +85,8 @@ function M.run(job)
     if type(msg) == "table" then
       return msg
     end
+    -- a method called with a dot (env.from_elements(...)) is named as that, at the user's line
+    msg = require("weir.mistakes").dot_call(msg) or msg
     -- the message names the script line; WEIR_DEBUG=1 adds the whole traceback
     return { text = tostring(msg), traceback = debug.traceback(tostring(msg), 2) }
   end, unpack(args))

@@ -59,6 +59,20 @@ local function plan_error(fmt, ...)
   error({ usage = true, msg = fmt:format(...) }, 0)
 end
 
+---"the job has no text source (...)" or "the job has 2: read_text_file a; stdin", for the
+---usage errors of --manual and --replay.
+local function text_sources(text)
+  if #text == 0 then
+    return "the job has no text source (read_text_file, stdin, socket_text_stream, replay or "
+      .. "manual)"
+  end
+  local names = {}
+  for i, s in ipairs(text) do
+    names[i] = describe_source(s)
+  end
+  return ("the job has %d: %s"):format(#text, table.concat(names, "; "))
+end
+
 ---weir repl --manual: the job's single text source becomes the manual source.
 local function substitute_manual(env)
   local text = {}
@@ -68,7 +82,7 @@ local function substitute_manual(env)
     end
   end
   if #text ~= 1 then
-    plan_error("--manual replaces the job's single text source, but the job has %d", #text)
+    plan_error("--manual replaces the job's single text source, but %s", text_sources(text))
   end
   local s = text[1]
   if s.source ~= "manual" then
@@ -85,17 +99,47 @@ local function substitute_replay(env, path)
     end
   end
   if #text ~= 1 then
-    local names = {}
-    for i, s in ipairs(text) do
-      names[i] = describe_source(s)
-    end
-    plan_error("--replay replaces the job's single text source, but the job has %d%s", #text,
-      #text > 0 and (": " .. table.concat(names, "; ")) or "")
+    plan_error("--replay replaces the job's single text source, but %s", text_sources(text))
   end
   local s = text[1]
   s.replaced = describe_source(s)
   s.source = "replay"
   s.path = path
+end
+
+---A job's input files must open before it runs; a missing one is a build error naming the
+---script line and where a relative path was looked for (the working directory), with a hint
+---when the job's folder has that file. Not under explain, which opens nothing.
+local function check_files(env)
+  local job = env.job
+  if job.mode == "explain" then
+    return
+  end
+  for _, s in ipairs(env.sources) do
+    if (s.source == "file" or s.source == "replay") and not s.replaced then
+      local fh, err = io.open(s.path, "rb")
+      if fh then
+        fh:close()
+      else
+        local call = s.source == "file" and "read_text_file" or "replay"
+        local why = tostring(err):gsub("^.*: ", "")
+        local text = ("%s: %s %q: %s"):format(s.callsite or "?", call, s.path, why)
+        if s.path:sub(1, 1) ~= "/" then
+          local dir = job.script_dir
+          local there = dir and io.open(dir .. "/" .. s.path, "rb")
+          if there then
+            there:close()
+            text = text .. (" (looked in the working directory, %s; the job's folder has it: "
+              .. "use weir.script_dir .. %q)"):format(job.cwd or ".", "/" .. s.path)
+          else
+            text = text .. (" (looked in the working directory, %s%s)"):format(job.cwd or ".",
+              dir and ("; weir.script_dir names the job's folder, " .. dir) or "")
+          end
+        end
+        error(text, 0)
+      end
+    end
+  end
 end
 
 ---@param env table  the environment (weir.env)
@@ -111,6 +155,7 @@ function M.build(env)
   if env.job.manual then
     substitute_manual(env)
   end
+  check_files(env)
   for _, n in ipairs(nodes) do
     n.parallelism = n.parallelism or env.parallelism
     n.consumers = {}

@@ -200,16 +200,21 @@ end
 function Job:show_progress(final)
   local now = self:now()
   local ps = self.progress_state
+  local tty = self.plan.env.job.stderr_tty
   if not final and ps.printed and now - ps.printed < 1000 then
+    if tty and ps.line and C.weir_out_status_shown() == 0 then
+      C.weir_out_status(ps.line, #ps.line) -- output erased it: draw it again below
+    end
     return
   end
   ps.printed = now
   local line = status.progress_line(self, ps)
-  C.weir_out_flush()
-  if self.plan.env.job.stderr_tty then
-    io.stderr:write("\r\27[K", line, final and "\n" or "")
+  if tty and not final then
+    ps.line = line
+    C.weir_out_status(line, #line) -- erased before any later output (runtime/out.c)
   else
-    io.stderr:write(line, "\n")
+    C.weir_out_flush()
+    io.stderr:write(tty and "\r\27[K" or "", line, "\n")
   end
 end
 
@@ -377,7 +382,12 @@ end
 function Job:poll()
   local n = C.weir_loop_poll(self.rt, self.events, self.batch)
   if n < 0 then
-    job_error(ffi.string(C.weir_rt_error(self.rt)))
+    local text = ffi.string(C.weir_rt_error(self.rt))
+    local port = text:match("^socket_text_stream [^ ]*:(%d+): connection refused$")
+    if port then -- the usual first run of a socket example
+      text = ("%s (is a server listening? e.g. nc -lk %s)"):format(text, port)
+    end
+    job_error(text)
   end
   return n
 end
@@ -433,8 +443,13 @@ function Job:report_drops()
   end
   for _, node in ipairs(self.plan.nodes) do
     if node.late_dropped and node.late_dropped > 0 then
-      io.stderr:write(("weir: %s: %d late record(s) dropped (no side_output_late_data)\n")
-        :format(node.label, node.late_dropped))
+      local f = node.first_late -- wincontext.late
+      io.stderr:write(("weir: %s: %d late record(s) dropped (no side_output_late_data)%s\n")
+        :format(node.label, node.late_dropped, f and (
+          "; the first: %s at %s%s, subtask %d/%d, when the watermark was %s"):format(
+          format.brief(f.value, 200), format.value(f.ts),
+          node.keyed and (", key " .. format.brief(f.key, 200)) or "", f.subtask + 1,
+          node.parallelism, format.value(f.watermark)) or ""))
     end
   end
   if self.unread_errors > 0 then

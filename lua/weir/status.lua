@@ -2,6 +2,7 @@
 -- channels and valve, the pending windows, and the counters behind --progress, the stall
 -- warning and `kill -USR1` (DESIGN.md: visibility).
 local C = require("weir.ffi")
+local duration = require("weir.duration")
 local format = require("weir.format")
 local memory = require("weir.memory")
 local windowing = require("weir.windowing")
@@ -180,7 +181,9 @@ function M.progress_line(job, prev)
   if low > -INF then
     wm = ("watermark %s"):format(wm_text(low))
     if low < INF then
-      wm = wm .. (" (%.1fs behind)"):format((now - low) / 1000)
+      local lag = now - low
+      wm = wm .. (lag >= 0 and " (%s behind)" or " (%s ahead of the clock)"):format(
+        duration.human(math.abs(lag)))
     end
   end
   return ("weir: %d in, %d out, %d/s, %s, %d open window(s), %d late dropped, %s"):format(
@@ -202,7 +205,7 @@ function M.check_stalls(job, after)
         elseif not inst.stall_warned and now - inst.stall_since >= after
             and inst.records > inst.stall_records then
           inst.stall_warned = true
-          io.stdout:flush()
+          C.weir_out_flush() -- also erases the --progress line
           io.stderr:write(M.stall_text(node, inst, now - inst.stall_since))
         end
       end

@@ -276,8 +276,11 @@ local function windowed(self, assigner, keyed, call)
   if not windows.is_assigner(assigner) then
     util.build_error("%s: expected a window assigner from weir.windows", call)
   end
-  return setmetatable({ stream = self, assigner = assigner, keyed = keyed, lateness = 0,
+  local w = setmetatable({ stream = self, assigner = assigner, keyed = keyed, lateness = 0,
                         call = call }, Windowed)
+  -- a windowed stream given no window function is a build error at execute (env.lua)
+  self.env.unfinished_windows[w] = util.callsite()
+  return w
 end
 
 function Keyed:window(assigner)
@@ -340,6 +343,7 @@ function Windowed:side_output_late_data(t)
 end
 
 local function window_node(self, fn_kind, wfn, fields)
+  self.stream.env.unfinished_windows[self] = nil
   local trigger = self.trigger_ or triggers[self.assigner.default_trigger]()
   if self.assigner.merging then
     if not trigger.on_merge then
@@ -424,6 +428,63 @@ end
 rolling.install(Keyed, function(self, fields)
   return operator(self, "rolling", fields)
 end, user_fn)
+
+-- Build mistakes ------------------------------------------------------------------------------
+-- A misspelt or misplaced method is a build error naming the user's line, what the object is,
+-- and the likely fix (weir.mistakes, loaded only then). The method tables stay plain tables
+-- (pairs lists the methods); the guard is their metatable, so it runs only for a name that is
+-- no method, never on the way of records, and it keeps the live heap small (a larger heap
+-- costs every garbage collection of a running job).
+
+-- what: the object's name in messages; tables: where its methods are; fields: its own fields
+-- (read as nil when unset).
+local function guard(methods, what, tables, fields)
+  setmetatable(methods, { __index = function(_, k)
+    for i = 2, #tables do
+      local v = rawget(tables[i], k)
+      if v ~= nil then
+        return v
+      end
+    end
+    if type(k) ~= "string" or fields[k] or k:sub(1, 1) == "_" then
+      return nil
+    end
+    require("weir.mistakes").no_method(what, k, tables)
+  end })
+end
+
+guard(Stream, "DataStream", { Stream }, { env = true, ports = true })
+guard(Keyed, "KeyedStream", { Keyed, Stream }, { env = true, ports = true, key_fn = true })
+guard(Windowed, "WindowedStream", { Windowed }, { stream = true, assigner = true,
+  keyed = true, lateness = true, call = true, trigger_ = true, evictor_ = true,
+  late_tag = true })
+guard(Sink, "Sink", { Sink }, { env = true, node = true })
+
+---The environment's guard (env.lua): its instances carry many optional fields, read as nil
+---all over weir, so only a name within two edits of a method of its own, or a stream method,
+---is a mistake (weir.mistakes decides, once per name).
+function M.guard_env(Env)
+  -- the environment's optional fields (env.lua), and every name found since to be no mistake
+  local fine = { batch_size = true, default_name = true, max_memory = true,
+    max_memory_text = true, max_parallelism = true, on_error = true, final_metrics = true,
+    final_status = true, running_job = true, job_name = true }
+  setmetatable(Env, { __index = function(_, k)
+    if fine[k] or type(k) ~= "string" or k:sub(1, 1) == "_" then
+      return nil
+    end
+    require("weir.mistakes").env_name(Env, k) -- raises for a mistake
+    fine[k] = true
+    return nil
+  end })
+end
+
+-- a keyed stream's table lists every method it has (pairs(getmetatable(keyed).__index), as
+-- the REPL's completion reads it); methods added to Stream later are found by its guard
+for name, f in pairs(Stream) do
+  if type(f) == "function" and name:sub(1, 2) ~= "__" and rawget(Keyed, name) == nil then
+    Keyed[name] = f
+  end
+end
 
 -- Extension point: later modules (watermarks, windows) add methods to Stream and Keyed.
 M.add = add

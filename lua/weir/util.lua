@@ -34,8 +34,8 @@ function M.check_fn(call, fn, method, alias)
       or (alias and type(fn[alias]) == "function")) then
     return "rich"
   end
-  M.build_error("%s: expected a function or a table with a '%s' method, got %s",
-    call, method, type(fn))
+  M.build_error("%s: expected a function or a table with a '%s' method, got %s%s",
+    call, method, type(fn), fn == nil and require("weir.mistakes").dot_hint() or "")
 end
 
 ---"job.lua:12" where a function was defined, or nil for C functions.

@@ -128,7 +128,7 @@ local function warn_once(ctx, kind, text)
     return
   end
   node.warned[kind] = true
-  io.stdout:flush()
+  C.weir_out_flush() -- stdout first, and the --progress line erased
   io.stderr:write(("weir: warning: %s: trigger %s%s: %s\n"):format(node.label,
     node.trigger.name, node.trigger.defined and (" (" .. node.trigger.defined .. ")") or "",
     text))
@@ -416,6 +416,7 @@ end
 ---operator), the late-record count and side output, and the REPL's trace (nil outside it).
 function M.setup(job, node)
   node.cell_of, node.cell_count, node.late_dropped = {}, 0, 0
+  node.first_late = false -- the first dropped late record, named when the job ends (run.lua)
   node.late_emit = node.late_tag and node.side[node.late_tag.id]
   node.trace = job.trace
 end
@@ -476,6 +477,10 @@ function M.late(node, st, v, ts, key)
     e(st, v, ts)
   else
     node.late_dropped = node.late_dropped + 1
+    if not node.first_late then
+      node.first_late = { value = v, ts = ts, key = key, subtask = st,
+                          watermark = node.instances[st + 1].watermark }
+    end
   end
 end
 

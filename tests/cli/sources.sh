@@ -103,6 +103,7 @@ run_weir run sock.lua -- "$dead" $'\n' 0
 expect_rc 1 "refused connect fails the job"
 expect_err_has "127.0.0.1:$dead" "the refused address is named"
 expect_err_has "refused" "the reason is given"
+expect_err_has "(is a server listening? e.g. nc -lk $dead)" "the refusal suggests a server"
 
 # --replay replaces the socket.
 printf 'a\n+1s b\n' > in.replay

@@ -57,12 +57,13 @@ expect_out "(a,1)
 
 run_weir run job.lua --replay job.lua
 expect_rc 2 "--replay without a text source"
-expect_err_has "--replay replaces the job's single text source, but the job has 0" "--replay explains"
+expect_err_has "--replay replaces the job's single text source, but the job has no text source (read_text_file, stdin, socket_text_stream, replay or manual)" "--replay explains, in a whole sentence"
 
 run_weir explain job.lua
 expect_rc 0 "explain"
 expect_out_has "via hash (key groups)" "explain shows the hash partitioning"
 expect_out_has "via forward, chained" "explain shows chaining"
+expect_out_has "from_elements (3) (job.lua:3)" "explain gives a source its script line"
 
 cat > args.lua <<'LUA'
 local weir = require("weir")

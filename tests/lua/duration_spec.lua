@@ -67,4 +67,28 @@ it("tells why a value is not a time", function()
   eq(duration.time_problem(-1.5, 2 ^ 52, "2^52"), "not a whole number of milliseconds")
 end)
 
+it("says a bad duration by its kind, with the fix", function()
+  raises(function() duration.parse(nil, "size") end, "missing duration for size: expected a "
+    .. "number of milliseconds or text such as \"5s\"")
+  raises(function() duration.parse({}, "size") end, "invalid duration for size: expected a "
+    .. "number of milliseconds or text such as \"5s\", got a table")
+  raises(function() duration.parse(true) end, "got true")
+  raises(function() duration.parse("1.5s") end, 'parts are whole numbers; write "1500ms"')
+  raises(function() duration.parse("-0.25m") end, 'write "-15000ms"')
+  raises(function() duration.parse("1.0001s") end, "expected whole numbers with units")
+  raises(function() duration.parse("5 sec") end, "units ms, s, m, h or d")
+end)
+
+it("writes spans for people", function()
+  eq(duration.human(0), "0ms")
+  eq(duration.human(850), "850ms")
+  eq(duration.human(4250), "4.2s")
+  eq(duration.human(59999), "59.9s")
+  eq(duration.human(60000), "1m 00s")
+  eq(duration.human(187000), "3m 07s")
+  eq(duration.human(5 * 3600000 + 2 * 60000), "5h 02m")
+  eq(duration.human(77956406500), "902d 06h")
+  eq(duration.human(math.huge), "inf")
+end)
+
 spec.finish()

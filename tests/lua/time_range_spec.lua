@@ -222,7 +222,12 @@ spec.describe("integer options that C takes as int32_t", function()
     raises(function() weir.env{ parallelism = 40000 } end,
       "weir.env: parallelism must be an integer from 1 to 32768, got 40000")
     raises(function() weir.env{ batch_size = 2 ^ 32 } end,
-      "weir.env: batch_size must be an integer from 1 to 2147483647")
+      "weir.env: batch_size must be an integer from 1 to 1024")
+    raises(function() weir.env{ batch_size = 2000 } end,
+      "weir.env: batch_size must be an integer from 1 to 1024, got 2000")
+    raises(function() weir.env{ batch_size = 0 } end,
+      "weir.env: batch_size must be an integer from 1 to 1024, got 0")
+    eq(weir.env{ batch_size = 1024 }.batch_size, 1024)
     local s = env:from_elements(1):map(tostring)
     raises(function() s:set_parallelism(2 ^ 31) end,
       "set_parallelism: parallelism must be an integer from 1 to 32768")

@@ -1,0 +1,9 @@
+-- A missing duration: "missing", not the text "nil".
+local weir = require("weir")
+local env = weir.env()
+env:from_collection({ 1, 2, 3 })
+  :key_by(function() return "k" end)
+  :window(weir.windows.tumbling_event_time())
+  :reduce(function(a, b) return a + b end)
+  :print()
+env:execute("dur")
