@@ -106,9 +106,9 @@ static const char CHECKPOINT_USAGE[] =
     "                   between batches into DIR (the last 3 kept; a LOCK keeps out a\n" \
     "                   second weir); run again with the same DIR to restore the\n" \
     "                   newest valid one. The first SIGINT/SIGTERM then writes a\n" \
-    "                   savepoint and exits 0; a job that ends by end of input leaves a\n" \
-    "                   final checkpoint, and a rerun says so and exits 0 (docs/API.md,\n" \
-    "                   Checkpoints: what is covered so far)\n" \
+    "                   savepoint and exits 0; a job that ends by end of input\n" \
+    "                   leaves a final checkpoint, and a rerun says so and exits 0\n" \
+    "                   (docs/API.md, Checkpoints: what is covered so far)\n" \
     "  --checkpoint-interval DURATION\n" \
     "                   time between checkpoints (processing time; 0: every batch)\n" \
     "  --restore PATH   restore from this checkpoint or savepoint instead of DIR's\n" \
@@ -397,7 +397,7 @@ static int run_command(const command_t *cmd, int argc, char **argv)
                 return 2;
             }
             if (i + 1 >= argc) {
-                return usage_error(cmd, "%s needs a FILE", a);
+                return usage_error(cmd, a[1] == 'o' ? "%s needs a FILE.svg" : "%s needs a FILE", a);
             }
             if (a[1] == 'o') {
                 job.output = argv[++i];

@@ -8,7 +8,9 @@
 # test, written to be tolerant: wherever the kills land, the output must be the same.
 . "$(dirname "$0")/lib.bash"
 
-seq 1 1000000 | sed 's/^/line /' > in.txt
+# 3M lines: about 2 s of work with checkpoints every 20 ms, so at least 10 kills land (each run
+# gets to its first checkpoint and at most 60 ms further) wherever the machine is slow
+seq 1 3000000 | sed 's/^/line /' > in.txt
 seq 1 20000 > small.txt
 cat > job.lua <<'LUA'
 local weir = require("weir")
@@ -40,7 +42,7 @@ while [ $runs -lt 200 ]; do
       kill -0 $pid 2>/dev/null || break
       sleep 0.01
     done
-    sleep "0.0$((RANDOM % 9))"
+    sleep "0.0$((RANDOM % 6))$((RANDOM % 10))"
     if kill -9 $pid 2>/dev/null; then
       kills=$((kills + 1))
     fi

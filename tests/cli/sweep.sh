@@ -105,11 +105,11 @@ expect_rc 2 "sweep: a parameter twice"
 expect_err_has "--param a=2: a is given twice (give its values as one list: a=A,B)" "sweep: twice is named"
 run_weir sweep job.lua --replay input.replay --param allowed_lateness=0 --progress
 expect_rc 2 "sweep --progress"
-expect_err_has "sweep takes none of --progress" "sweep: a run-only option is named"
+expect_err_has "--progress is not an option of weir sweep" "sweep: a run-only option is named"
 run_weir sweep job.lua --replay missing.replay --param allowed_lateness=0
 expect_rc 2 "sweep: a missing replay file"
 expect_err_has "replay file missing.replay" "sweep: the missing replay file is named"
 run_weir sweep --help
 expect_rc 0 "sweep --help"
-expect_out_has "sweep JOB.lua    what-if" "sweep --help describes sweep"
+expect_out_has "What-if: runs the job on the replay once per combination" "sweep --help describes sweep"
 finish
