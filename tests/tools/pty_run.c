@@ -3,7 +3,8 @@
  * tests. `pty_run INPUT -- CMD ARGS...` starts CMD on a new pty (80x24), then for each line of
  * INPUT waits (up to 10 s) until the output ends with the prompt "> " or ">> " or "feed> ",
  * types the line and Enter; a line "^D" sends Ctrl-D and "^C" Ctrl-C, and "^C!TEXT" sends
- * Ctrl-C without waiting for a prompt, once TEXT has appeared (to interrupt a running command). It copies everything
+ * Ctrl-C without waiting for a prompt, once TEXT has appeared (to interrupt a running command),
+ * and "^T!TEXT" sends SIGTERM to CMD the same way. It copies everything
  * the terminal shows to stdout and exits with CMD's status (1 on a timeout). */
 #define _GNU_SOURCE /* memmem */
 #include <errno.h>
@@ -79,9 +80,9 @@ int main(int argc, char **argv)
     int rc = 0;
     while (fgets(line, sizeof line, in)) {
         line[strcspn(line, "\n")] = '\0';
-        if (strncmp(line, "^C!", 3) == 0) {
-            /* Ctrl-C while a command runs: no prompt to wait for; wait until the command has
-             * shown TEXT (so it is surely running), then a little more */
+        if (strncmp(line, "^C!", 3) == 0 || strncmp(line, "^T!", 3) == 0) {
+            /* Ctrl-C (^T: SIGTERM) while a command runs: no prompt to wait for; wait until the
+             * command has shown TEXT (so it is surely running), then a little more */
             const char *text = line + 3;
             for (int waited = 0; waited < 10000 && !memmem(seen, nseen, text, strlen(text));
                  waited += 25) {
@@ -92,7 +93,11 @@ int main(int argc, char **argv)
             for (int i = 0; i < 8; i++) {
                 pump(fd, 25);
             }
-            write(fd, "\x03", 1);
+            if (line[1] == 'T') {
+                kill(pid, SIGTERM);
+            } else {
+                write(fd, "\x03", 1);
+            }
             continue;
         }
         int waited = 0;
