@@ -498,7 +498,8 @@ end
 
 local function need_job()
   if not S.job then
-    usage(S.last and "the job has ended (:start runs it again)" or "no job is running (:start)")
+    usage(S.last and ("the job %s (:start runs it again)"):format(HOW[S.last.how])
+      or "no job is running (:start)")
     return nil
   end
   return S.job
@@ -904,7 +905,11 @@ function M.run(job)
       end
     end
     if stop or S.terminating then
-      break -- a stop signal ends the session
+      if not S.terminating then
+        say(S.job and "stopped by a signal: the job stops, the session ends"
+          or "stopped by a signal: the session ends")
+      end
+      break
     end
   end
   if S.job then

@@ -58,6 +58,91 @@ expect_rc 0 "the REPL with HOME unset"
 expect_out_has "42" "the REPL works with HOME unset"
 [ -z "$(ls -A nohome)" ] && ok || bad "with HOME unset the REPL wrote $(ls -A nohome) in the working directory"
 
+# The README's REPL walkthrough pasted verbatim (its "> " and ">> " lines, `--` comments and
+# all) runs without an error and prints exactly the lines the README shows.
+awk '/^## The REPL/{f=1} f&&/^```/{n++; next} f&&n==1' "$ROOT/README.md" > block.txt
+grep -E '^>>? ' block.txt | sed -E 's/^>>? //' > readme_session.txt
+grep -vE '^>>? ' block.txt > readme_out.txt
+[ -s readme_session.txt ] && ok || bad "no REPL walkthrough found in README.md"
+run_weir repl < readme_session.txt
+expect_rc 0 "the README walkthrough pasted verbatim"
+diff -u readme_out.txt out >/dev/null && ok || bad "the README walkthrough prints otherwise:
+$(diff -u readme_out.txt out)"
+
+# A replay stepped line by line (:step) prints exactly the golden lines of weir run --replay.
+{ echo ':start'; for _ in $(seq 1 8); do echo ':step'; done; } > steps.txt
+run_weir repl "$ROOT/examples/idleness/job.lua" --replay "$ROOT/examples/idleness/input.replay" < steps.txt
+expect_rc 0 "a replay stepped to its end"
+grep -v -E "^(line [0-9]+ of |started |loaded |replay .* is paused|the job's input has ended)" out > job_lines
+diff -u "$ROOT/examples/idleness/expected.out" job_lines >/dev/null && ok || bad "stepping through the idleness replay differs from its golden output:
+$(diff -u "$ROOT/examples/idleness/expected.out" job_lines)"
+
+# Ctrl-C stops job code stuck in a loop (the map runs interpreted: the JIT is off in the
+# REPL), and a loop in a function defined at the prompt; the job stays inspectable.
+cat > slow.lua <<'EOF2'
+local weir = require("weir")
+local env = weir.env()
+env:manual()
+  :map(function(v)
+    if v == "slow" then print("spinning") io.stdout:flush() while true do end end
+    return v
+  end)
+  :print()
+env:execute("slow")
+EOF2
+printf '%s\n' ':start' ':push a' ':push slow' '^C!spinning' ':status' ':push b' \
+  'function spin() print("twirling") io.stdout:flush() local i = 0 while true do i = i + 1 end end' \
+  'spin()' '^C!twirling' '6 * 7' '^D' > ctrlc.txt
+timeout 60 "$BUILD/pty_run" ctrlc.txt -- "$WEIR" repl slow.lua > out 2> err
+rc=$?
+expect_rc 0 "Ctrl-C in the job's code at a terminal"
+expect_out_has "interrupted while map (slow.lua:4) was running: the job is stopped, its state is kept" \
+  "Ctrl-C names the operator whose code it stopped"
+expect_out_has "(the job was interrupted; its state at the end:)" ":status shows the interrupted job"
+expect_out_has "2 records in, 1 out" ":status counts what the job did before Ctrl-C"
+expect_out_has "the job was interrupted (:start runs it again)" ":push after the interrupt says why not"
+expect_out_has "stdin:1: interrupted" "Ctrl-C stops a loop in a function defined at the prompt"
+expect_out_has "42" "the REPL goes on after both interrupts"
+
+# SIGTERM ends the REPL: while job code is stuck (exit 1: the job could not drain) ...
+printf '%s\n' ':start' ':push slow' '^T!spinning' > term.txt
+timeout 60 "$BUILD/pty_run" term.txt -- "$WEIR" repl slow.lua > out 2> err
+rc=$?
+expect_rc 1 "SIGTERM while the job's code is stuck"
+expect_out_has "terminated by a signal while map (slow.lua:4) was running" "SIGTERM names the operator"
+# ... and at the prompt, through a pipe, where the stop drains the job (exit 0)
+mkfifo term_in term_out
+"$WEIR" repl slow.lua < term_in > term_out 2> err &
+pid=$!
+exec 3> term_in 4< term_out
+printf ':start\n:push a\n' >&3
+: > out
+while read -r line <&4; do # until the job has printed the record: it is running
+  echo "$line" >> out
+  [ "$line" = a ] && break
+done
+kill -TERM "$pid"
+cat <&4 >> out
+wait "$pid"
+rc=$?
+exec 3>&- 4<&-
+expect_rc 0 "SIGTERM at the prompt ends the session"
+expect_out_has "stopped by a signal: the job stops, the session ends" "SIGTERM at the prompt stops the job"
+
+# Completion: stream methods after a stream-valued name and after a call; the lists of
+# weir.windows. and env: (Tab twice, on a comment line) hold no internals.
+printf '%s\n' 's = env:from_elements(1, 2)' \
+  "$(printf 's:ma\t(function(v) return v end) ~= nil')" \
+  "$(printf 'env:from_elements(3):filt\t(function() return true end) ~= nil')" \
+  "$(printf -- '-- weir.windows.\t\t')" "$(printf -- '-- env:\t\t')" '^D' > complete.txt
+timeout 60 "$BUILD/pty_run" complete.txt -- "$WEIR" repl > out 2> err
+rc=$?
+expect_rc 0 "completion at a terminal"
+[ "$(grep -c '^true' out)" = 2 ] && ok || bad "s:ma<TAB> and env:from_elements(3):filt<TAB> complete stream methods: $(cat out)"
+expect_out_has "weir.windows.tumbling_event_time" "weir.windows.<TAB><TAB> lists the assigners"
+expect_out_has "env:from_elements" "env:<TAB><TAB> lists env's methods"
+grep -q 'is_assigner\|window_start\|add_node\|__index' out && bad "completion offers internals: $(cat out)" || ok
+
 # --manual: the socket job's text source becomes :push, and no socket is opened
 printf '%s\n' ':start' ':push a,5' ':push oops' ':push a,10' > manual.txt
 run_weir repl "$ROOT/examples/socket-keyed/job.lua" --manual < manual.txt
