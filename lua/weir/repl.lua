@@ -19,28 +19,31 @@ local INPUT_EOF, INPUT_INTERRUPT = tonumber(C.WEIR_INPUT_EOF), tonumber(C.WEIR_I
 local HOOK_COUNT = 10000 -- VM instructions between two looks at the signal flags
 
 local HELP = [[
-Lua at the prompt: `weir` and `env` (the job's environment) are there; an expression
-prints its value; an unfinished chunk continues on the next line. Build a pipeline,
-call env:execute(), then :start. `--` starts a comment after a command. Commands:
-  :start          run the job that env:execute() prepared (again, after it ended)
-  :stop           stop it (sources stop, what is in flight drains, no end-of-input fire)
+Lua at the prompt: `weir` and `env` (the job's environment) are there; an
+expression prints its value; an unfinished chunk continues on the next line.
+Build a pipeline, call env:execute(), then :start. Commands (`--` starts a
+comment after one):
+  :start          run the job env:execute() prepared (again, after it ended)
+  :stop           stop it (what is in flight drains; no end-of-input fire)
   :reset          stop, forget all state, and load the job script again
-  :clock virtual|real  the clock for the next :start (virtual: only :advance moves it)
-  :advance 5s     move the virtual clock (timers, ticks, replay lines on the way, in order)
+  :clock virtual|real   the clock for the next :start
+  :advance 5s     move the virtual clock (timers, ticks, replay lines on the
+                  way fire in order)
   :step           deliver the next line of a replay (a replay starts paused)
   :run            let a replay run to its end
   :now            the processing time
-  :push RECORD    one record into the manual source (env:manual(), or --manual)
+  :push RECORD    one record into the manual source (env:manual(), --manual)
   :feed           every line is a record until an empty line
-  :end            end the input (manual source, replay): the final watermark fires the rest
-  :status         each operator subtask's input watermarks, idleness and valve output
+  :end            end the input (manual, replay): the final watermark fires
+  :status         each operator subtask's input watermarks, idleness, valve
   :windows [key]  open windows: elements, and the time each waits for
   :timers         pending timers per window operator subtask
-  :why            for each pending window: what it waits for, which input holds it back
+  :why            per pending window: what it waits for, what holds it back
   :late           recent late records and the watermark when they came
   :draw           a timeline of records, windows and the watermark
-  :help           this text; Ctrl-D leaves, Ctrl-C interrupts a command or the job
-After the job ends (or fails, or is interrupted) the inspectors show its final state.
+  :help           this text; Ctrl-D leaves, Ctrl-C interrupts (the job too)
+After a job ends (or fails, or is interrupted) the inspectors show its final
+state.
 ]]
 
 local COMMANDS = { ":start", ":stop", ":reset", ":clock", ":advance", ":step", ":run", ":now",
