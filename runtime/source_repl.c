@@ -654,6 +654,13 @@ int32_t weir_repl_interrupted(weir_rt_t *rt)
     return wr_signals_take_command_interrupt(rt);
 }
 
+/* A Ctrl-C came while Lua ran, not taken yet: the REPL lets a job's code that runs in the
+ * background (between keystrokes) finish before it decides to stop it. */
+int32_t weir_repl_interrupt_pending(weir_rt_t *rt)
+{
+    return wr_signals_command_interrupt_pending(rt);
+}
+
 /* A stop signal came (SIGTERM, or SIGINT once the REPL reads no more): 1 while no poll has
  * seen it yet (Lua ran all the while: the count hook ends what runs), 2 once one has (the job
  * is stopping as any job does); the REPL ends either way. */

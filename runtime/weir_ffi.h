@@ -169,6 +169,7 @@ int weir_repl_prompt(weir_rt_t *rt, const char *prompt); /* shows it; the next l
  * expression). */
 int weir_repl_set_words(weir_rt_t *rt, const char *words, size_t len);
 int32_t weir_repl_interrupted(weir_rt_t *rt); /* 1 once per Ctrl-C during a command, else 0 */
+int32_t weir_repl_interrupt_pending(weir_rt_t *rt); /* 1 while such a Ctrl-C is not taken */
 /* A stop signal (SIGTERM, or SIGINT after the EOF event) came: 1 while no poll has seen it
  * (Lua has run meanwhile), 2 once a poll has (the sources are stopping); else 0. */
 int32_t weir_repl_stop_asked(weir_rt_t *rt);

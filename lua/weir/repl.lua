@@ -17,6 +17,10 @@ local M = {}
 local EV_INPUT = tonumber(C.WEIR_EV_INPUT)
 local INPUT_EOF, INPUT_INTERRUPT = tonumber(C.WEIR_INPUT_EOF), tonumber(C.WEIR_INPUT_INTERRUPT)
 local HOOK_COUNT = 10000 -- VM instructions between two looks at the signal flags
+-- A Ctrl-C while the job runs between keystrokes (a live job's records, not a command) most
+-- likely meant the line being typed: the job's code is stopped only if it is still running
+-- this many hook calls (5e7 instructions, about a tenth of a second) later.
+local BACKGROUND_HOOKS = 5000
 
 local HELP = [[
 Lua at the prompt: `weir` and `env` (the job's environment) are there; an
@@ -217,13 +221,28 @@ local function signal_error(kind)
   return { weir_job_error = true, repl_signal = kind, text = kind }
 end
 
--- The count hook: Ctrl-C (flag 1) or a stop signal (2) ends what runs now.
+-- Whether a Ctrl-C that came now ends what runs: at once, unless the job's code runs in the
+-- background; then only once that code has kept running for BACKGROUND_HOOKS more calls (if
+-- it finishes first, the Ctrl-C goes to the prompt: it drops the line being typed).
+local function interrupted(r)
+  if S.background == 0 then
+    return C.weir_repl_interrupted(r) == 1
+  end
+  if C.weir_repl_interrupt_pending(r) == 0 then
+    S.waited = 0
+    return false
+  end
+  S.waited = S.waited + 1
+  return S.waited >= BACKGROUND_HOOKS and C.weir_repl_interrupted(r) == 1
+end
+
+-- The count hook: Ctrl-C or a stop signal ends what runs now.
 local function on_hook()
   local r = rt()
   if r == nil then
     return
   end
-  local kind = C.weir_repl_interrupted(r) == 1 and "interrupted"
+  local kind = interrupted(r) and "interrupted"
     or (C.weir_repl_stop_asked(r) == 1 and "terminated")
   if not kind then
     return
@@ -846,7 +865,7 @@ function M.run(job)
   S.interactive = job.interactive
   S.colour = job.interactive and os.getenv("NO_COLOR") == nil
   S.script, S.args = job.script, job.args or {}
-  S.in_job, S.failed, S.replays = 0, false, {}
+  S.in_job, S.background, S.waited, S.failed, S.replays = 0, 0, 0, false, {}
   -- Without HOME no history file: never one in the working directory (or at /).
   local home = os.getenv("HOME")
   S.history = home and home ~= "" and home .. "/.weir_history" or nil
@@ -899,7 +918,9 @@ function M.run(job)
         handle_line(ffi.string(e.ptr, e.len))
       end
     elseif n > 0 and S.job then
+      S.background, S.waited = 1, 0
       local ok, err = pcall(in_job, S.job.handle, S.job, n)
+      S.background = 0
       if not ok then
         job_failed(err)
       elseif S.job and S.job.live == 0 then

@@ -104,6 +104,26 @@ expect_out_has "the job was interrupted (:start runs it again)" ":push after the
 expect_out_has "stdin:1: interrupted" "Ctrl-C stops a loop in a function defined at the prompt"
 expect_out_has "42" "the REPL goes on after both interrupts"
 
+# A live job's code stuck between keystrokes (the real clock; no command runs) is stopped by
+# Ctrl-C too, once it keeps running after the Ctrl-C (a short batch would let it go to the
+# prompt instead, as a dropped line).
+cat > background.lua <<'EOF2'
+local weir = require("weir")
+local env = weir.env()
+env:generate(function(i)
+  if i == 3 then print("spinning") io.stdout:flush() while true do end end
+  return i
+end, { rate = 100, count = 10 }):print()
+env:execute("background")
+EOF2
+printf '%s\n' ':start' '^C!spinning' ':status' '^D' > background.txt
+timeout 60 "$BUILD/pty_run" background.txt -- "$WEIR" repl background.lua > out 2> err
+rc=$?
+expect_rc 0 "Ctrl-C in a live job's code"
+expect_out_has "interrupted while generate (count 10, rate 100/s) was running" \
+  "Ctrl-C stops a live job's stuck code"
+expect_out_has "4 records in, 3 out" ":status after the interrupt"
+
 # SIGTERM ends the REPL: while job code is stuck (exit 1: the job could not drain) ...
 printf '%s\n' ':start' ':push slow' '^T!spinning' > term.txt
 timeout 60 "$BUILD/pty_run" term.txt -- "$WEIR" repl slow.lua > out 2> err
