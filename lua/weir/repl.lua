@@ -879,6 +879,8 @@ function M.run(job)
     local ok, err = pcall(M.load_script)
     if not ok then
       report_error(err)
+      S.globals.env = S.globals.env or require("weir").env()
+      S.env = S.globals.env
       say(("the prompt runs without the job: fix %s, then :reset"):format(S.script))
     elseif S.plan then
       say(("loaded %s: job %q is ready (:start runs it, :help for more)"):format(S.script,
