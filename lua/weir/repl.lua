@@ -69,9 +69,14 @@ end
 
 -- Completion ---------------------------------------------------------------------------------
 
+-- A name worth offering: no metamethod or private `_name`.
 local function shown(name)
-  return type(name) == "string" and name:match("^[%a][%w_]*$") and not HIDDEN[name]
-    and not name:match("^is_")
+  return type(name) == "string" and name:match("^[%a][%w_]*$") ~= nil
+end
+
+-- A name of weir's own API worth offering: documented, not plumbing.
+local function public(name)
+  return shown(name) and not HIDDEN[name] and not name:match("^is_")
 end
 
 -- The methods a value answers (its metatable's __index chain), sorted.
@@ -81,7 +86,7 @@ local function methods(v)
   local list, seen = {}, {}
   while type(t) == "table" do
     for k, f in pairs(t) do
-      if type(f) == "function" and shown(k) and not seen[k] then
+      if type(f) == "function" and public(k) and not seen[k] then
         seen[k] = true
         list[#list + 1] = k
       end
@@ -117,15 +122,15 @@ local function words_for_completion()
     words[#words + 1] = c
   end
   words[#words + 1] = ""
-  local function add_fields(prefix, t, depth)
+  local function add_fields(prefix, t, depth, ok)
     if depth > 2 or type(t) ~= "table" then
       return
     end
     for k, v in pairs(t) do
-      if shown(k) then
+      if ok(k) then
         words[#words + 1] = prefix .. "." .. k
         if type(v) == "table" and getmetatable(v) == nil then
-          add_fields(prefix .. "." .. k, v, depth + 1)
+          add_fields(prefix .. "." .. k, v, depth + 1, ok)
         end
       end
     end
@@ -133,7 +138,7 @@ local function words_for_completion()
   local function add_value(name, v)
     words[#words + 1] = name
     if type(v) == "table" and getmetatable(v) == nil and name ~= "_G" then
-      add_fields(name, v, 2)
+      add_fields(name, v, 2, shown)
     end
     for _, m in ipairs(methods(v)) do
       words[#words + 1] = name .. ":" .. m
@@ -150,9 +155,9 @@ local function words_for_completion()
     end
   end
   words[#words + 1] = "weir"
-  add_fields("weir", require("weir"), 1)
+  add_fields("weir", require("weir"), 1, public)
   for _, lib in ipairs({ "string", "table", "math", "io", "os" }) do
-    add_fields(lib, _G[lib], 2)
+    add_fields(lib, _G[lib], 2, shown)
   end
   words[#words + 1] = ""
   for _, m in ipairs(stream_methods()) do
