@@ -203,8 +203,8 @@ local function report_error(err)
     err = err.text or err.msg or tostring(err)
   end
   S.failed = true
-  if S.interactive and (err == "interrupted" or tostring(err):match("^interrupted")
-      or tostring(err):match(": interrupted$")) then
+  if S.echoed then
+    S.echoed = false
     io.stdout:write("\n") -- below the ^C the terminal echoed
   end
   io.stdout:flush()
@@ -254,6 +254,10 @@ local function on_hook()
   end
   if kind == "terminated" then
     S.terminating = true
+  else
+    -- during a command the terminal is cooked and echoed ^C; between keystrokes libedit
+    -- has it raw, and the prompt line is cleared already
+    S.echoed = S.interactive and S.background == 0
   end
   if S.in_job > 0 then
     error(signal_error(kind), 0)
