@@ -77,6 +77,15 @@ grep -v -E "^(line [0-9]+ of |started |loaded |replay .* is paused|the job's inp
 diff -u "$ROOT/examples/idleness/expected.out" job_lines >/dev/null && ok || bad "stepping through the idleness replay differs from its golden output:
 $(diff -u "$ROOT/examples/idleness/expected.out" job_lines)"
 
+# After the replay's end every inspector works on the final state.
+printf '%s\n' ':start' ':run' ':windows' ':why' ':timers' ':status' ':draw' ':late' > ended.txt
+run_weir repl "$ROOT/examples/idleness/job.lua" --replay "$ROOT/examples/idleness/input.replay" < ended.txt
+expect_rc 0 "the inspectors after a replay's end"
+[ "$(grep -c '^(the job has ended; its state at the end:)$' out)" = 5 ] && ok \
+  || bad "not every inspector shows the ended job: $(cat out)"
+grep -q 'no job is running' out && bad "an inspector says no job is running after the end" || ok
+expect_out_has "came when the watermark was 14999" ":late after the end"
+
 # Ctrl-C stops job code stuck in a loop (the map runs interpreted: the JIT is off in the
 # REPL), and a loop in a function defined at the prompt; the job stays inspectable.
 cat > slow.lua <<'EOF2'
