@@ -77,6 +77,23 @@ grep -v -E "^(line [0-9]+ of |started |loaded |replay .* is paused|the job's inp
 diff -u "$ROOT/examples/idleness/expected.out" job_lines >/dev/null && ok || bad "stepping through the idleness replay differs from its golden output:
 $(diff -u "$ROOT/examples/idleness/expected.out" job_lines)"
 
+# An error in user code fails the job in the REPL too: named with its record, the job is
+# kept for the inspectors, later pushes are refused, and the piped session exits 1.
+cat > fails.lua <<'EOF2'
+local weir = require("weir")
+local env = weir.env()
+env:manual():map(function(v) if v == "bad" then error("bad record") end return v end):print()
+env:execute("fails")
+EOF2
+printf '%s\n' ':start' ':push ok' ':push bad' ':push later' ':status' > fails.txt
+run_weir repl fails.lua < fails.txt
+expect_rc 1 "a session whose job failed"
+expect_err_has "map (fails.lua:3), subtask 1/1: fails.lua:3: bad record" "the failure names the operator"
+expect_err_has 'record: "bad"' "the failure names the record"
+expect_out_has "the job failed (:start runs it again)" "a push after the failure is refused"
+expect_out_has "(the job failed; its state at the end:)" ":status shows the failed job"
+expect_out_has "2 records in, 1 out" ":status counts up to the failure"
+
 # After the replay's end every inspector works on the final state.
 printf '%s\n' ':start' ':run' ':windows' ':why' ':timers' ':status' ':draw' ':late' > ended.txt
 run_weir repl "$ROOT/examples/idleness/job.lua" --replay "$ROOT/examples/idleness/input.replay" < ended.txt
