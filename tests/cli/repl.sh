@@ -77,6 +77,25 @@ grep -v -E "^(line [0-9]+ of |started |loaded |replay .* is paused|the job's inp
 diff -u "$ROOT/examples/idleness/expected.out" job_lines >/dev/null && ok || bad "stepping through the idleness replay differs from its golden output:
 $(diff -u "$ROOT/examples/idleness/expected.out" job_lines)"
 
+# Ctrl-D with an open processing-time window says what it drops (and how to fire it).
+cat > ptime.lua <<'EOF2'
+local weir = require("weir")
+local env = weir.env()
+env:manual():key_by(function(v) return v end)
+  :window(weir.windows.tumbling_processing_time("10s"))
+  :process(function(key, ctx, els, out) out(key .. " " .. #els) end)
+  :print()
+env:execute("ptime")
+EOF2
+printf '%s\n' ':start' ':push a' '^D' > ptime.txt
+timeout 60 "$BUILD/pty_run" ptime.txt -- "$WEIR" repl ptime.lua > out 2> err
+rc=$?
+expect_rc 0 "Ctrl-D with an open processing-time window"
+expect_out_has 'leaving: job "ptime" stops with 1 open window(s), which do not fire (:end before leaving fires them)' \
+  "Ctrl-D says the open window is dropped"
+expect_out_has "stopped with 1 pending window(s) holding 1 element(s); dropped" \
+  "Ctrl-D names the window operator's dropped window"
+
 # An error in user code fails the job in the REPL too: named with its record, the job is
 # kept for the inspectors, later pushes are refused, and the piped session exits 1.
 cat > fails.lua <<'EOF2'
