@@ -222,8 +222,32 @@ end
 
 -- The error a signal raises inside the job's code: a job failure, so that no on_error side
 -- output takes it for a record's failure (weir.failure passes such tables on).
-local function signal_error(kind)
-  return { weir_job_error = true, repl_signal = kind, text = kind }
+local function signal_error(kind, label)
+  return { weir_job_error = true, repl_signal = kind, text = kind, label = label }
+end
+
+-- The operator whose code runs now (the hook's caller at level 2 and up): the innermost frame
+-- the job knows, as its failure handler finds it (weir.failure).
+local function running_label(job)
+  for level = 2, 200 do
+    local d = debug.getinfo(level, "f")
+    if not d then
+      break
+    end
+    local f = d.func
+    local node = job.pushes[f] or job.drivers[f] or (job.firers[f] and job.firers[f].node)
+    if node then
+      return node.label
+    elseif job.senders[f] then
+      return ("key_by (key selector feeding %s)"):format(job.senders[f].label)
+    end
+  end
+  local id = job.op_slot[0] -- weir's own code: the operator that ran last
+  for _, node in ipairs(job.plan.nodes) do
+    if node.id == id then
+      return node.label
+    end
+  end
 end
 
 -- Whether a Ctrl-C that came now ends what runs: at once, unless the job's code runs in the
@@ -259,8 +283,8 @@ local function on_hook()
     -- has it raw, and the prompt line is cleared already
     S.echoed = S.interactive and S.background == 0
   end
-  if S.in_job > 0 then
-    error(signal_error(kind), 0)
+  if S.in_job > 0 and S.job then
+    error(signal_error(kind, running_label(S.job)), 0)
   end
   error(kind, 2)
 end
@@ -278,15 +302,6 @@ end
 
 -- Job control -----------------------------------------------------------------------------
 
-local function running_label(job)
-  local id = job.op_slot[0]
-  for _, node in ipairs(job.plan.nodes) do
-    if node.id == id then
-      return node.label
-    end
-  end
-end
-
 local HOW = { ended = "has ended", stopped = "was stopped", failed = "failed",
               interrupted = "was interrupted", terminated = "was terminated" }
 
@@ -298,13 +313,14 @@ local function keep(job, how)
   S.job, S.manual = nil, nil
   S.last = { job = job, how = how }
   open_bare()
+  prompt(S.prompt or "> ") -- the new runtime's input shows it (the job may end between lines)
 end
 
 -- The job failed with err (raised by its code, or a signal): says so, keeps it.
 local function job_failed(err)
   local job = S.job
   if type(err) == "table" and err.repl_signal then
-    local label = running_label(job)
+    local label = err.label
     local where = label and (" while " .. label .. " was running") or ""
     if err.repl_signal == "interrupted" then
       report_error(("interrupted%s: the job is stopped, its state is kept (:status, :windows, "

@@ -41,16 +41,29 @@ static int pump(int fd, int ms)
     return 1;
 }
 
+/* The output ends with a prompt: "> " last, or followed only by terminal control sequences
+ * (ESC [ parameters letter). A "> " further back is a redrawn line (after a completion list,
+ * "> -- env:"), not a prompt waiting for input. */
 static int at_prompt(void)
 {
-    /* the prompt may be followed by terminal control sequences; look at the last bytes */
-    size_t from = nseen > 64 ? nseen - 64 : 0;
-    for (size_t i = nseen; i > from; i--) {
-        if (i >= 2 && seen[i - 1] == ' ' && seen[i - 2] == '>') {
-            return 1;
+    size_t end = nseen;
+    for (;;) {
+        size_t i;
+        if (end > 0 && ((seen[end - 1] >= 'A' && seen[end - 1] <= 'Z') ||
+                        (seen[end - 1] >= 'a' && seen[end - 1] <= 'z'))) {
+            i = end - 1;
+            while (i > 0 && ((seen[i - 1] >= '0' && seen[i - 1] <= '9') ||
+                             seen[i - 1] == ';' || seen[i - 1] == '?')) {
+                i--;
+            }
+            if (i >= 2 && seen[i - 1] == '[' && seen[i - 2] == '\033') {
+                end = i - 2; /* drop the control sequence */
+                continue;
+            }
         }
+        break;
     }
-    return 0;
+    return end >= 2 && seen[end - 1] == ' ' && seen[end - 2] == '>';
 }
 
 int main(int argc, char **argv)
@@ -108,7 +121,13 @@ int main(int argc, char **argv)
             waited += 50;
         }
         if (!at_prompt()) {
-            fputs("\npty_run: no prompt within 10 s\n", stderr);
+            fputs("\npty_run: no prompt within 10 s; the terminal's last bytes:\n", stderr);
+            size_t from = nseen > 200 ? nseen - 200 : 0;
+            for (size_t i = from; i < nseen; i++) {
+                unsigned char c = (unsigned char)seen[i];
+                fprintf(stderr, c >= 32 && c < 127 ? "%c" : "\\x%02x", c);
+            }
+            fputs("\n", stderr);
             rc = 1;
             break;
         }
