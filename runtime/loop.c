@@ -196,6 +196,20 @@ int weir_rt_advance(weir_rt_t *rt, double target_ms)
     return 0;
 }
 
+/* The REPL's paused replay: clocked sources no longer drive the virtual clock, only a target
+ * does. */
+int weir_rt_hold_clock(weir_rt_t *rt, int32_t on)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    if (!wr_clock_is_virtual(&rt->clock)) {
+        return wr_err_set(&rt->err, WEIR_ESTATE, "weir_rt_hold_clock: needs the virtual clock");
+    }
+    rt->hold_clock = on != 0;
+    return 0;
+}
+
 int weir_rt_start(weir_rt_t *rt)
 {
     if (rt == NULL) {
@@ -485,7 +499,7 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
         /* Nothing is ready at this clock reading. */
         int64_t due = earliest_due(rt);
         if (is_virtual) {
-            if (any_live(rt, 0, 1) && due != WR_NEVER && due > rt->now_ms) {
+            if (!rt->hold_clock && any_live(rt, 0, 1) && due != WR_NEVER && due > rt->now_ms) {
                 wr_clock_advance_to(&rt->clock, due);
                 continue;
             }
@@ -528,7 +542,8 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
 /* Order within a poll: STOP, STATUS, an interrupt of the input delivered alone, then one due
  * TIMER or TICK, each alone; then whatever the sources have ready at the clock reading. Only
  * when nothing is ready does time move or input get read: the virtual clock jumps to the next
- * due time while a clocked source (replay, generator with a rate) is live, or steps towards
+ * due time while a clocked source (replay, generator with a rate) is live and the clock is not
+ * held (weir_rt_hold_clock), or steps towards
  * weir_rt_advance's target; then the input delivered alone (the REPL's) gives one event, a
  * complete line, alone, so a piped session runs the same way every time; then the poll waits
  * in uv_run. Sockets and stdin are read whenever data is there and their records carry the

@@ -107,6 +107,7 @@ struct weir_rt {
     int64_t wakeup_ms; /* WR_NEVER = none */
     int64_t advance_ms; /* virtual clock: weir_rt_advance's target; at or below now = none */
     int nowait;         /* weir_loop_poll_nowait: stop where a poll would read input or wait */
+    int hold_clock;     /* weir_rt_hold_clock: only weir_rt_advance moves the virtual clock */
 
     wr_source_t *alone; /* owned; the input delivered alone (source_repl.c) or NULL */
 

@@ -259,6 +259,11 @@ int wr_signals_take_command_interrupt(weir_rt_t *rt)
     return 1;
 }
 
+int wr_signals_command_interrupt_pending(const weir_rt_t *rt)
+{
+    return rt != NULL && signal_rt == rt && repl_sigint && command_interrupt > 0;
+}
+
 int32_t *weir_op_slot(void)
 {
     return (int32_t *)&op_running;

@@ -37,5 +37,7 @@ int wr_signals_take_interrupt(weir_rt_t *rt);
 /* Between polls: 1, and cleared, if a Ctrl-C arrived since the last call while the input
  * delivered alone is reading (Lua's debug hook ends a long command with it); else 0. */
 int wr_signals_take_command_interrupt(weir_rt_t *rt);
+/* 1 if such a Ctrl-C is waiting, without taking it. */
+int wr_signals_command_interrupt_pending(const weir_rt_t *rt);
 
 #endif

@@ -58,6 +58,8 @@ typedef struct wr_repl {
     char *words;         /* owned: NUL-separated, with a NUL after the last word */
     size_t words_len;
     size_t complete_pos; /* where the completion generator goes on in words */
+    int complete_section; /* which section of words complete_pos is in (weir_repl_set_words) */
+    int complete_at_start; /* the word being completed starts the line */
     int eof;             /* the input has ended: EOF read, Ctrl-D, hang-up */
     int eof_delivered;
 
@@ -245,13 +247,20 @@ static char *next_match(const char *text, int state)
     }
     if (state == 0) {
         r->complete_pos = 0;
+        r->complete_section = 0;
     }
     size_t tlen = strlen(text);
     while (r->complete_pos < r->words_len) {
         const char *w = r->words + r->complete_pos;
         size_t wlen = strlen(w); /* the copy ends with a NUL */
         r->complete_pos += wlen + 1;
-        if (wlen > 0 && wlen >= tlen && memcmp(w, text, tlen) == 0) {
+        if (wlen == 0) {
+            r->complete_section++; /* an empty word starts the next section */
+            continue;
+        }
+        int fits = r->complete_section == 1 ||
+                   (r->complete_section == 0) == (r->complete_at_start != 0);
+        if (fits && wlen >= tlen && memcmp(w, text, tlen) == 0) {
             return strdup(w);
         }
     }
@@ -260,8 +269,17 @@ static char *next_match(const char *text, int state)
 
 static char **complete(const char *text, int start, int end)
 {
-    (void)start;
     (void)end;
+    int at_start = 1;
+    for (int i = 0; i < start && rl_line_buffer != NULL && rl_line_buffer[i] != '\0'; i++) {
+        if (rl_line_buffer[i] != ' ' && rl_line_buffer[i] != '\t') {
+            at_start = 0;
+            break;
+        }
+    }
+    if (editing != NULL) {
+        editing->complete_at_start = at_start;
+    }
     rl_attempted_completion_over = 1; /* no file names when no word matches */
     return rl_completion_matches(text, next_match);
 }
@@ -634,6 +652,24 @@ int weir_repl_open(weir_rt_t *rt, int32_t interactive, const char *history_path)
 int32_t weir_repl_interrupted(weir_rt_t *rt)
 {
     return wr_signals_take_command_interrupt(rt);
+}
+
+/* A Ctrl-C came while Lua ran, not taken yet: the REPL lets a job's code that runs in the
+ * background (between keystrokes) finish before it decides to stop it. */
+int32_t weir_repl_interrupt_pending(weir_rt_t *rt)
+{
+    return wr_signals_command_interrupt_pending(rt);
+}
+
+/* A stop signal came (SIGTERM, or SIGINT once the REPL reads no more): 1 while no poll has
+ * seen it yet (Lua ran all the while: the count hook ends what runs), 2 once one has (the job
+ * is stopping as any job does); the REPL ends either way. */
+int32_t weir_repl_stop_asked(weir_rt_t *rt)
+{
+    if (rt == NULL || !wr_signals_stop_asked(rt)) {
+        return 0;
+    }
+    return rt->stop_requested ? 2 : 1;
 }
 
 /* The prompt appears when a poll next waits for input; until then it is only kept. */

@@ -2,8 +2,11 @@
 /* source_replay.c: timed text on the virtual clock. Lua parses the replay file and adds one
  * entry per line, in file order: a record text[offset, offset + len) due at time_ms, or a
  * time-only entry (len -1) that only moves the clock. Entries due at the current clock reading
- * are delivered in file order; when the last entry has been consumed the source ends. */
+ * are delivered in file order; when the last entry has been consumed the source ends. The
+ * REPL steps through a replay (weir_replay_hold): entries from `allow` on wait, neither due nor
+ * pending, until it lets them go. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +30,8 @@ typedef struct replay_source {
     replay_entry_t *entries;
     size_t n;
     size_t cap;
-    size_t next; /* first entry not yet consumed */
+    size_t next;  /* first entry not yet consumed */
+    size_t allow; /* entries from here on are held (SIZE_MAX: none) */
 } replay_source_t;
 
 static replay_source_t *replay_of(const wr_source_t *s)
@@ -38,7 +42,7 @@ static replay_source_t *replay_of(const wr_source_t *s)
 static int64_t replay_next_due(const wr_source_t *s)
 {
     const replay_source_t *r = replay_of(s);
-    if (s->stopping || r->next >= r->n) {
+    if (s->stopping || r->next >= r->n || r->next >= r->allow) {
         return WR_NEVER;
     }
     return r->entries[r->next].time_ms;
@@ -52,7 +56,7 @@ static int replay_pending(const wr_source_t *s, int64_t now_ms)
     if (s->stopping) {
         return 0;
     }
-    for (size_t i = r->next; i < r->n && r->entries[i].time_ms <= now_ms; i++) {
+    for (size_t i = r->next; i < r->n && i < r->allow && r->entries[i].time_ms <= now_ms; i++) {
         if (r->entries[i].len >= 0) {
             return 1;
         }
@@ -69,7 +73,7 @@ static void replay_fill(wr_source_t *s)
         return;
     }
     int64_t now = wr_loop_now(rt);
-    while (r->next < r->n && r->entries[r->next].time_ms <= now) {
+    while (r->next < r->n && r->next < r->allow && r->entries[r->next].time_ms <= now) {
         const replay_entry_t *en = &r->entries[r->next];
         if (en->len >= 0) {
             weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
@@ -148,6 +152,7 @@ int32_t weir_source_replay(weir_rt_t *rt, const char *text, size_t len)
     r->base.ops = &replay_ops;
     r->base.kind = "replay";
     r->base.clocked = 1;
+    r->allow = SIZE_MAX;
     r->text = wr_xmemdup(len > 0 ? text : "", len);
     r->text_len = len;
     return wr_source_add(rt, &r->base, "replay");
@@ -188,5 +193,53 @@ int weir_replay_add(weir_rt_t *rt, int32_t source, double time_ms, int32_t offse
         r->entries = wr_xreallocarray(r->entries, r->cap, sizeof *r->entries);
     }
     r->entries[r->n++] = (replay_entry_t){t, offset, len, line_no};
+    return 0;
+}
+
+static replay_source_t *replay_at(weir_rt_t *rt, int32_t source, const char *fn)
+{
+    if (source < 0 || source >= rt->nsources || rt->sources[source]->ops != &replay_ops) {
+        wr_err_set(&rt->err, WEIR_EINVAL, "%s: source %d is not a replay", fn, (int)source);
+        return NULL;
+    }
+    return replay_of(rt->sources[source]);
+}
+
+int32_t weir_replay_next(weir_rt_t *rt, int32_t source)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    replay_source_t *r = replay_at(rt, source, "weir_replay_next");
+    if (r == NULL) {
+        return WEIR_EINVAL;
+    }
+    return r->next > INT32_MAX ? INT32_MAX : (int32_t)r->next;
+}
+
+int weir_replay_hold(weir_rt_t *rt, int32_t source, int32_t upto)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    replay_source_t *r = replay_at(rt, source, "weir_replay_hold");
+    if (r == NULL) {
+        return WEIR_EINVAL;
+    }
+    r->allow = upto < 0 ? SIZE_MAX : (size_t)upto;
+    return 0;
+}
+
+int weir_replay_end(weir_rt_t *rt, int32_t source)
+{
+    if (rt == NULL) {
+        return WEIR_EINVAL;
+    }
+    replay_source_t *r = replay_at(rt, source, "weir_replay_end");
+    if (r == NULL) {
+        return WEIR_EINVAL;
+    }
+    r->next = r->n; /* the next fill ends the source */
+    r->allow = SIZE_MAX;
     return 0;
 }

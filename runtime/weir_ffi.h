@@ -208,8 +208,15 @@ int weir_rt_restore_clock(weir_rt_t *rt, double now_ms, double start_ms, double 
  * (or, interactive, on another one); prompt and set_words may come before open. */
 int weir_repl_open(weir_rt_t *rt, int32_t interactive, const char *history_path);
 int weir_repl_prompt(weir_rt_t *rt, const char *prompt); /* shows it; the next line uses it */
-int weir_repl_set_words(weir_rt_t *rt, const char *words, size_t len); /* NUL-separated */
+/* words: NUL-separated, in three sections split by an empty word: completed only as the first
+ * word of a line (the REPL's commands), anywhere, and anywhere but first (`:method` after an
+ * expression). */
+int weir_repl_set_words(weir_rt_t *rt, const char *words, size_t len);
 int32_t weir_repl_interrupted(weir_rt_t *rt); /* 1 once per Ctrl-C during a command, else 0 */
+int32_t weir_repl_interrupt_pending(weir_rt_t *rt); /* 1 while such a Ctrl-C is not taken */
+/* A stop signal (SIGTERM, or SIGINT after the EOF event) came: 1 while no poll has seen it
+ * (Lua has run meanwhile), 2 once a poll has (the sources are stopping); else 0. */
+int32_t weir_repl_stop_asked(weir_rt_t *rt);
 
 /* A manual source (the REPL's :push and tests): records pushed from Lua, delivered by the next
  * poll at the clock reading then (index: 1-based push count); ends only when closed, after its
@@ -226,6 +233,16 @@ int weir_manual_close(weir_rt_t *rt, int32_t source);
  * a target the clock moves only while a replay or rate generator drives it, as before; a later
  * call replaces the target. */
 int weir_rt_advance(weir_rt_t *rt, double target_ms);
+/* Virtual clock only: while on, clocked sources (replay, generator with a rate) no longer move
+ * the clock; only weir_rt_advance's target does (the REPL's paused replay). */
+int weir_rt_hold_clock(weir_rt_t *rt, int32_t on);
+/* A replay stepped by the REPL: next is the index of its first entry not yet delivered (the
+ * count of entries once all are); hold keeps entries from index upto on waiting, neither due
+ * nor pending (upto < 0: none held, the default); end drops the entries not delivered, so the
+ * next poll ends the source (END EXHAUSTED). WEIR_EINVAL for a source that is no replay. */
+int32_t weir_replay_next(weir_rt_t *rt, int32_t source);
+int weir_replay_hold(weir_rt_t *rt, int32_t source, int32_t upto);
+int weir_replay_end(weir_rt_t *rt, int32_t source);
 
 /* Output: stdout (fd 1) and stderr (fd 2) through C stdio, the same buffers Lua's print uses,
  * so user prints and print sinks keep one order. write and flush return 0 or a negative code;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs one REPL session test: `weir repl [job.lua] [ARGS from DIR/args] < DIR/session.txt`
 # from inside DIR, and compares stdout with DIR/expected.out exactly (the non-interactive REPL
-# prints no prompts, so a session's text is reproducible).
+# prints no prompts, so a session's text is reproducible), stderr with DIR/expected.err when
+# there is one, and the exit status with DIR/status (default 0: a session that hit an error
+# exits 1).
 set -u
 weir=$1
 dir=$2
@@ -16,11 +18,19 @@ out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 HOME=$(mktemp -d) timeout 30 "$weir" "${args[@]}" < session.txt >"$out" 2>"$err"
 status=$?
-if [ "$status" != 0 ] || ! diff -u expected.out "$out" >/dev/null; then
-  echo "FAIL $(basename "$dir"): exit status $status; stdout (- expected, + actual):"
+want=0
+[ -f status ] && want=$(cat status)
+if [ "$status" != "$want" ] || ! diff -u expected.out "$out" >/dev/null \
+    || { [ -f expected.err ] && ! diff -u expected.err "$err" >/dev/null; }; then
+  echo "FAIL $(basename "$dir"): exit status $status (expected $want); stdout (- expected, + actual):"
   diff -u expected.out "$out" | head -80
-  echo "--- stderr:"
-  head -40 "$err"
+  if [ -f expected.err ]; then
+    echo "--- stderr (- expected, + actual):"
+    diff -u expected.err "$err" | head -40
+  else
+    echo "--- stderr:"
+    head -40 "$err"
+  fi
   exit 1
 fi
 echo "ok $(basename "$dir")"

@@ -1,10 +1,13 @@
 -- weir.repl: the interactive REPL. Lines come from the C runtime as WEIR_EV_INPUT events on the
 -- same loop as the job's sources, ticks and timers, so a job keeps running while you type (on
 -- the real clock), or stands still between commands (on the virtual clock, moved by :advance).
+-- LuaJIT's compiler is off for the whole session: a count hook can then stop any loop, in the
+-- job's functions too, when Ctrl-C or SIGTERM comes (compiled code runs no hooks).
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local format = require("weir.format")
 local duration = require("weir.duration")
+local replay = require("weir.replay")
 local status = require("weir.status")
 local inspect = require("weir.inspect")
 local run = require("weir.run")
@@ -13,29 +16,50 @@ local M = {}
 
 local EV_INPUT = tonumber(C.WEIR_EV_INPUT)
 local INPUT_EOF, INPUT_INTERRUPT = tonumber(C.WEIR_INPUT_EOF), tonumber(C.WEIR_INPUT_INTERRUPT)
+local HOOK_COUNT = 10000 -- VM instructions between two looks at the signal flags
+-- A Ctrl-C while the job runs between keystrokes (a live job's records, not a command) most
+-- likely meant the line being typed: the job's code is stopped only if it is still running
+-- this many hook calls (5e7 instructions, about a tenth of a second) later.
+local BACKGROUND_HOOKS = 5000
 
 local HELP = [[
-Lua at the prompt: `weir` and `env` (the job's environment) are there; an expression prints
-its value; an unfinished chunk continues on the next line. Build a pipeline, call
-env:execute(), then :start. Commands:
-  :start            run the job that env:execute() prepared (again, after :stop)
-  :stop             stop it (sources stop, what is in flight drains, no end-of-input fire)
-  :reset            stop, forget all state, and load the job script again
-  :clock virtual|real   the clock for the next :start (virtual: only :advance moves time)
-  :advance 5s       move the virtual clock (timers and ticks on the way fire in order)
-  :now              the processing time
-  :push RECORD      one record into the manual source (env:manual(), or --manual)
-  :feed             every line is a record until an empty line
-  :end              end the manual source's input: the final watermark fires what is left
-  :status           each operator subtask's input watermarks, idleness and valve output
-  :windows [key]    open windows: elements, and the time each waits for
-  :timers           pending timers per window operator subtask
-  :why              for each pending window: what it waits for, which input holds it back
-  :late             recent late records and the watermark when they came
-  :draw             a timeline of records, windows and the watermark
+Lua at the prompt: `weir` and `env` (the job's environment) are there; an
+expression prints its value; an unfinished chunk continues on the next line.
+Build a pipeline, call env:execute(), then :start. Commands (`--` starts a
+comment after one):
+  :start          run the job env:execute() prepared (again, after it ended)
+  :stop           stop it (what is in flight drains; no end-of-input fire)
+  :reset          stop, forget all state, and load the job script again
+  :clock virtual|real   the clock for the next :start
+  :advance 5s     move the virtual clock (timers, ticks, replay lines on the
+                  way fire in order)
+  :step           deliver the next line of a replay (a replay starts paused)
+  :run            let a replay run to its end
+  :now            the processing time
+  :push RECORD    one record into the manual source (env:manual(), --manual)
+  :feed           every line is a record until an empty line
+  :end            end the input (manual, replay): the final watermark fires
+  :status         each operator subtask's input watermarks, idleness, valve
+  :windows [key]  open windows: elements, and the time each waits for
+  :timers         pending timers per window operator subtask
+  :why            per pending window: what it waits for, what holds it back
+  :late           recent late records and the watermark when they came
+  :draw           a timeline of records, windows and the watermark
   :draw --svg FILE  the same as a picture (as weir timeline draws it)
-  :help             this text; Ctrl-D leaves, Ctrl-C interrupts a command
+  :help           this text; Ctrl-D leaves, Ctrl-C interrupts (the job too)
+After a job ends (or fails, or is interrupted) the inspectors show its final
+state.
 ]]
+
+local COMMANDS = { ":start", ":stop", ":reset", ":clock", ":advance", ":step", ":run", ":now",
+                   ":push", ":feed", ":end", ":status", ":windows", ":timers", ":why", ":late",
+                   ":draw", ":help" }
+
+-- Fields that are weir's own plumbing, not the documented API: never offered by completion.
+local HIDDEN = {
+  add_node = true, window = true, window_start = true, valid_result = true, new = true,
+  emitter = true, generator = true, format = true, duration = true,
+}
 
 local S = {} -- the session
 
@@ -44,40 +68,106 @@ local function say(...)
   io.stdout:write("\n")
 end
 
-local function words_for_completion()
-  local words = { ":start", ":stop", ":reset", ":clock", ":advance", ":now", ":push", ":feed",
-                  ":end",
-                  ":status", ":windows", ":timers", ":why", ":late", ":draw", ":help" }
-  local function add_fields(prefix, t, sep, depth)
-    if depth > 2 or type(t) ~= "table" then
-      return
+-- Completion ---------------------------------------------------------------------------------
+
+-- A name worth offering: no metamethod or private `_name`.
+local function shown(name)
+  return type(name) == "string" and name:match("^[%a][%w_]*$") ~= nil
+end
+
+-- A name of weir's own API worth offering: documented, not plumbing.
+local function public(name)
+  return shown(name) and not HIDDEN[name] and not name:match("^is_")
+end
+
+-- The methods a value answers (its metatable's __index chain), sorted.
+local function methods(v)
+  local mt = getmetatable(v)
+  local t = type(mt) == "table" and mt.__index
+  local list, seen = {}, {}
+  while type(t) == "table" do
+    for k, f in pairs(t) do
+      if type(f) == "function" and public(k) and not seen[k] then
+        seen[k] = true
+        list[#list + 1] = k
+      end
     end
-    for k, v in pairs(t) do
-      if type(k) == "string" and k:match("^[%a_][%w_]*$") then
-        words[#words + 1] = prefix .. sep .. k
-        if type(v) == "table" and sep == "." then
-          add_fields(prefix .. sep .. k, v, ".", depth + 1)
+    local up = getmetatable(t)
+    t = type(up) == "table" and up.__index or nil
+  end
+  table.sort(list)
+  return list
+end
+
+local STREAM_METHODS -- `:method` after an expression: every stream's methods
+local function stream_methods()
+  if not STREAM_METHODS then
+    local stream, seen = require("weir.stream"), {}
+    STREAM_METHODS = {}
+    for _, class in ipairs({ stream.Stream, stream.Keyed, stream.Windowed, stream.Sink }) do
+      for _, m in ipairs(methods(setmetatable({}, class))) do
+        if not seen[m] then
+          seen[m] = true
+          STREAM_METHODS[#STREAM_METHODS + 1] = ":" .. m
         end
       end
     end
   end
-  for k in pairs(S.globals) do
-    if type(k) == "string" then
-      words[#words + 1] = k
+  return STREAM_METHODS
+end
+
+local function words_for_completion()
+  -- three sections (weir_repl_set_words): first word of a line only, anywhere, not first
+  local words = {}
+  for _, c in ipairs(COMMANDS) do
+    words[#words + 1] = c
+  end
+  words[#words + 1] = ""
+  local function add_fields(prefix, t, depth, ok)
+    if depth > 2 or type(t) ~= "table" then
+      return
+    end
+    for k, v in pairs(t) do
+      if ok(k) then
+        words[#words + 1] = prefix .. "." .. k
+        if type(v) == "table" and getmetatable(v) == nil then
+          add_fields(prefix .. "." .. k, v, depth + 1, ok)
+        end
+      end
+    end
+  end
+  local function add_value(name, v)
+    words[#words + 1] = name
+    if type(v) == "table" and getmetatable(v) == nil and name ~= "_G" then
+      add_fields(name, v, 2, shown)
+    end
+    for _, m in ipairs(methods(v)) do
+      words[#words + 1] = name .. ":" .. m
+    end
+  end
+  for k, v in pairs(S.globals) do
+    if shown(k) and k ~= "weir" then
+      add_value(k, v)
     end
   end
   for k in pairs(_G) do
-    words[#words + 1] = k
+    if shown(k) and rawget(S.globals, k) == nil then
+      words[#words + 1] = k
+    end
   end
-  add_fields("weir", require("weir"), ".", 1)
-  add_fields("string", string, ".", 2)
-  add_fields("table", table, ".", 2)
-  add_fields("math", math, ".", 2)
-  if S.env then
-    add_fields("env", getmetatable(S.env).__index, ":", 2)
+  words[#words + 1] = "weir"
+  add_fields("weir", require("weir"), 1, public)
+  for _, lib in ipairs({ "string", "table", "math", "io", "os" }) do
+    add_fields(lib, _G[lib], 2, shown)
+  end
+  words[#words + 1] = ""
+  for _, m in ipairs(stream_methods()) do
+    words[#words + 1] = m
   end
   return table.concat(words, "\0")
 end
+
+-- The runtime ----------------------------------------------------------------------------------
 
 -- The runtime the REPL reads from: the running job's, or a bare one between jobs.
 local function rt()
@@ -108,24 +198,154 @@ local function prompt(p)
   end
 end
 
+-- An error: on stderr, and a session read from a file or pipe then exits 1.
 local function report_error(err)
   if type(err) == "table" then
     err = err.text or err.msg or tostring(err)
+  end
+  S.failed = true
+  if S.echoed then
+    S.echoed = false
+    io.stdout:write("\n") -- below the ^C the terminal echoed
   end
   io.stdout:flush()
   io.stderr:write("weir: ", tostring(err), "\n")
   io.stderr:flush()
 end
 
+-- A command used wrongly: its usage on stdout, and it counts as an error.
+local function usage(text)
+  S.failed = true
+  say(text)
+end
+
+-- Interrupts ---------------------------------------------------------------------------------
+
+-- The error a signal raises inside the job's code: a job failure, so that no on_error side
+-- output takes it for a record's failure (weir.failure passes such tables on).
+local function signal_error(kind, label)
+  return { weir_job_error = true, repl_signal = kind, text = kind, label = label }
+end
+
+-- The operator whose code runs now (the hook's caller at level 2 and up): the innermost frame
+-- the job knows, as its failure handler finds it (weir.failure).
+local function running_label(job)
+  for level = 2, 200 do
+    local d = debug.getinfo(level, "f")
+    if not d then
+      break
+    end
+    local f = d.func
+    local node = job.pushes[f] or job.drivers[f] or (job.firers[f] and job.firers[f].node)
+    if node then
+      return node.label
+    elseif job.senders[f] then
+      return ("key_by (key selector feeding %s)"):format(job.senders[f].label)
+    end
+  end
+  local id = job.op_slot[0] -- weir's own code: the operator that ran last
+  for _, node in ipairs(job.plan.nodes) do
+    if node.id == id then
+      return node.label
+    end
+  end
+end
+
+-- Whether a Ctrl-C that came now ends what runs: at once, unless the job's code runs in the
+-- background; then only once that code has kept running for BACKGROUND_HOOKS more calls (if
+-- it finishes first, the Ctrl-C goes to the prompt: it drops the line being typed).
+local function interrupted(r)
+  if S.background == 0 then
+    return C.weir_repl_interrupted(r) == 1
+  end
+  if C.weir_repl_interrupt_pending(r) == 0 then
+    S.waited = 0
+    return false
+  end
+  S.waited = S.waited + 1
+  return S.waited >= BACKGROUND_HOOKS and C.weir_repl_interrupted(r) == 1
+end
+
+-- The count hook: Ctrl-C or a stop signal ends what runs now.
+local function on_hook()
+  local r = rt()
+  if r == nil then
+    return
+  end
+  local kind = interrupted(r) and "interrupted"
+    or (C.weir_repl_stop_asked(r) == 1 and "terminated")
+  if not kind then
+    return
+  end
+  if kind == "terminated" then
+    S.terminating = true
+  else
+    -- during a command the terminal is cooked and echoed ^C; between keystrokes libedit
+    -- has it raw, and the prompt line is cleared already
+    S.echoed = S.interactive and S.background == 0
+  end
+  if S.in_job > 0 and S.job then
+    error(signal_error(kind, running_label(S.job)), 0)
+  end
+  error(kind, 2)
+end
+
+-- Runs f(...) as the job's code: a signal that comes meanwhile fails the job.
+local function in_job(f, ...)
+  S.in_job = S.in_job + 1
+  local res = { pcall(f, ...) }
+  S.in_job = S.in_job - 1
+  if not res[1] then
+    error(res[2], 0)
+  end
+  return unpack(res, 2, table.maxn(res))
+end
+
 -- Job control -----------------------------------------------------------------------------
 
-local function finish_job(stopping)
+local HOW = { ended = "has ended", stopped = "was stopped", failed = "failed",
+              interrupted = "was interrupted", terminated = "was terminated" }
+
+-- The job ended (how: "ended", "stopped", "failed", "interrupted"): it is kept, so that the
+-- inspectors show its final state, until the next :start or :reset.
+local function keep(job, how)
+  job.now_override = job.rt ~= nil and job:now() or job.now_override
+  job:close()
+  S.job, S.manual = nil, nil
+  S.last = { job = job, how = how }
+  open_bare()
+  prompt(S.prompt or "> ") -- the new runtime's input shows it (the job may end between lines)
+end
+
+-- The job failed with err (raised by its code, or a signal): says so, keeps it.
+local function job_failed(err)
+  local job = S.job
+  if type(err) == "table" and err.repl_signal then
+    local label = err.label
+    local where = label and (" while " .. label .. " was running") or ""
+    if err.repl_signal == "interrupted" then
+      report_error(("interrupted%s: the job is stopped, its state is kept (:status, :windows, "
+        .. ":why, :draw; :start runs it again)"):format(where))
+    else
+      report_error(("terminated by a signal%s: the job is stopped"):format(where))
+      S.exit = 1 -- also at a terminal: the job did not drain
+    end
+    keep(job, err.repl_signal)
+  else
+    report_error(err)
+    keep(job, "failed")
+  end
+end
+
+-- mode "ended": the input ended (end-of-input fires what is left); "stopped": a stop (what
+-- is in flight drains, nothing fires).
+local function finish_job(mode)
   local job = S.job
   if not job then
     return
   end
-  local ok, err = pcall(function()
-    if stopping then
+  local ok, err = pcall(in_job, function()
+    if mode == "stopped" then
       C.weir_rt_stop(job.rt)
       -- drain what is in flight: the sources end as "stopped"
       while job.live > 0 do
@@ -140,22 +360,31 @@ local function finish_job(stopping)
     end
     job:finish()
   end)
-  job:close()
-  S.job = nil
-  open_bare()
   if not ok then
-    report_error(err)
+    return job_failed(err)
   end
+  keep(job, mode)
+end
+
+local function replay_nodes(job)
+  local list = {}
+  for _, node in ipairs(job.plan.sources) do
+    if node.source == "replay" then
+      list[#list + 1] = node
+    end
+  end
+  return list
 end
 
 local function start_job()
   if S.job then
-    return say("the job is already running (:stop first)")
+    return usage("the job is already running (:stop first)")
   end
   if not S.plan then
-    return say("no job yet: build a pipeline and call env:execute(), then :start")
+    return usage("no job yet: build a pipeline and call env:execute(), then :start")
   end
   close_bare()
+  S.last = nil
   local job = run.new(S.plan)
   job.trace = { late = {}, elements = {}, keys = {}, fired = {} }
   S.trace = job.trace
@@ -181,8 +410,31 @@ local function start_job()
       S.manual = node
     end
   end
+  -- a replay starts paused: :step, :advance and :run move through its lines
+  S.replays = {}
+  if clock == "virtual" then
+    for _, node in ipairs(replay_nodes(job)) do
+      local fh = io.open(node.path, "rb")
+      local text = fh and fh:read("*a")
+      if fh then
+        fh:close()
+      end
+      local pok, entries = pcall(replay.parse, text or "", node.path)
+      S.replays[#S.replays + 1] = { node = node, entries = pok and entries or {},
+                                    text = text or "" }
+      C.weir_replay_hold(job.rt, node.src_id, 0)
+    end
+    if #S.replays > 0 then
+      C.weir_rt_hold_clock(job.rt, 1)
+    end
+  end
   say(("started %q on the %s clock at %s"):format(job.plan.job_name, clock,
     status.wm_text(job:now())))
+  if #S.replays > 0 then
+    local r = S.replays[1]
+    say(("%s is paused before its first line (:step, :advance 5s, :run)"):format(
+      r.node.label))
+  end
 end
 
 -- Process whatever the runtime has ready now, without waiting for input.
@@ -191,18 +443,56 @@ local function pump()
   if not job then
     return
   end
-  while job.live > 0 do
-    local n = C.weir_loop_poll_nowait(job.rt, job.events, job.batch)
-    if n < 0 then
-      error({ text = ffi.string(C.weir_rt_error(job.rt)) }, 0)
-    elseif n == 0 then
-      break
+  local ok, err = pcall(in_job, function()
+    while job.live > 0 do
+      local n = C.weir_loop_poll_nowait(job.rt, job.events, job.batch)
+      if n < 0 then
+        error({ text = ffi.string(C.weir_rt_error(job.rt)) }, 0)
+      elseif n == 0 then
+        break
+      end
+      job:handle(n)
     end
-    job:handle(n)
+  end)
+  if not ok then
+    return job_failed(err)
   end
   if job.live == 0 then
     say("the job's input has ended")
-    finish_job(false)
+    finish_job("ended")
+  end
+end
+
+-- Replays: each one's next line, held until a command lets it go.
+local function replay_next(r)
+  local i = C.weir_replay_next(S.job.rt, r.node.src_id)
+  return i, r.entries[i + 1]
+end
+
+local function hold_replays()
+  for _, r in ipairs(S.replays) do
+    C.weir_replay_hold(S.job.rt, r.node.src_id, (replay_next(r)))
+  end
+end
+
+local function release_replays()
+  for _, r in ipairs(S.replays) do
+    C.weir_replay_hold(S.job.rt, r.node.src_id, -1)
+  end
+end
+
+-- Where the replays stand: "next: line 5 of x.replay at 3000", or nothing when all are read.
+local function replay_position()
+  local best
+  for _, r in ipairs(S.replays) do
+    local _, e = replay_next(r)
+    if e and (not best or e[1] < best.e[1]) then
+      best = { r = r, e = e }
+    end
+  end
+  if best then
+    return ("next: line %d of %s at %s"):format(best.e[4], best.r.node.path,
+      status.wm_text(best.e[1]))
   end
 end
 
@@ -221,17 +511,17 @@ end
 
 function commands.stop()
   if not S.job then
-    return say("no job is running")
+    return usage("no job is running")
   end
-  finish_job(true)
+  finish_job("stopped")
   say("stopped")
 end
 
 function commands.reset()
   if S.job then
-    finish_job(true)
+    finish_job("stopped")
   end
-  S.manual, S.trace = nil, nil
+  S.manual, S.trace, S.last = nil, nil, nil
   if S.script then
     S.plan = nil
     local ok, err = pcall(M.load_script)
@@ -246,10 +536,10 @@ end
 
 function commands.clock(arg)
   if arg ~= "virtual" and arg ~= "real" then
-    return say(":clock virtual|real")
+    return usage(":clock virtual|real")
   end
   if S.job then
-    return say("the clock is chosen at :start (:stop first)")
+    return usage("the clock is chosen at :start (:stop first)")
   end
   S.clock = arg
   say("the next :start uses the " .. arg .. " clock")
@@ -257,14 +547,27 @@ end
 
 local function need_job()
   if not S.job then
-    say("no job is running (:start)")
+    usage(S.last and ("the job %s (:start runs it again)"):format(HOW[S.last.how])
+      or "no job is running (:start)")
     return nil
   end
   return S.job
 end
 
+-- The job the inspectors read: the running one, or the one that ended, as it was then.
+local function inspected()
+  if S.job then
+    return S.job
+  end
+  if S.last then
+    say(("(the job %s; its state at the end:)"):format(HOW[S.last.how]))
+    return S.last.job
+  end
+  usage("no job is running (:start)")
+end
+
 function commands.now()
-  local job = S.job
+  local job = S.job or (S.last and S.last.job)
   say(status.wm_text(job and job:now() or C.weir_rt_now(rt())))
 end
 
@@ -275,18 +578,60 @@ function commands.advance(arg)
   end
   local ok, d = pcall(duration.parse, arg, ":advance")
   if not ok or d < 0 then
-    return say(":advance needs a duration such as 5s")
+    return usage(":advance needs a duration such as 5s")
   end
   if job:now() + d > duration.MAX_TIME then
-    return say(":advance: the virtual clock goes up to 2^52 ms (API.md, Time range)")
+    return usage(":advance: the virtual clock goes up to 2^52 ms (API.md, Time range)")
   end
   if C.weir_rt_advance(job.rt, job:now() + d) < 0 then
-    return say(":advance moves the virtual clock; this job runs on the real clock")
+    return usage(":advance moves the virtual clock; this job runs on the real clock")
   end
+  release_replays()
   pump()
   if S.job then
-    say("now " .. status.wm_text(S.job:now()))
+    hold_replays()
+    local where = replay_position()
+    say("now " .. status.wm_text(S.job:now()) .. (where and ("; " .. where) or ""))
   end
+end
+
+function commands.step()
+  local job = need_job()
+  if not job then
+    return
+  end
+  local best
+  for _, r in ipairs(S.replays) do
+    local i, e = replay_next(r)
+    if e and (not best or e[1] < best.e[1]) then
+      best = { r = r, i = i, e = e }
+    end
+  end
+  if not best then
+    return usage("the job has no replay line left to step to")
+  end
+  local e = best.e
+  local text = e[3] >= 0 and best.r.text:sub(e[2] + 1, e[2] + e[3]) or "(only moves the clock)"
+  say(("line %d of %s at %s: %s"):format(e[4], best.r.node.path, status.wm_text(e[1]), text))
+  C.weir_replay_hold(job.rt, best.r.node.src_id, best.i + 1)
+  if e[1] > job:now() then
+    C.weir_rt_advance(job.rt, e[1])
+  end
+  pump()
+end
+
+commands.run = function()
+  local job = need_job()
+  if not job then
+    return
+  end
+  if #S.replays == 0 then
+    return usage(":run lets a replay run to its end; this job has no replay")
+  end
+  release_replays()
+  C.weir_rt_hold_clock(job.rt, 0)
+  S.replays = {}
+  pump()
 end
 
 local function push(text)
@@ -295,23 +640,38 @@ local function push(text)
     return
   end
   if not S.manual then
-    return say("the job has no manual source (use env:manual(), or weir repl JOB.lua --manual)")
+    return usage("the job has no manual source (use env:manual(), or weir repl JOB.lua --manual)")
   end
   C.weir_manual_push(job.rt, S.manual.src_id, text, #text)
   pump()
 end
 
-commands.push = push
+function commands.push(arg)
+  if arg == "" then
+    return usage(":push RECORD (a line of text; :feed for many)")
+  end
+  push(arg)
+end
 
 commands["end"] = function()
   local job = need_job()
   if not job then
     return
   end
-  if not S.manual then
-    return say("the job has no manual source")
+  if not S.manual and #S.replays == 0 then
+    return usage("the job has no manual source or replay to end")
   end
-  C.weir_manual_close(job.rt, S.manual.src_id)
+  if S.manual then
+    C.weir_manual_close(job.rt, S.manual.src_id)
+  end
+  for _, r in ipairs(S.replays) do
+    local i = replay_next(r)
+    if i < #r.entries then
+      say(("%s: the input ends before line %d (%d line(s) not read)"):format(r.node.label,
+        r.entries[i + 1][4], #r.entries - i))
+    end
+    C.weir_replay_end(job.rt, r.node.src_id)
+  end
   pump()
 end
 
@@ -325,34 +685,37 @@ function commands.feed()
 end
 
 function commands.status()
-  local job = need_job()
+  local job = inspected()
   if job then
     inspect.status(job, say)
   end
 end
 
 function commands.windows(key)
-  local job = need_job()
+  local job = inspected()
   if job then
     inspect.windows(job, key, say)
   end
 end
 
 function commands.timers()
-  local job = need_job()
+  local job = inspected()
   if job then
     inspect.timers(job, say)
   end
 end
 
 function commands.why()
-  local job = need_job()
+  local job = inspected()
   if job then
     inspect.why(job, say)
   end
 end
 
 function commands.late()
+  if not S.trace then
+    return usage("no job is running (:start)")
+  end
   inspect.late(S.trace, say)
 end
 
@@ -360,7 +723,10 @@ function commands.draw(arg)
   if arg and arg:match("^%-%-svg") then
     return say(require("weir.timeline").draw_command(S.timeline, arg))
   end
-  inspect.draw(S.job, S.trace, S.colour, say)
+  local job = inspected()
+  if job then
+    inspect.draw(job, S.trace, S.colour, say)
+  end
 end
 
 -- Lua at the prompt -------------------------------------------------------------------------
@@ -378,47 +744,66 @@ local function show_results(n, ...)
 end
 
 local function run_chunk(f)
-  -- Ctrl-C while a command runs: the C side sets a flag; a count hook checks it. LuaJIT runs no
-  -- hooks in compiled code, so the chunk itself stays interpreted (functions it defines still
-  -- compile); a compiled loop elsewhere is left by a third Ctrl-C, which exits.
-  jit.off(f)
-  debug.sethook(function()
-    if C.weir_repl_interrupted(rt()) == 1 then
-      error("interrupted", 2)
-    end
-  end, "", 10000)
   local res = { pcall(f) }
-  debug.sethook()
   if not res[1] then
+    if type(res[2]) == "table" and res[2].repl_signal then
+      res[2] = res[2].text -- the job's code, called from the prompt
+    end
     report_error(res[2])
     return
   end
-  show_results(#res - 1, unpack(res, 2))
+  show_results(table.maxn(res) - 1, unpack(res, 2, table.maxn(res)))
+end
+
+-- Compiles the chunk typed so far: a function, or nil and the error, or nil, nil, true when
+-- it is unfinished. As lua.c: an expression prints its values; only a statement whose error
+-- ends in '<eof>' goes on on the next line.
+local function compile(buf)
+  if loadstring("return " .. buf, "=stdin") then
+    -- not `return f(x)`: that tail call would drop the chunk's frame, and with it the
+    -- position error("boom") reports (stdin:1:)
+    local f = loadstring("return select(1, " .. buf .. "\n)", "=stdin")
+    if f then
+      return f
+    end
+    return loadstring("return " .. buf, "=stdin")
+  end
+  local f, err = loadstring(buf, "=stdin")
+  if f then
+    return f
+  end
+  if err:sub(-7) == "'<eof>'" then
+    return nil, nil, true
+  end
+  return nil, err
 end
 
 local function eval(line)
   local buf = S.buffer and (S.buffer .. "\n" .. line) or line
-  local f, err = loadstring("return " .. buf, "=stdin")
-  local incomplete = not f and err:find("<eof>", 1, true)
-  if not f then
-    f, err = loadstring(buf, "=stdin")
-    incomplete = incomplete or (not f and err:find("<eof>", 1, true))
+  local f, err, unfinished = compile(buf)
+  if unfinished then
+    S.buffer = buf
+    prompt(">> ")
+    return
   end
+  S.buffer = nil
   if not f then
-    if incomplete then
-      S.buffer = buf
-      prompt(">> ")
-      return
-    end
-    S.buffer = nil
     prompt("> ")
     return report_error(err)
   end
-  S.buffer = nil
   setfenv(f, S.globals)
   run_chunk(f)
   pump()
   prompt("> ")
+end
+
+-- "-- a comment" after a command: the command's argument ends before it.
+local function strip_comment(arg)
+  local at = (" " .. arg):find("%s%-%-")
+  if at then
+    arg = at == 1 and "" or arg:sub(1, at - 2):match("^(.-)%s*$")
+  end
+  return arg
 end
 
 local function handle_line(line)
@@ -432,13 +817,13 @@ local function handle_line(line)
     return
   end
   if not S.buffer then
-    local cmd, arg = line:match("^:(%a+)%s*(.-)%s*$")
+    local cmd, arg = line:match("^%s*:(%a+)%s*(.-)%s*$")
     if cmd then
       local f = commands[cmd]
       if not f then
-        say(("unknown command :%s (:help)"):format(cmd))
+        report_error(("unknown command :%s (:help lists them)"):format(cmd))
       else
-        local ok, err = pcall(f, arg)
+        local ok, err = pcall(f, strip_comment(arg))
         if not ok then
           report_error(err)
         end
@@ -460,7 +845,7 @@ end
 ---Called by env:execute() in REPL mode: the job waits for :start.
 function M.submit(plan)
   if S.job then
-    return say("a job is running; :stop it before executing another")
+    return usage("a job is running; :stop it before executing another")
   end
   S.plan = plan
   S.env = plan.env
@@ -484,24 +869,50 @@ function M.load_script()
   end
 end
 
+-- What Ctrl-D (the end of the input) drops: the running job stops, nothing fires.
+local function leave()
+  if S.buffer then
+    report_error("the input ended inside an unfinished chunk:\n  " ..
+      S.buffer:gsub("\n", "\n  "))
+  end
+  if S.job then
+    local m = S.job:metrics()
+    local held = 0
+    for _, node in ipairs(S.job.timer_nodes) do
+      held = held + (m[node.label] and m[node.label].open_windows or 0)
+    end
+    if held > 0 then
+      -- the stop then names each window operator's dropped windows (API.md, Signals)
+      say(("leaving: job %q stops with %d open window(s), which do not fire (:end before "
+        .. "leaving fires them)"):format(S.job.plan.job_name, held))
+    end
+    finish_job("stopped")
+  end
+end
+
 ---The REPL: returns the exit status.
 function M.run(job)
   S.interactive = job.interactive
   S.colour = job.interactive and os.getenv("NO_COLOR") == nil
   S.script, S.args = job.script, job.args or {}
+  S.in_job, S.background, S.waited, S.failed, S.replays = 0, 0, 0, false, {}
   -- Without HOME no history file: never one in the working directory (or at /).
   local home = os.getenv("HOME")
   S.history = home and home ~= "" and home .. "/.weir_history" or nil
   S.globals = setmetatable({ weir = require("weir") }, { __index = _G })
+  -- interpreted code runs hooks: every loop can be stopped (API.md, The REPL)
+  jit.off()
+  jit.flush()
+  debug.sethook(on_hook, "", HOOK_COUNT)
   open_bare()
   if S.script then
     local ok, err = pcall(M.load_script)
     if not ok then
       report_error(err)
-      close_bare()
-      return 1
-    end
-    if S.plan then
+      S.globals.env = S.globals.env or require("weir").env()
+      S.env = S.globals.env
+      say(("the prompt runs without the job: fix %s, then :reset"):format(S.script))
+    elseif S.plan then
       say(("loaded %s: job %q is ready (:start runs it, :help for more)"):format(S.script,
         S.plan.job_name))
     end
@@ -513,11 +924,11 @@ function M.run(job)
     end
   end
   prompt("> ")
-  local status_code = 0
   while true do
     local r = rt()
     local events = S.job and S.job.events or S.events
     local n = C.weir_loop_poll(r, events, S.job and S.job.batch or 1)
+    local stop = C.weir_repl_stop_asked(r) ~= 0 -- SIGTERM: this poll brought the STOP
     if n < 0 then
       report_error(ffi.string(C.weir_rt_error(r)))
       if S.job then
@@ -525,12 +936,12 @@ function M.run(job)
         S.job = nil
         open_bare()
       else
-        status_code = 1
         break
       end
     elseif n == 1 and events[0].kind == EV_INPUT then
       local e = events[0]
       if e.flags == INPUT_EOF then
+        leave()
         break
       elseif e.flags == INPUT_INTERRUPT then
         S.buffer, S.feeding = nil, false
@@ -539,24 +950,33 @@ function M.run(job)
         handle_line(ffi.string(e.ptr, e.len))
       end
     elseif n > 0 and S.job then
-      local ok, err = pcall(S.job.handle, S.job, n)
+      S.background, S.waited = 1, 0
+      local ok, err = pcall(in_job, S.job.handle, S.job, n)
+      S.background = 0
       if not ok then
-        report_error(err)
-        finish_job(false)
+        job_failed(err)
       elseif S.job and S.job.live == 0 then
-        say("the job's input has ended")
-        finish_job(false)
+        say(S.job.stopped and "the job is stopped" or "the job's input has ended")
+        finish_job(S.job.stopped and "stopped" or "ended")
       end
+    end
+    if stop or S.terminating then
+      if not S.terminating then
+        say(S.job and "stopped by a signal: the job stops, the session ends"
+          or "stopped by a signal: the session ends")
+      end
+      break
     end
   end
   if S.job then
-    finish_job(true)
+    finish_job("stopped")
   end
+  debug.sethook()
   close_bare()
   if S.interactive then
     io.stdout:write("\n")
   end
-  return status_code
+  return S.exit or ((S.failed and not S.interactive) and 1 or 0)
 end
 
 S.events = ffi.new("weir_event_t[1]")

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* check_source_replay.c: the replay source (source_replay.c): entries in time order, a trailing
- * time-only entry, and when it counts as pending. */
+ * time-only entry, when it counts as pending, and stepping through it (hold, end). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -131,6 +131,61 @@ START_TEST(test_replay_position_and_clock_restore_continue_the_same_way)
 }
 END_TEST
 
+/* ---- stepping (the REPL's paused replay) ------------------------------------------------ */
+
+START_TEST(test_held_replay_delivers_only_what_it_is_let_go)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+    int32_t r = weir_source_replay(rt, "abc", 3);
+    add_entry(rt, r, 0, 0, 1, 1);
+    add_entry(rt, r, 0, 1, 1, 2);
+    add_entry(rt, r, 500, 2, 1, 3);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(weir_replay_hold(rt, r, 0), 0);
+    ck_assert_int_eq(weir_rt_hold_clock(rt, 1), 0);
+    ck_assert_int_eq(weir_replay_hold(rt, r + 1, 0), WEIR_EINVAL);
+    weir_event_t ev[8];
+    ck_assert_int_eq(weir_loop_poll_nowait(rt, ev, 8), 0); /* everything is held */
+    ck_assert_int_eq(weir_source_pending(rt, r), 0);
+    ck_assert_int_eq(weir_replay_next(rt, r), 0);
+    ck_assert_int_eq(weir_replay_hold(rt, r, 1), 0); /* one line: "a", not "b" at the same time */
+    ck_assert_int_eq(weir_loop_poll_nowait(rt, ev, 8), 1);
+    ck_assert_int_eq(ev[0].kind, WEIR_EV_LINE);
+    ck_assert_int_eq(ev[0].index, 1);
+    ck_assert_int_eq(weir_replay_next(rt, r), 1);
+    ck_assert_int_eq(weir_replay_hold(rt, r, -1), 0); /* all: "b"; "c" waits for the clock */
+    ck_assert_int_eq(weir_loop_poll_nowait(rt, ev, 8), 1);
+    ck_assert_int_eq(ev[0].index, 2);
+    ck_assert_int_eq(weir_loop_poll_nowait(rt, ev, 8), 0); /* the held clock does not jump */
+    ck_assert_int_eq((int64_t)weir_rt_now(rt), 0);
+    ck_assert_int_eq(weir_rt_advance(rt, 500), 0);
+    ck_assert_int_eq(weir_loop_poll_nowait(rt, ev, 8), 2);
+    ck_assert_int_eq(ev[0].index, 3);
+    ck_assert_int_eq((int64_t)ev[0].time_ms, 500);
+    ck_assert_int_eq(ev[1].kind, WEIR_EV_END);
+    ck_assert_int_eq(weir_replay_next(rt, r), 3);
+    weir_rt_free(rt);
+}
+END_TEST
+
+START_TEST(test_replay_end_drops_the_lines_not_delivered)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+    int32_t r = weir_source_replay(rt, "ab", 2);
+    add_entry(rt, r, 0, 0, 1, 1);
+    add_entry(rt, r, 100, 1, 1, 2);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(weir_replay_hold(rt, r, 0), 0);
+    ck_assert_int_eq(weir_replay_end(rt, r), 0);
+    weir_event_t ev[8];
+    ck_assert_int_eq(weir_loop_poll_nowait(rt, ev, 8), 1);
+    ck_assert_int_eq(ev[0].kind, WEIR_EV_END);
+    ck_assert_int_eq(ev[0].flags, WEIR_END_EXHAUSTED);
+    ck_assert_int_eq((int64_t)weir_rt_now(rt), 0);
+    weir_rt_free(rt);
+}
+END_TEST
+
 static Suite *source_replay_suite(void)
 {
     Suite *s = suite_create("source_replay");
@@ -146,6 +201,9 @@ static Suite *source_replay_suite(void)
          test_replay_is_quiet_until_its_next_line_is_due, 0},
         {"position_and_clock_restore_continue_same_way",
          test_replay_position_and_clock_restore_continue_the_same_way, 0},
+        {"held_replay_delivers_only_what_it_is_let_go",
+         test_held_replay_delivers_only_what_it_is_let_go, 0},
+        {"replay_end_drops_lines_not_delivered", test_replay_end_drops_the_lines_not_delivered, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         add_timed_case(s, cases[i].name, cases[i].test, cases[i].timeout_s);

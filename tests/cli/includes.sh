@@ -50,7 +50,7 @@ if grep -q '^#include "source_' "$RUNTIME/loop.c" "$RUNTIME/signals.c" "$RUNTIME
 else
   ok
 fi
-if grep -qi 'repl' <(grep '^#include' "$RUNTIME/loop.c" "$RUNTIME/signals.c"); then
+if grep -qi 'repl' <(grep -h '^#include' "$RUNTIME/loop.c" "$RUNTIME/signals.c"); then
   bad "loop.c or signals.c includes the REPL's header"
 else
   ok

@@ -3,7 +3,8 @@
  * tests. `pty_run INPUT -- CMD ARGS...` starts CMD on a new pty (80x24), then for each line of
  * INPUT waits (up to 10 s) until the output ends with the prompt "> " or ">> " or "feed> ",
  * types the line and Enter; a line "^D" sends Ctrl-D and "^C" Ctrl-C, and "^C!TEXT" sends
- * Ctrl-C without waiting for a prompt, once TEXT has appeared (to interrupt a running command). It copies everything
+ * Ctrl-C without waiting for a prompt, once TEXT has appeared (to interrupt a running command),
+ * and "^T!TEXT" sends SIGTERM to CMD the same way. It copies everything
  * the terminal shows to stdout and exits with CMD's status (1 on a timeout). */
 #define _GNU_SOURCE /* memmem */
 #include <errno.h>
@@ -40,16 +41,29 @@ static int pump(int fd, int ms)
     return 1;
 }
 
+/* The output ends with a prompt: "> " last, or followed only by terminal control sequences
+ * (ESC [ parameters letter). A "> " further back is a redrawn line (after a completion list,
+ * "> -- env:"), not a prompt waiting for input. */
 static int at_prompt(void)
 {
-    /* the prompt may be followed by terminal control sequences; look at the last bytes */
-    size_t from = nseen > 64 ? nseen - 64 : 0;
-    for (size_t i = nseen; i > from; i--) {
-        if (i >= 2 && seen[i - 1] == ' ' && seen[i - 2] == '>') {
-            return 1;
+    size_t end = nseen;
+    for (;;) {
+        size_t i;
+        if (end > 0 && ((seen[end - 1] >= 'A' && seen[end - 1] <= 'Z') ||
+                        (seen[end - 1] >= 'a' && seen[end - 1] <= 'z'))) {
+            i = end - 1;
+            while (i > 0 && ((seen[i - 1] >= '0' && seen[i - 1] <= '9') ||
+                             seen[i - 1] == ';' || seen[i - 1] == '?')) {
+                i--;
+            }
+            if (i >= 2 && seen[i - 1] == '[' && seen[i - 2] == '\033') {
+                end = i - 2; /* drop the control sequence */
+                continue;
+            }
         }
+        break;
     }
-    return 0;
+    return end >= 2 && seen[end - 1] == ' ' && seen[end - 2] == '>';
 }
 
 int main(int argc, char **argv)
@@ -79,9 +93,9 @@ int main(int argc, char **argv)
     int rc = 0;
     while (fgets(line, sizeof line, in)) {
         line[strcspn(line, "\n")] = '\0';
-        if (strncmp(line, "^C!", 3) == 0) {
-            /* Ctrl-C while a command runs: no prompt to wait for; wait until the command has
-             * shown TEXT (so it is surely running), then a little more */
+        if (strncmp(line, "^C!", 3) == 0 || strncmp(line, "^T!", 3) == 0) {
+            /* Ctrl-C (^T: SIGTERM) while a command runs: no prompt to wait for; wait until the
+             * command has shown TEXT (so it is surely running), then a little more */
             const char *text = line + 3;
             for (int waited = 0; waited < 10000 && !memmem(seen, nseen, text, strlen(text));
                  waited += 25) {
@@ -92,7 +106,11 @@ int main(int argc, char **argv)
             for (int i = 0; i < 8; i++) {
                 pump(fd, 25);
             }
-            write(fd, "\x03", 1);
+            if (line[1] == 'T') {
+                kill(pid, SIGTERM);
+            } else {
+                write(fd, "\x03", 1);
+            }
             continue;
         }
         int waited = 0;
@@ -103,7 +121,13 @@ int main(int argc, char **argv)
             waited += 50;
         }
         if (!at_prompt()) {
-            fputs("\npty_run: no prompt within 10 s\n", stderr);
+            fputs("\npty_run: no prompt within 10 s; the terminal's last bytes:\n", stderr);
+            size_t from = nseen > 200 ? nseen - 200 : 0;
+            for (size_t i = from; i < nseen; i++) {
+                unsigned char c = (unsigned char)seen[i];
+                fprintf(stderr, c >= 32 && c < 127 ? "%c" : "\\x%02x", c);
+            }
+            fputs("\n", stderr);
             rc = 1;
             break;
         }
