@@ -797,9 +797,10 @@ local function eval(line)
   prompt("> ")
 end
 
--- "-- a comment" after a command: the command's argument ends before it.
+-- "-- a comment" after a command: the command's argument ends before it (a "--" then a space
+-- or the end; "--svg" is an option).
 local function strip_comment(arg)
-  local at = (" " .. arg):find("%s%-%-")
+  local at = (" " .. arg .. " "):find("%s%-%-%s")
   if at then
     arg = at == 1 and "" or arg:sub(1, at - 2):match("^(.-)%s*$")
   end
