@@ -477,6 +477,10 @@ function M.list(node, inst, keep, with_contents)
 end
 
 ---Processing-time timers: none (event-time windows only).
+function M.last_processing_time()
+  return -math.huge -- event time only: no processing-time timers
+end
+
 function M.next_processing_time()
   return INF
 end

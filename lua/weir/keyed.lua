@@ -747,6 +747,10 @@ function M.end_horizon(inst)
   return h
 end
 
+function M.last_processing_time(_, inst)
+  return M.end_horizon(inst)
+end
+
 function M.next_processing_time(_, inst)
   local t = C.weir_timers_next(inst.timers, PROCESSING)
   if inst.kctx.job.ending and t > M.end_horizon(inst) then

@@ -277,12 +277,21 @@ function Job:end_of_input()
   if self.stopped or self.plan.env.end_of_input == "flink" then
     return
   end
+  -- A timer that firing registers fires too if it is not later than the last one pending now;
+  -- a later one is dropped: a trigger that registers the next timer at each fire
+  -- (continuous_processing_time) would otherwise never let the job end.
+  local horizon = -INF
+  for _, node in ipairs(self.timer_nodes) do
+    for _, inst in ipairs(node.instances) do
+      horizon = math.max(horizon, windowing.last_processing_time(node, inst))
+    end
+  end
   self.ending = true
   local ok, info = self:protected(function()
     -- in global time order: everything due at the earliest pending time, then the next
     while true do
       local due = self:next_processing_time()
-      if due == INF then
+      if due == INF or due > horizon then
         break
       end
       self:fire_processing_timers(due, true)

@@ -18,6 +18,7 @@
 --                               pop order, gstate = { kid -> global_state }, [slices] };
 --                               keep(kid) says which keys; it changes no state
 --   next_processing_time(node, inst)  the earliest processing-time timer, or +inf
+--   last_processing_time(node, inst)  the latest processing-time timer, or -inf (end of input)
 --   key_of(node, inst, kid)     the key of a key id (the error handler's frames carry ids)
 -- and keeps inst.watermark (set by the job) and inst.firing (true while a watermark's timers
 -- fire, for the error report). The trace (job.trace) is { late = {...}, elements = {key ->
@@ -311,6 +312,11 @@ function M.windows(node, inst)
 end
 
 ---The earliest processing-time timer of one subtask, or +inf.
+---The latest processing-time timer of one subtask, or -inf.
+function M.last_processing_time(node, inst)
+  return node.window_op.last_processing_time(node, inst)
+end
+
 function M.next_processing_time(node, inst)
   return node.window_op.next_processing_time(node, inst)
 end

@@ -537,6 +537,16 @@ function M.list(node, inst, keep, with_contents)
            timers = winstate.timers(inst), gstate = inst.gstate }
 end
 
+function M.last_processing_time(_, inst)
+  local last = -INF
+  for _, t in ipairs(winstate.timers(inst)) do
+    if t.domain == "processing" and t.time > last then
+      last = t.time
+    end
+  end
+  return last
+end
+
 function M.next_processing_time(_, inst)
   return C.weir_timers_next(inst.timers, PROCESSING)
 end
