@@ -39,8 +39,10 @@ function M.show(v)
       return ("the string %q..."):format(v:sub(1, 60))
     end
     return ("the string %q"):format(v)
-  elseif tv == "nil" or tv == "boolean" then
-    return tostring(v)
+  elseif tv == "boolean" then
+    return "the boolean " .. tostring(v)
+  elseif tv == "nil" then
+    return "nil"
   end
   return "a " .. tv
 end

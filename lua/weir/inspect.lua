@@ -58,11 +58,11 @@ local function holder(node, inst)
     end
   end
   if not best then
-    return "every input is idle"
+    return "; every input is idle, so it moves only when one becomes active again"
   end
   local from, sub, p = status.channel_source(node, inst, best.ch)
-  return ("input %d from %s subtask %d/%d at %s"):format(best.ch, from, sub + 1, p,
-    status.wm_text(best.w))
+  return (", held back by input %d from %s subtask %d/%d at %s"):format(best.ch, from, sub + 1,
+    p, status.wm_text(best.w))
 end
 
 ---What each window of the job waits for, as :why says it: per window operator subtask and
@@ -75,8 +75,7 @@ function M.promises(job)
       for _, e in ipairs(windowing.windows(node, inst)) do
         local x, head = e.waits, ("key %s window %s "):format(format.value(e.key),
           tostring(e.window))
-        local wm = ("; it is %s, held back by %s"):format(status.wm_text(inst.watermark),
-          holder(node, inst))
+        local wm = ("; it is %s%s"):format(status.wm_text(inst.watermark), holder(node, inst))
         local text
         if x.what == "watermark" then
           text = ("waits for the watermark to reach %s%s"):format(status.wm_text(x.time), wm)

@@ -72,7 +72,7 @@ it("says a bad duration by its kind, with the fix", function()
     .. "number of milliseconds or text such as \"5s\"")
   raises(function() duration.parse({}, "size") end, "invalid duration for size: expected a "
     .. "number of milliseconds or text such as \"5s\", got a table")
-  raises(function() duration.parse(true) end, "got true")
+  raises(function() duration.parse(true) end, "got the boolean true")
   raises(function() duration.parse("1.5s") end, 'parts are whole numbers; write "1500ms"')
   raises(function() duration.parse("-0.25m") end, 'write "-15000ms"')
   raises(function() duration.parse("1.0001s") end, "expected whole numbers with units")

@@ -18,7 +18,7 @@ local BAD = {
   { 0 / 0, "nan, not a number of milliseconds" },
   { 1.5, "1.5, not a whole number of milliseconds" },
   { "1000", 'the string "1000", not a number of milliseconds' },
-  { false, "false, not a number of milliseconds" },
+  { false, "the boolean false, not a number of milliseconds" },
   { {}, "a table, not a number of milliseconds" },
 }
 
