@@ -10,8 +10,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # 32 bits in some compiled traces (an intermittent SEGV; tests/lua/jitcheck.lua watches for it).
 # Installing it replaces libluajit-5.1-dev.
 # clang and libclang-rt-14-dev (libFuzzer's runtime, only recommended by clang) build tests/fuzz
+# luajit2: the luajit interpreter of the same OpenResty build (2.1-20230119) that weir links, for
+# bench/'s hand-written LuaJIT peers (Debian's package luajit is the older git20220320 snapshot,
+# and conflicts with it)
 WEIR_PACKAGES=(gcc cmake pkg-config libluajit2-5.1-dev libuv1-dev libedit-dev check lua-lpeg
-  lua-check clang libclang-rt-14-dev)
+  lua-check clang libclang-rt-14-dev
+  luajit2)
 missing=()
 for p in "${WEIR_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,6 +6,10 @@
 -- and the factory cache (job.factories).
 local M = {}
 
+-- What a process context's ts or key holds for nil (weir.run's ProcessContext reads it back).
+local NONE = setmetatable({}, { __tostring = function() return "none" end })
+M.NONE = NONE
+
 -- Every operator has ONE generated push function, push(st, v, ts, key), shared by its
 -- subtasks: st is the subtask index and per-subtask state lives in 0-based arrays. Calls
 -- between operators are therefore monomorphic (an exchange computes st and calls the same
@@ -37,7 +41,7 @@ return function(st, v, ts, key)
   CALL(v, out)
 end]],
   process = [[
-local f, objs, emit, ctxs, is_nil = ...
+local f, objs, emit, ctxs, is_nil, NONE = ...
 local cur_st, cur_ts = 0, nil
 local function out(x)
   if is_nil(x) then error("out(nil): records cannot be nil", 2) end
@@ -46,16 +50,20 @@ local function out(x)
 end
 return function(st, v, ts, key)
   local ctx = ctxs[st]
-  ctx.ts, ctx.key = ts, key
+  -- ts or key nil: NONE (a field that keeps its slot; see weir.run)
+  if ts == nil then ctx.ts = NONE else ctx.ts = ts end
+  if key == nil then ctx.key = NONE else ctx.key = key end
   cur_st, cur_ts = st, ts
   CALL(v, ctx, out)
 end]],
   sink_fn = [[
-local f, objs, ctxs, out_n = ...
+local f, objs, ctxs, out_n, NONE = ...
 return function(st, v, ts, key)
   out_n[1] = out_n[1] + 1
   local ctx = ctxs[st]
-  ctx.ts, ctx.key = ts, key
+  -- ts or key nil: NONE (a field that keeps its slot; see weir.run)
+  if ts == nil then ctx.ts = NONE else ctx.ts = ts end
+  if key == nil then ctx.key = NONE else ctx.key = key end
   CALL(v, ctx)
 end]],
   print = [[
@@ -118,9 +126,16 @@ return function(st, v, ts)
   if tk ~= "string" and tk ~= "number" then slow_group(k) end
   return dpush(0, v, ts, k)
 end]],
+  -- one line per call (a replay, a socket): no loop, which LuaJIT would try to trace and leave
   lines = [[
 local ffi_string, emit, progress = ...
 return function(events, i, j)
+  if j == i + 1 then
+    progress[1] = i
+    local e = events[i]
+    emit(0, ffi_string(e.ptr, e.len), nil)
+    return
+  end
   for k = i, j - 1 do
     progress[1] = k
     local e = events[k]
@@ -162,7 +177,18 @@ return function(ptr, first, last)
 end]]
 TEMPLATES.record_lines = [[
 local C, ct, layout, emit, progress, malformed = ...
+local function one(events, k)
+  progress[1] = k
+  local e = events[k]
+  local r = ct()
+  if C.weir_fields_parse(layout, e.ptr, e.len, r) ~= 0 then malformed(e) end
+  emit(0, r, nil)
+end
 return function(events, i, j)
+  if j == i + 1 then
+    one(events, i) -- one line per call: no loop (as lines)
+    return
+  end
   for k = i, j - 1 do
     progress[1] = k
     local e = events[k]

@@ -195,29 +195,35 @@ function Job:processing_timers_changed(inst)
   end
 end
 
+-- One subtask's earliest timer into r.due; returns the lowest time read so far and whether
+-- the subtask that held the minimum holds it no longer. Not a closure in refresh: refresh runs
+-- before every poll, and LuaJIT cannot compile a closure's creation (a trace abort per batch).
+local function read_due(r, inst, earliest, lowered, raised)
+  local due = r.due
+  local old, t = due[inst] or INF, next_processing_timer(inst)
+  due[inst] = t
+  if t < lowered then
+    lowered = t
+  end
+  if old == earliest and t > old then
+    raised = true
+  end
+  return lowered, raised
+end
+
 -- Reads the stale subtasks' earliest timers and updates the minimum.
 local function refresh(self, r)
   local due, lowered, raised = r.due, INF, false
   local earliest = r.earliest
-  local function read(inst)
-    local old, t = due[inst] or INF, next_processing_timer(inst)
-    due[inst] = t
-    if t < lowered then
-      lowered = t
-    end
-    if old == earliest and t > old then
-      raised = true -- the subtask that held the minimum holds it no longer
-    end
-  end
   if r.all then
     for _, node in ipairs(self.timer_nodes) do
       for _, inst in ipairs(node.instances) do
-        read(inst)
+        lowered, raised = read_due(r, inst, earliest, lowered, raised)
       end
     end
   else
     for i = 1, r.n_stale do
-      read(r.stale[i])
+      lowered, raised = read_due(r, r.stale[i], earliest, lowered, raised)
     end
   end
   for i = 1, r.n_stale do
