@@ -14,6 +14,9 @@ M.NONE = NONE
 -- subtasks: st is the subtask index and per-subtask state lives in 0-based arrays. Calls
 -- between operators are therefore monomorphic (an exchange computes st and calls the same
 -- function), which keeps the whole chain in one JIT trace.
+-- They call the next operator with a plain call, not a tail call: LuaJIT counts a trace's tail
+-- calls towards its loop unroll limit (15), so a long chain, or a window fire's side trace
+-- through everything downstream, aborted ("loop unroll limit reached") at a `return emit(...)`.
 
 local TEMPLATES = {
   map = [[
@@ -21,12 +24,12 @@ local f, objs, emit, fail_nil, is_nil = ...
 return function(st, v, ts, key)
   local r = CALL(v)
   if is_nil(r) then fail_nil() end -- not a tail call: the handler needs this frame
-  return emit(st, r, ts)
+  emit(st, r, ts)
 end]],
   filter = [[
 local f, objs, emit = ...
 return function(st, v, ts, key)
-  if CALL(v) then return emit(st, v, ts) end
+  if CALL(v) then emit(st, v, ts) end
 end]],
   flat_map = [[
 local f, objs, emit, is_nil = ...
@@ -99,7 +102,7 @@ return function(st, v, ts, key)
   local c = counters[st] + 1
   if c == n then c = 0 end
   counters[st] = c
-  return dpush(c, v, ts)
+  dpush(c, v, ts)
 end]],
   hash = [[
 local dpush, keyf, maxp, C, to_subtask, slow_group = ...
@@ -114,7 +117,7 @@ return function(st, v, ts)
   else
     kg = slow_group(k)
   end
-  return dpush(to_subtask[kg], v, ts, k)
+  dpush(to_subtask[kg], v, ts, k)
 end]],
   -- a hash exchange into one subtask: every key group goes there, so only check the key
   hash1 = [[
@@ -124,7 +127,7 @@ return function(st, v, ts)
   local k = keyf(v)
   local tk = type(k)
   if tk ~= "string" and tk ~= "number" then slow_group(k) end
-  return dpush(0, v, ts, k)
+  dpush(0, v, ts, k)
 end]],
   -- one line per call (a replay, a socket): no loop, which LuaJIT would try to trace and leave
   lines = [[
@@ -213,7 +216,7 @@ local function fanout_source(n)
   for i = 1, n - 1 do
     body[i] = ("  %s(st, v, ts, key)"):format(names[i])
   end
-  body[n] = ("  return %s(st, v, ts, key)"):format(names[n])
+  body[n] = ("  %s(st, v, ts, key)"):format(names[n])
   return ("local %s = ...\nreturn function(st, v, ts, key)\n%s\nend"):format(
     table.concat(names, ", "), table.concat(body, "\n"))
 end
@@ -231,7 +234,18 @@ return function(st, v, ts, key)
     if type(t) ~= "number" or not (abs(t) <= MAX) or t % 1 ~= 0 then bad_ts(t) end
   end
   emit(st, v, t)
-  return gens[st]:on_event(v, t or MIN, emitters[st])
+  gens[st]:on_event(v, t or MIN, emitters[st])
+end]]
+
+-- The entry of a window or timestamps operator, whose code is not a template: records the
+-- running operator, then calls its push. One prototype per operator, as every template: one
+-- shared closure made the same function appear twice on a trace's stack (a timestamps and a
+-- window operator), which LuaJIT takes for recursion ("down-recursion" aborts).
+TEMPLATES.entry = [[
+local push, slot, id = ...
+return function(st, v, ts, key)
+  slot[0] = id
+  push(st, v, ts, key)
 end]]
 
 ---Builds one generated function from a template (compiled once per operator and template):
@@ -260,6 +274,34 @@ function M.generate(self, node, what, rich, ...)
     return factory(self.op_slot, node.id, ...)
   end
   return factory(...)
+end
+
+-- Sweeps: the per-tick and per-batch visits of every assigner or window subtask (weir.timeflow).
+-- As loops they run one trip per subtask, a few per call, which LuaJIT can neither compile as a
+-- loop nor leave without aborting the trace ("leaving loop in root trace", "inner loop in root
+-- trace"), once per batch; generated per job as straight-line code they are one trace.
+M.SWEEP_MAX = 32 -- more entries than this keep a loop
+
+---A straight-line sweep, compiled per job: `function(PARAMS) PROLOGUE; CALL for every entry;
+---EPILOGUE end`, where E in CALL is the entry (entries[i]) and names lists the upvalues taken
+---from env (a table name -> value).
+function M.sweep(what, entries, params, call, env, names, prologue, epilogue)
+  local src = { "local entries, env = ..." }
+  for _, name in ipairs(names) do
+    src[#src + 1] = ("local %s = env.%s"):format(name, name)
+  end
+  for i = 1, #entries do
+    src[#src + 1] = ("local e%d = entries[%d]"):format(i, i)
+  end
+  src[#src + 1] = ("return function(%s)"):format(params)
+  src[#src + 1] = prologue or ""
+  for i = 1, #entries do
+    src[#src + 1] = "  " .. call:gsub("E", "e" .. i)
+  end
+  src[#src + 1] = epilogue or ""
+  src[#src + 1] = "end"
+  local factory = assert(load(table.concat(src, "\n"), "=weir sweep " .. what))
+  return factory(entries, env)
 end
 
 ---The failure a map or generate function raises for a nil result (not per record: a factory).

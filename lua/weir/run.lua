@@ -144,14 +144,11 @@ function Job:instantiate(node)
     error("weir: no code generator for operator kind " .. tostring(kind))
   end
   if node.push and (kind == "window" or kind == "timestamps") then
-    -- their code is not generated from TEMPLATES: record the running operator here (the
-    -- wrapper's tail call leaves push's frame for the error handler, so both are known)
-    local push, slot, id = node.push, self.op_slot, node.id
+    -- their code is not generated from TEMPLATES: record the running operator here (both the
+    -- wrapper and push are known to the error handler; a plain call, see weir.codegen)
+    local push = node.push
     self.pushes[push] = node
-    node.push = function(st, v, ts, key)
-      slot[0] = id
-      return push(st, v, ts, key)
-    end
+    node.push = self:generate(node, "entry", false, push, self.op_slot, node.id)
   end
   if node.push then
     self.pushes[node.push] = node
@@ -344,17 +341,17 @@ local function deliver(self, events, n, k, sub)
   return k + 1
 end
 
----Delivers events k..n-1 of a poll. A poll of one event (a generator's range, a replay's line)
----runs no loop here: LuaJIT would try to trace one that never loops back.
+---Delivers events k..n-1 of a poll.
 function Job:dispatch(n, k, sub)
   local events = self.events
-  if k + 1 == n then
-    deliver(self, events, n, k, sub)
+  if k >= n then
     return
   end
+  -- the first event outside the loop: a poll of one event, or of one run of lines, never enters
+  -- it (LuaJIT would try to trace a loop that does not loop back)
+  k = deliver(self, events, n, k, sub)
   while k < n do
-    k = deliver(self, events, n, k, sub)
-    sub = nil
+    k = deliver(self, events, n, k, nil)
   end
 end
 
@@ -497,6 +494,9 @@ function M.new(plan)
     assigners = {}, timer_nodes = {}, check_triggers = plan.env.job.check_triggers,
     live = #plan.sources, stopped = false, unread_errors = 0, unread_fires = 0, arrival = 0,
     records_in = 0, polled = 0,
+    -- weir.timeflow's sweeps (Job:make_sweeps, at start)
+    sweep_tick = false, sweep_stalls = false, sweep_fire = false, sweep_read_all = false,
+    sweep_min_due = false,
     batch = math.min(BATCH, plan.env.batch_size or BATCH), out_count = { 0 },
     progress_state = {}, op_slot = C.weir_op_slot(), ptimers = timeflow.new_registry(),
     -- memory given back when LuaJIT runs out, so that the failure can still be reported
@@ -522,6 +522,7 @@ function Job:start(opts)
   for i = #plan.nodes, 1, -1 do
     self:instantiate(plan.nodes[i])
   end
+  self:make_sweeps()
   self:open_sources(opts.clock)
   self:open_functions()
   local job = plan.env.job

@@ -62,7 +62,8 @@ local KNOWN = {
   ["weir op timestamps"] = { NOT_YET, "loop unroll limit reached" },
   -- set-up code at job start (one-off loops and closures): any reason
   ["weir/codegen.lua"] = { NOT_YET, "NYI: bytecode" },
-  ["weir/env.lua"] = { NOT_YET }, ["weir/stream.lua"] = { NOT_YET }, ["weir/keys.lua"] = { NOT_YET },
+  ["weir/env.lua"] = { NOT_YET }, ["weir/stream.lua"] = { NOT_YET },
+  ["weir/keys.lua"] = { NOT_YET },
   ["weir/records.lua"] = { NOT_YET }, ["weir/memory.lua"] = { NOT_YET },
   ["weir/main.lua"] = { NOT_YET }, ["weir/explain.lua"] = { NOT_YET },
   ["weir/duration.lua"] = { NOT_YET, "error thrown or hook called during recording",
