@@ -304,6 +304,19 @@ function M.sweep(what, entries, params, call, env, names, prologue, epilogue)
   return factory(entries, env)
 end
 
+---The window starts of an element for a sliding assigner whose size is k slides (k <= SWEEP_MAX):
+---function(starts, s, slide) that fills starts[1..k] with s, s - slide, ... and returns k,
+---straight-line (a loop of k trips per element made every trace through it abort: "inner loop
+---in root trace").
+function M.window_starts(k)
+  local src = { "return function(starts, s, slide)" }
+  for i = 1, k do
+    src[#src + 1] = ("  starts[%d] = s - %d * slide"):format(i, i - 1)
+  end
+  src[#src + 1] = ("  return %d\nend"):format(k)
+  return assert(load(table.concat(src, "\n"), "=weir window starts " .. k))()
+end
+
 ---The failure a map or generate function raises for a nil result (not per record: a factory).
 function M.nil_result(what)
   return function()

@@ -272,7 +272,7 @@ local function fire_loop(entries, slot)
     for i = 1, #entries do
       local e = entries[i]
       slot[0] = e[1]
-      e[2](e[3], upto, as_if_due)
+      e[2].on_processing_time(e[3], upto, as_if_due)
     end
   end
 end
@@ -316,7 +316,7 @@ function Job:make_sweeps()
       if node.assigner and node.assigner.is_event_time then
         stalls[#stalls + 1] = { node, inst }
       end
-      fires[#fires + 1] = { node.id, node.on_processing_time, inst }
+      fires[#fires + 1] = { node.id, node, inst }
       insts[#insts + 1] = inst
     end
   end
@@ -329,7 +329,7 @@ function Job:make_sweeps()
       env, { "check" })
   self.sweep_fire = #fires > small and fire_loop(fires, self.op_slot)
     or codegen.sweep("processing timers", fires, "upto, as_if_due",
-      "slot[0] = E[1]; E[2](E[3], upto, as_if_due)", env, { "slot" })
+      "slot[0] = E[1]; E[2].on_processing_time(E[3], upto, as_if_due)", env, { "slot" })
   self.sweep_read_all = #insts > small and read_all_loop(insts)
     or codegen.sweep("timer registry", insts, "r, earliest", "lowered, raised = "
       .. "read_due(r, E, earliest, lowered, raised)", env, { "read_due" },
