@@ -53,6 +53,7 @@ local KNOWN = {
   ["weir op elements"] = { NOT_YET, "inner loop in root trace" },
   ["weir op entry"] = { NOT_YET, "trace too long" },
   ["weir sweep"] = { NOT_YET, "trace too long" },
+  ["weir window starts"] = { NOT_YET, "trace too long" },
   -- generated code not seen aborting yet, listed so that a rare abort there does not fail CI:
   -- the driver and operator templates
   ["weir op records"] = { NOT_YET }, ["weir op record_lines"] = { NOT_YET },
@@ -111,12 +112,15 @@ local function weirs(src)
 end
 
 -- "weir/run.lua" for a module, "weir op map" for generated code (any operator id, any fan-out
--- width), "weir sweep" for codegen.sweep's
+-- width)
 local function module_of(src)
-  if src:find("^=weir sweep ") then
+  if src:find("^=weir op ") then
+    return "weir op " .. (src:match("^=weir op %d+ ([%a_]+)") or "?")
+  elseif src:find("^=weir sweep ") then
     return "weir sweep"
   end
-  return src:match("^@(.*)$") or ("weir op " .. (src:match("^=weir op %d+ ([%a_]+)") or "?"))
+  -- other generated chunks: "weir sweep", "weir window starts" (their names without numbers)
+  return src:match("^@(.*)$") or src:match("^=(weir [%a ]-)%s*%d*$") or src
 end
 
 -- Shapes that must have no abort at all in weir's code (the ledger does not apply): none yet.
