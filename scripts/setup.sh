@@ -11,6 +11,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Installing it replaces libluajit-5.1-dev.
 # zlib1g-dev: zlib's crc32, the checksum of every checkpoint section and file (runtime/ckpt.c)
 # clang and libclang-rt-14-dev (libFuzzer's runtime, only recommended by clang) build tests/fuzz
+# luajit2: the luajit interpreter of the same OpenResty build (2.1-20230119) that weir links, for
+# bench/'s hand-written LuaJIT peers (Debian's package luajit is the older git20220320 snapshot,
+# and conflicts with it)
 # librsvg2-bin (rsvg-convert): tests/cli/timeline.sh renders weir timeline's SVG to PNG
 # g++ and libsimdjson-dev: the JSON format's parser (runtime/json.cc); libjansson-dev: the
 # messages of the JSON lines it rejects
@@ -20,7 +23,8 @@ WEIR_PACKAGES=(gcc cmake pkg-config libluajit2-5.1-dev libuv1-dev libedit-dev ch
   g++
   libsimdjson-dev
   libjansson-dev
-  zlib1g-dev)
+  zlib1g-dev
+  luajit2)
 missing=()
 for p in "${WEIR_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

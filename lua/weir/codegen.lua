@@ -6,10 +6,17 @@
 -- and the factory cache (job.factories).
 local M = {}
 
+-- What a process context's ts or key holds for nil (weir.run's ProcessContext reads it back).
+local NONE = setmetatable({}, { __tostring = function() return "none" end })
+M.NONE = NONE
+
 -- Every operator has ONE generated push function, push(st, v, ts, key), shared by its
 -- subtasks: st is the subtask index and per-subtask state lives in 0-based arrays. Calls
 -- between operators are therefore monomorphic (an exchange computes st and calls the same
 -- function), which keeps the whole chain in one JIT trace.
+-- They call the next operator with a plain call, not a tail call: LuaJIT counts a trace's tail
+-- calls towards its loop unroll limit (15), so a long chain, or a window fire's side trace
+-- through everything downstream, aborted ("loop unroll limit reached") at a `return emit(...)`.
 
 local TEMPLATES = {
   map = [[
@@ -17,12 +24,12 @@ local f, objs, emit, fail_nil, is_nil = ...
 return function(st, v, ts, key)
   local r = CALL(v)
   if is_nil(r) then fail_nil() end -- not a tail call: the handler needs this frame
-  return emit(st, r, ts)
+  emit(st, r, ts)
 end]],
   filter = [[
 local f, objs, emit = ...
 return function(st, v, ts, key)
-  if CALL(v) then return emit(st, v, ts) end
+  if CALL(v) then emit(st, v, ts) end
 end]],
   flat_map = [[
 local f, objs, emit, is_nil = ...
@@ -37,7 +44,7 @@ return function(st, v, ts, key)
   CALL(v, out)
 end]],
   process = [[
-local f, objs, emit, ctxs, is_nil = ...
+local f, objs, emit, ctxs, is_nil, NONE = ...
 local cur_st, cur_ts = 0, nil
 local function out(x)
   if is_nil(x) then error("out(nil): records cannot be nil", 2) end
@@ -46,7 +53,9 @@ local function out(x)
 end
 return function(st, v, ts, key)
   local ctx = ctxs[st]
-  ctx.ts, ctx.key = ts, key
+  -- ts or key nil: NONE (a field that keeps its slot; see weir.run)
+  if ts == nil then ctx.ts = NONE else ctx.ts = ts end
+  if key == nil then ctx.key = NONE else ctx.key = key end
   cur_st, cur_ts = st, ts
   CALL(v, ctx, out)
 end]],
@@ -93,11 +102,13 @@ return function(st, v, ts, key)
   return emit(st, out, ts)
 end]=],
   sink_fn = [[
-local f, objs, ctxs, out_n = ...
+local f, objs, ctxs, out_n, NONE = ...
 return function(st, v, ts, key)
   out_n[1] = out_n[1] + 1
   local ctx = ctxs[st]
-  ctx.ts, ctx.key = ts, key
+  -- ts or key nil: NONE (a field that keeps its slot; see weir.run)
+  if ts == nil then ctx.ts = NONE else ctx.ts = ts end
+  if key == nil then ctx.key = NONE else ctx.key = key end
   CALL(v, ctx)
 end]],
   print = [[
@@ -133,7 +144,7 @@ return function(st, v, ts, key)
   local c = counters[st] + 1
   if c == n then c = 0 end
   counters[st] = c
-  return dpush(c, v, ts)
+  dpush(c, v, ts)
 end]],
   hash = [[
 local dpush, keyf, maxp, C, to_subtask, slow_group = ...
@@ -148,7 +159,7 @@ return function(st, v, ts)
   else
     kg = slow_group(k)
   end
-  return dpush(to_subtask[kg], v, ts, k)
+  dpush(to_subtask[kg], v, ts, k)
 end]],
   -- a hash exchange into one subtask: every key group goes there, so only check the key
   hash1 = [[
@@ -158,11 +169,18 @@ return function(st, v, ts)
   local k = keyf(v)
   local tk = type(k)
   if tk ~= "string" and tk ~= "number" then slow_group(k) end
-  return dpush(0, v, ts, k)
+  dpush(0, v, ts, k)
 end]],
+  -- one line per call (a replay, a socket): no loop, which LuaJIT would try to trace and leave
   lines = [[
 local ffi_string, emit, progress = ...
 return function(events, i, j)
+  if j == i + 1 then
+    progress[1] = i
+    local e = events[i]
+    emit(0, ffi_string(e.ptr, e.len), nil)
+    return
+  end
   for k = i, j - 1 do
     progress[1] = k
     local e = events[k]
@@ -206,7 +224,18 @@ return function(ptr, first, last)
 end]]
 TEMPLATES.record_lines = [[
 local C, ct, layout, emit, progress, malformed, new = ...
+local function one(events, k)
+  progress[1] = k
+  local e = events[k]
+  local r = new(ct)
+  local rc = C.weir_fields_parse(layout, e.ptr, e.len, r)
+  if rc == 0 then emit(0, r, nil) else malformed(e, rc) end
+end
 return function(events, i, j)
+  if j == i + 1 then
+    one(events, i) -- one line per call: no loop (as lines)
+    return
+  end
   for k = i, j - 1 do
     progress[1] = k
     local e = events[k]
@@ -244,7 +273,7 @@ local function fanout_source(n)
   for i = 1, n - 1 do
     body[i] = ("  %s(st, v, ts, key)"):format(names[i])
   end
-  body[n] = ("  return %s(st, v, ts, key)"):format(names[n])
+  body[n] = ("  %s(st, v, ts, key)"):format(names[n])
   return ("local %s = ...\nreturn function(st, v, ts, key)\n%s\nend"):format(
     table.concat(names, ", "), table.concat(body, "\n"))
 end
@@ -262,7 +291,18 @@ return function(st, v, ts, key)
     if type(t) ~= "number" or not (abs(t) <= MAX) or t % 1 ~= 0 then bad_ts(t) end
   end
   emit(st, v, t)
-  return gens[st]:on_event(v, t or MIN, emitters[st])
+  gens[st]:on_event(v, t or MIN, emitters[st])
+end]]
+
+-- The entry of a window or timestamps operator, whose code is not a template: records the
+-- running operator, then calls its push. One prototype per operator, as every template: one
+-- shared closure made the same function appear twice on a trace's stack (a timestamps and a
+-- window operator), which LuaJIT takes for recursion ("down-recursion" aborts).
+TEMPLATES.entry = [[
+local push, slot, id = ...
+return function(st, v, ts, key)
+  slot[0] = id
+  push(st, v, ts, key)
 end]]
 
 ---Builds one generated function from a template (compiled once per operator and template):
@@ -291,6 +331,47 @@ function M.generate(self, node, what, rich, ...)
     return factory(self.op_slot, node.id, ...)
   end
   return factory(...)
+end
+
+-- Sweeps: the per-tick and per-batch visits of every assigner or window subtask (weir.timeflow).
+-- As loops they run one trip per subtask, a few per call, which LuaJIT can neither compile as a
+-- loop nor leave without aborting the trace ("leaving loop in root trace", "inner loop in root
+-- trace"), once per batch; generated per job as straight-line code they are one trace.
+M.SWEEP_MAX = 32 -- more entries than this keep a loop
+
+---A straight-line sweep, compiled per job: `function(PARAMS) PROLOGUE; CALL for every entry;
+---EPILOGUE end`, where E in CALL is the entry (entries[i]) and names lists the upvalues taken
+---from env (a table name -> value).
+function M.sweep(what, entries, params, call, env, names, prologue, epilogue)
+  local src = { "local entries, env = ..." }
+  for _, name in ipairs(names) do
+    src[#src + 1] = ("local %s = env.%s"):format(name, name)
+  end
+  for i = 1, #entries do
+    src[#src + 1] = ("local e%d = entries[%d]"):format(i, i)
+  end
+  src[#src + 1] = ("return function(%s)"):format(params)
+  src[#src + 1] = prologue or ""
+  for i = 1, #entries do
+    src[#src + 1] = "  " .. call:gsub("E", "e" .. i)
+  end
+  src[#src + 1] = epilogue or ""
+  src[#src + 1] = "end"
+  local factory = assert(load(table.concat(src, "\n"), "=weir sweep " .. what))
+  return factory(entries, env)
+end
+
+---The window starts of an element for a sliding assigner whose size is k slides (k <= SWEEP_MAX):
+---function(starts, s, slide) that fills starts[1..k] with s, s - slide, ... and returns k,
+---straight-line (a loop of k trips per element made every trace through it abort: "inner loop
+---in root trace").
+function M.window_starts(k)
+  local src = { "return function(starts, s, slide)" }
+  for i = 1, k do
+    src[#src + 1] = ("  starts[%d] = s - %d * slide"):format(i, i - 1)
+  end
+  src[#src + 1] = ("  return %d\nend"):format(k)
+  return assert(load(table.concat(src, "\n"), "=weir window starts " .. k))()
 end
 
 ---The failure a map or generate function raises for a nil result (not per record: a factory).

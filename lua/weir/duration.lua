@@ -94,6 +94,8 @@ function M.text_ms(s)
   local ms = 0
   if type(parts) == "string" then
     ms = tonumber(parts)
+  elseif #parts == 1 then -- "5s": no loop (a replay parses one per line; LuaJIT would trace it)
+    ms = tonumber(parts[1][1]) * UNIT_MS[parts[1][2]]
   else
     for i = 1, #parts do
       ms = ms + tonumber(parts[i][1]) * UNIT_MS[parts[i][2]]

@@ -64,10 +64,21 @@ function RuntimeContext:max_parallelism() return self.maxp end
 
 local ProcessContext = {}
 ProcessContext.__index = ProcessContext
-function ProcessContext:timestamp() return self.ts end
+-- ts and key are never nil in the table (NONE stands for nil): a field that keeps its slot is a
+-- plain store in a trace, where storing nil into an absent field inserts a key every record.
+local NONE = codegen.NONE
+function ProcessContext:timestamp()
+  local ts = self.ts
+  if ts == NONE then return nil end
+  return ts
+end
 function ProcessContext:current_watermark() return self.inst.watermark end
 function ProcessContext:current_processing_time() return self.job:now() end
-function ProcessContext:current_key() return self.key end
+function ProcessContext:current_key()
+  local key = self.key
+  if key == NONE then return nil end
+  return key
+end
 function ProcessContext:output(t, v)
   if type(t) ~= "table" or not t.id then
     error("ctx:output: expected an output tag", 2)
@@ -77,7 +88,7 @@ function ProcessContext:output(t, v)
   end
   local e = self.node.side[t.id]
   if e then
-    return e(self.inst.index, v, self.ts)
+    return e(self.inst.index, v, self:timestamp())
   end
 end
 
@@ -107,7 +118,8 @@ function Job:instantiate(node)
       node.objs[st] = util.copy(node.fn)
       inst.obj = node.objs[st]
     end
-    node.ctxs[st] = setmetatable({ inst = inst, node = node, job = self }, ProcessContext)
+    node.ctxs[st] = setmetatable({ inst = inst, node = node, job = self, ts = NONE, key = NONE },
+      ProcessContext)
     self.instances[#self.instances + 1] = inst
   end
   self:outputs(node)
@@ -122,7 +134,7 @@ function Job:instantiate(node)
     node.push = self:generate(node, "flat_map", rich, f, objs, emit, util.is_nil)
   elseif kind == "process" then
     node.push = self:generate(node, "process", rich, f, objs, emit, node.ctxs,
-      util.is_nil)
+      util.is_nil, NONE)
   elseif kind == "timestamps" then
     self:instantiate_timestamps(node)
   elseif kind == "window" then
@@ -139,14 +151,11 @@ function Job:instantiate(node)
     error("weir: no code generator for operator kind " .. tostring(kind))
   end
   if node.push and (kind == "window" or kind == "timestamps") then
-    -- their code is not generated from TEMPLATES: record the running operator here (the
-    -- wrapper's tail call leaves push's frame for the error handler, so both are known)
-    local push, slot, id = node.push, self.op_slot, node.id
+    -- their code is not generated from TEMPLATES: record the running operator here (both the
+    -- wrapper and push are known to the error handler; a plain call, see weir.codegen)
+    local push = node.push
     self.pushes[push] = node
-    node.push = function(st, v, ts, key)
-      slot[0] = id
-      return push(st, v, ts, key)
-    end
+    node.push = self:generate(node, "entry", false, push, self.op_slot, node.id)
   end
   if node.push then
     self.pushes[node.push] = node
@@ -179,7 +188,8 @@ function Job:instantiate_sink(node, f, rich)
     node.push = self:generate(node, "print", false, C, node.json and json.encode or format.value,
       prefixes, node.fd, self.out_count, failed, node.json)
   elseif s == "fn" then
-    node.push = self:generate(node, "sink_fn", rich, f, node.objs, node.ctxs, self.out_count)
+    node.push = self:generate(node, "sink_fn", rich, f, node.objs, node.ctxs, self.out_count,
+      NONE)
   elseif s == "collect" then
     node.push = self:generate(node, "collect", false, node.values, self.out_count)
   elseif s == "write_text" then
@@ -304,54 +314,63 @@ function Job:close_files(check)
   end
 end
 
-function Job:dispatch(n, k, sub)
-  local events, progress = self.events, self.progress
-  local by_source = self.by_source
-  while k < n do
-    local e = events[k]
-    local kind = e.kind
-    if kind == EV_LINE then
-      local src = e.source
-      local j = k + 1
-      while j < n and events[j].kind == EV_LINE and events[j].source == src do
-        j = j + 1
-      end
-      self.arrival = e.time_ms
-      self.records_in = self.records_in + (j - k)
-      by_source[src].lines(events, k, j)
-      k = j
-    elseif kind == EV_RECORDS then
-      progress[1] = k
-      local first = sub or 0
-      sub = nil
-      self.arrival = e.time_ms
-      self.records_in = self.records_in + (e.len - first)
-      by_source[e.source].records(e.ptr, first, e.len - 1)
-      k = k + 1
-    elseif kind == EV_RANGE then
-      progress[1] = k
-      local first = sub or e.index
-      sub = nil
-      self.arrival = e.time_ms
-      self.records_in = self.records_in + (e.index + e.len - first)
-      by_source[e.source].range(first, e.index + e.len - 1)
-      k = k + 1
-    else
-      progress[1] = k
-      if kind == EV_END then
-        self:source_ended(e.source, e.flags)
-      elseif kind == EV_STOP then
-        self.stopped = true
-      elseif kind == EV_TICK then
-        self:tick()
-      elseif kind == EV_STATUS then
-        C.weir_out_flush()
-        io.stderr:write(status.text(status.collect(self)))
-      elseif kind == EV_TIMER then
-        self:fire_processing_timers(e.time_ms - 1)
-      end
-      k = k + 1
+-- Delivers event k of a poll (from record sub on, after a routed failure) and returns the
+-- next event's index: a run of lines of one source goes to its driver at once.
+local function deliver(self, events, n, k, sub)
+  local e = events[k]
+  local kind = e.kind
+  local progress = self.progress
+  if kind == EV_LINE then
+    local src = e.source
+    local j = k + 1
+    while j < n and events[j].kind == EV_LINE and events[j].source == src do
+      j = j + 1
     end
+    self.arrival = e.time_ms
+    self.records_in = self.records_in + (j - k)
+    self.by_source[src].lines(events, k, j)
+    return j
+  elseif kind == EV_RECORDS then
+    progress[1] = k
+    local first = sub or 0
+    self.arrival = e.time_ms
+    self.records_in = self.records_in + (e.len - first)
+    self.by_source[e.source].records(e.ptr, first, e.len - 1)
+  elseif kind == EV_RANGE then
+    progress[1] = k
+    local first = sub or e.index
+    self.arrival = e.time_ms
+    self.records_in = self.records_in + (e.index + e.len - first)
+    self.by_source[e.source].range(first, e.index + e.len - 1)
+  else
+    progress[1] = k
+    if kind == EV_END then
+      self:source_ended(e.source, e.flags)
+    elseif kind == EV_STOP then
+      self.stopped = true
+    elseif kind == EV_TICK then
+      self:tick()
+    elseif kind == EV_STATUS then
+      C.weir_out_flush()
+      io.stderr:write(status.text(status.collect(self)))
+    elseif kind == EV_TIMER then
+      self:fire_processing_timers(e.time_ms - 1)
+    end
+  end
+  return k + 1
+end
+
+---Delivers events k..n-1 of a poll.
+function Job:dispatch(n, k, sub)
+  local events = self.events
+  if k >= n then
+    return
+  end
+  -- the first event outside the loop: a poll of one event, or of one run of lines, never enters
+  -- it (LuaJIT would try to trace a loop that does not loop back)
+  k = deliver(self, events, n, k, sub)
+  while k < n do
+    k = deliver(self, events, n, k, nil)
   end
 end
 
@@ -392,17 +411,56 @@ function Job:poll()
   return n
 end
 
-function Job:run_loop()
+---After each batch: the memory account, the runtime's next wakeup, the progress line.
+function Job:batch_done()
+  if C.weir_mem_alarm() ~= 0 then
+    self:check_memory()
+  end
+  self:sync_wakeup() -- before the next poll, which is where the runtime reads it
+  if self.progress_on then
+    self:show_progress(false)
+  end
   local ck = self.checkpointer
+  if ck then
+    ck:after_batch() -- nothing is in flight here: the consistent point (docs/ARCHITECTURE.md)
+  end
+end
+
+---Polls and dispatches until the sources end, all inside one protected call (run_loop): the
+---way from a source driver's loop exit back into it (dispatch's return, batch_done, the next
+---poll) is then Lua and FFI calls only, which LuaJIT compiles as one side trace per batch. An
+---xpcall per batch made that way return into C, an abort ("return to lower frame") that left
+---every batch's end to the interpreter. With n, first finishes the batch of n events from event
+---k (and record sub) on, where a routed failure stopped it.
+function Job:pump(n, k, sub)
+  if n then
+    self:dispatch(n, k, sub)
+    self:batch_done()
+  end
   while self.live > 0 do
-    local n = self:poll()
+    n = self:poll()
     if n == 0 then
-      break
+      return
     end
-    self:handle(n)
-    if ck then
-      ck:after_batch() -- nothing is in flight here: the consistent point (docs/ARCHITECTURE.md)
+    self.polled = n
+    self:dispatch(n, 0, nil)
+    self:batch_done()
+  end
+end
+
+function Job:run_loop()
+  local n, k, sub
+  while true do
+    local ok, info = self:protected(self.pump, self, n, k, sub)
+    if ok then
+      return
     end
+    if C.weir_mem_alarm() ~= 0 then
+      self:release_reserve(info)
+      self:check_memory(info) -- a refused allocation is the job's failure, not the record's
+    end
+    n = self.polled
+    k, sub = self:failed(info)
   end
 end
 
@@ -472,7 +530,10 @@ function M.new(plan)
     assigners = {}, timer_nodes = {}, check_triggers = plan.env.job.check_triggers,
     rebalance_counters = {},
     live = #plan.sources, stopped = false, unread_errors = 0, unread_fires = 0, arrival = 0,
-    records_in = 0,
+    records_in = 0, polled = 0,
+    -- weir.timeflow's sweeps (Job:make_sweeps, at start)
+    sweep_tick = false, sweep_stalls = false, sweep_fire = false, sweep_read_all = false,
+    sweep_min_due = false,
     batch = math.min(BATCH, plan.env.batch_size or BATCH), out_count = { 0 },
     progress_state = {}, op_slot = C.weir_op_slot(), ptimers = timeflow.new_registry(),
     -- memory given back when LuaJIT runs out, so that the failure can still be reported
@@ -502,6 +563,7 @@ function Job:start(opts)
   for i = #plan.nodes, 1, -1 do
     self:instantiate(plan.nodes[i])
   end
+  self:make_sweeps()
   self:open_sources(opts.clock)
   if self.checkpointer then
     self.checkpointer:attach() -- restores sources, clock and state before open()

@@ -192,22 +192,27 @@ function M.progress_line(job, prev)
 end
 
 ---The stall warning: a window operator subtask whose watermark has not moved for `after` ms
----of processing time while records kept arriving. Once per stall.
+---of processing time while records kept arriving. Once per stall. One subtask (weir.timeflow
+---sweeps them every tick).
+function M.check_stall(_, node, inst, now, after)
+  if inst.stall_wm ~= inst.watermark then
+    inst.stall_wm, inst.stall_since, inst.stall_records = inst.watermark, now, inst.records
+    inst.stall_warned = false
+  elseif not inst.stall_warned and now - inst.stall_since >= after
+      and inst.records > inst.stall_records then
+    inst.stall_warned = true
+    C.weir_out_flush() -- also erases the --progress line
+    io.stderr:write(M.stall_text(node, inst, now - inst.stall_since))
+  end
+end
+
+---Every event-time window subtask's stall check.
 function M.check_stalls(job, after)
   local now = job:now()
   for _, node in ipairs(job.timer_nodes) do
     if node.assigner and node.assigner.is_event_time then -- keyed operators have none
       for _, inst in ipairs(node.instances) do
-        if inst.stall_wm ~= inst.watermark then
-          inst.stall_wm, inst.stall_since, inst.stall_records = inst.watermark, now,
-            inst.records
-          inst.stall_warned = false
-        elseif not inst.stall_warned and now - inst.stall_since >= after
-            and inst.records > inst.stall_records then
-          inst.stall_warned = true
-          C.weir_out_flush() -- also erases the --progress line
-          io.stderr:write(M.stall_text(node, inst, now - inst.stall_since))
-        end
+        M.check_stall(job, node, inst, now, after)
       end
     end
   end

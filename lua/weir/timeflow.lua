@@ -11,6 +11,7 @@ local watermarks = require("weir.watermarks")
 local duration = require("weir.duration")
 local status = require("weir.status")
 local windowing = require("weir.windowing")
+local codegen = require("weir.codegen")
 
 local M = {}
 local Job = {}
@@ -49,6 +50,14 @@ end
 
 function forward_watermark(inst, w)
   local targets = inst.wm_targets
+  if #targets == 1 then -- one consumer subtask: no loop (see codegen.sweep)
+    local t = targets[1]
+    local flags = C.weir_valve_watermark(t[1].valve, t[2], w)
+    if flags > 0 then
+      on_valve(t[1], flags)
+    end
+    return
+  end
   for i = 1, #targets do
     local t = targets[i]
     local flags = C.weir_valve_watermark(t[1].valve, t[2], w)
@@ -154,13 +163,9 @@ end
 
 ---A periodic tick: every generator's on_periodic_emit, in operator order, subtask 0 first.
 function Job:tick()
-  for _, node in ipairs(self.assigners) do
-    for st = 0, node.parallelism - 1 do
-      node.gens[st]:on_periodic_emit(node.emitters[st])
-    end
-  end
+  self.sweep_tick()
   if self.stall_ms > 0 then
-    status.check_stalls(self, self.stall_ms)
+    self.sweep_stalls(self, self:now(), self.stall_ms)
   end
 end
 
@@ -195,46 +200,143 @@ function Job:processing_timers_changed(inst)
   end
 end
 
+-- One subtask's earliest timer into r.due; returns the lowest time read so far and whether
+-- the subtask that held the minimum holds it no longer. Not a closure in refresh: refresh runs
+-- before every poll, and LuaJIT cannot compile a closure's creation (a trace abort per batch).
+local function read_due(r, inst, earliest, lowered, raised)
+  local due = r.due
+  local old, t = due[inst] or INF, next_processing_timer(inst)
+  due[inst] = t
+  if t < lowered then
+    lowered = t
+  end
+  if old == earliest and t > old then
+    raised = true
+  end
+  return lowered, raised
+end
+
 -- Reads the stale subtasks' earliest timers and updates the minimum.
 local function refresh(self, r)
   local due, lowered, raised = r.due, INF, false
   local earliest = r.earliest
-  local function read(inst)
-    local old, t = due[inst] or INF, next_processing_timer(inst)
-    due[inst] = t
-    if t < lowered then
-      lowered = t
-    end
-    if old == earliest and t > old then
-      raised = true -- the subtask that held the minimum holds it no longer
-    end
-  end
   if r.all then
-    for _, node in ipairs(self.timer_nodes) do
-      for _, inst in ipairs(node.instances) do
-        read(inst)
+    lowered, raised = self.sweep_read_all(r, earliest)
+  else
+    local stale = r.stale
+    if r.n_stale == 1 then -- the usual batch: no loop (see codegen.sweep)
+      lowered, raised = read_due(r, stale[1], earliest, lowered, raised)
+    else
+      for i = 1, r.n_stale do
+        lowered, raised = read_due(r, stale[i], earliest, lowered, raised)
       end
     end
-  else
-    for i = 1, r.n_stale do
-      read(r.stale[i])
-    end
   end
-  for i = 1, r.n_stale do
-    r.stale[r.stale[i]], r.stale[i] = nil, nil
+  local stale, n = r.stale, r.n_stale
+  if n == 1 then
+    stale[stale[1]], stale[1] = nil, nil
+  elseif n > 1 then
+    for i = 1, n do
+      stale[stale[i]], stale[i] = nil, nil
+    end
   end
   r.n_stale, r.all = 0, false
   if raised then
-    earliest = INF
-    for _, t in pairs(due) do
-      if t < earliest then
-        earliest = t
-      end
-    end
+    earliest = self.sweep_min_due(due)
   elseif lowered < earliest then
     earliest = lowered
   end
   r.earliest = earliest
+end
+
+local function tick_loop(entries)
+  return function()
+    for i = 1, #entries do
+      local e = entries[i]
+      e[1]:on_periodic_emit(e[2])
+    end
+  end
+end
+
+local function stalls_loop(entries, check)
+  return function(job, now, after)
+    for i = 1, #entries do
+      local e = entries[i]
+      check(job, e[1], e[2], now, after)
+    end
+  end
+end
+
+local function fire_loop(entries, slot)
+  return function(upto, as_if_due)
+    for i = 1, #entries do
+      local e = entries[i]
+      slot[0] = e[1]
+      e[2].on_processing_time(e[3], upto, as_if_due)
+    end
+  end
+end
+
+local function min_due_loop(entries)
+  return function(due)
+    local m = INF
+    for i = 1, #entries do
+      local t = due[entries[i]]
+      if t and t < m then
+        m = t
+      end
+    end
+    return m
+  end
+end
+
+local function read_all_loop(entries)
+  return function(r, earliest)
+    local lowered, raised = INF, false
+    for i = 1, #entries do
+      lowered, raised = read_due(r, entries[i], earliest, lowered, raised)
+    end
+    return lowered, raised
+  end
+end
+
+---After every operator is instantiated: the sweeps of a tick (every generator, then the stall
+---check of every event-time window subtask), of a processing-time fire and of the timer
+---registry's refresh and minimum over every window subtask (codegen.sweep: straight-line
+---code, a loop past codegen.SWEEP_MAX entries).
+function Job:make_sweeps()
+  local gens, stalls, fires, insts = {}, {}, {}, {}
+  for _, node in ipairs(self.assigners or {}) do
+    for st = 0, node.parallelism - 1 do
+      gens[#gens + 1] = { node.gens[st], node.emitters[st] }
+    end
+  end
+  for _, node in ipairs(self.timer_nodes) do
+    for _, inst in ipairs(node.instances) do
+      if node.assigner and node.assigner.is_event_time then
+        stalls[#stalls + 1] = { node, inst }
+      end
+      fires[#fires + 1] = { node.id, node, inst }
+      insts[#insts + 1] = inst
+    end
+  end
+  local env = { check = status.check_stall, slot = self.op_slot, read_due = read_due }
+  local small = codegen.SWEEP_MAX
+  self.sweep_tick = #gens > small and tick_loop(gens)
+    or codegen.sweep("tick", gens, "", "E[1]:on_periodic_emit(E[2])", env, {})
+  self.sweep_stalls = #stalls > small and stalls_loop(stalls, status.check_stall)
+    or codegen.sweep("stalls", stalls, "job, now, after", "check(job, E[1], E[2], now, after)",
+      env, { "check" })
+  self.sweep_fire = #fires > small and fire_loop(fires, self.op_slot)
+    or codegen.sweep("processing timers", fires, "upto, as_if_due",
+      "slot[0] = E[1]; E[2].on_processing_time(E[3], upto, as_if_due)", env, { "slot" })
+  self.sweep_read_all = #insts > small and read_all_loop(insts)
+    or codegen.sweep("timer registry", insts, "r, earliest", "lowered, raised = "
+      .. "read_due(r, E, earliest, lowered, raised)", env, { "read_due" },
+      "  local lowered, raised = 1 / 0, false", "  return lowered, raised")
+  self.sweep_min_due = #insts > small and min_due_loop(insts)
+    or codegen.sweep("timer minimum", insts, "due", "local t = due[E]; if t and t < m then "
+      .. "m = t end", env, {}, "  local m = 1 / 0", "  return m")
 end
 
 ---The earliest pending processing-time timer of any window operator (+inf: none).
@@ -261,13 +363,7 @@ end
 ---clock reads each timer's time + 1 while it fires.
 function Job:fire_processing_timers(upto, as_if_due)
   self.wakeup = nil -- the runtime cleared it when it delivered the TIMER event
-  local slot = self.op_slot
-  for _, node in ipairs(self.timer_nodes) do
-    slot[0] = node.id
-    for _, inst in ipairs(node.instances) do
-      node.on_processing_time(inst, upto, as_if_due)
-    end
-  end
+  self.sweep_fire(upto, as_if_due)
   self:processing_timers_changed()
 end
 

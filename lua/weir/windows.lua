@@ -1,5 +1,6 @@
 -- weir.windows: windows and window assigners (SEMANTICS §4).
 local duration = require("weir.duration")
+local codegen = require("weir.codegen")
 local util = require("weir.util")
 
 local M = {}
@@ -83,8 +84,12 @@ local function sliding(call, size, slide, offset, event_time)
   if sz / sl > 1e7 then
     util.build_error("%s: size / slide must be at most 10^7", call)
   end
+  local k = sz / sl
   return assigner({ name = call, size = sz, slide = sl, offset = o, is_event_time = event_time,
-                    default_trigger = event_time and "event_time" or "processing_time" })
+                    default_trigger = event_time and "event_time" or "processing_time",
+                    -- size a whole number of slides: every element is in exactly k windows
+                    starts_of = k % 1 == 0 and k <= codegen.SWEEP_MAX and codegen.window_starts(k)
+                      or nil })
 end
 
 function M.tumbling_event_time(size, offset)
@@ -163,8 +168,11 @@ function Assigner:assign(ts, now, starts)
     starts[1] = window_start(t, self.offset, size)
     return 1
   end
-  local n = 0
   local s = window_start(t, self.offset, slide)
+  if self.starts_of then
+    return self.starts_of(starts, s, slide)
+  end
+  local n = 0
   while s > t - size do
     n = n + 1
     starts[n] = s

@@ -25,6 +25,7 @@ local function fake_job(nodes, subtasks)
     end
     job.timer_nodes[n] = node
   end
+  job:make_sweeps()
   return job
 end
 
