@@ -6,7 +6,7 @@
 -- still open. What the trace does not say it learns by wrapping, after the job has started
 -- and before a record flows, four functions that already exist: each window node's
 -- on_watermark and on_processing_time (the watermark per processing time, and whether a fire
--- came from the watermark, a processing-time timer or an element), the job's handle (one batch
+-- came from the watermark, a processing-time timer or an element), the job's dispatch (one batch
 -- is one clock reading on the virtual clock: what the batch's records did is stamped with it),
 -- and each timestamps operator emitter's send_status (idle inputs). No hot path changes: only
 -- a traced job (this module, the REPL) pays for it, per batch and per watermark.
@@ -134,9 +134,9 @@ function M.attach(job)
       end
     end
   end
-  local handle = job.handle
-  job.handle = function(self, n)
-    handle(self, n)
+  local dispatch = job.dispatch -- every batch goes through it (Job:pump, and the REPL's handle)
+  job.dispatch = function(self, n, k, sub)
+    dispatch(self, n, k, sub)
     stamp("element")
   end
   for _, node in ipairs(job.assigners) do

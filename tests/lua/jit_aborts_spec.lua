@@ -42,6 +42,11 @@ local KNOWN = {
   ["weir/windowing.lua"] = { WINDOW_OPERATORS, "NYI: bytecode", "fallback to interpreter",
     "leaving loop in root trace", "loop unroll limit reached", "symbol not in cache",
     "trace too long" },
+  -- the homes of the two operators' window state (the enumeration, drops)
+  ["weir/winstate.lua"] = { WINDOW_OPERATORS, "NYI: bytecode", "inner loop in root trace",
+    "leaving loop in root trace" },
+  ["weir/aggstate.lua"] = { WINDOW_OPERATORS, "NYI: bytecode", "inner loop in root trace",
+    "leaving loop in root trace" },
   ["weir/windowop.lua"] = { WINDOW_OPERATORS, "NYI: bytecode",
     "NYI: register coalescing too complex", "blacklisted",
     "error thrown or hook called during recording", "fallback to interpreter",
