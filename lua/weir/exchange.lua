@@ -45,6 +45,7 @@ function Job:sender(consumer)
     f = self:generate(d, "hash", false, d.push, port.key_fn, maxp, C, to_subtask, slow_group)
   end
   self.senders[f] = d
+  self.key_sites[f] = port.key_at -- the key_by call's script line, for a failing selector
   return f
 end
 

@@ -187,6 +187,7 @@ local function analyse(job, info, th)
     end
   elseif kind == "sender" then
     info.node, info.key_selector, info.has_record = job.senders[f], true, true
+    info.key_site = job.key_sites[f]
     info.record = loc(th, stop, 2)
   elseif kind == "driver" then
     local node = job.drivers[f]
@@ -415,7 +416,8 @@ function Job:failure_text(info)
   local node, st = info.node, info.st
   local where = node and node.label
   if info.key_selector then
-    where = "key_by (key selector feeding " .. where .. ")"
+    where = ("key_by (%skey selector feeding %s)"):format(
+      info.key_site and (info.key_site .. ", ") or "", where)
   elseif node and st then
     where = ("%s, subtask %d/%d"):format(where, st + 1, node.parallelism)
   end
@@ -457,7 +459,10 @@ function Job:failure_text(info)
     text = text .. "\n  fired by: " .. info.fired_by
   end
   if info.has_record then
-    text = text .. "\n  record: " .. record_text(info.record)
+    local r = info.record
+    local empty = type(r) == "table" and next(r) == nil and not getmetatable(r)
+    text = text .. "\n  record: "
+      .. (empty and "{} (an empty table: what {a, b} is when a and b are nil)" or record_text(r))
     local e = self.events[self.progress[1]]
     if e.kind == EV_RECORDS and not info.fired_by then
       -- which one: a typed text source counts lines, a generator records from 0

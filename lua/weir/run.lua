@@ -524,7 +524,8 @@ end
 ---@param plan table from weir.plan.build
 function M.new(plan)
   return setmetatable({
-    plan = plan, factories = {}, instances = {}, pushes = {}, senders = {}, drivers = {},
+    plan = plan, factories = {}, instances = {}, pushes = {}, senders = {}, key_sites = {},
+    drivers = {},
     firers = {}, places = {}, user_places = {},
     by_source = {}, files = {}, progress = { 0, 0 }, events = event_array_t(BATCH),
     assigners = {}, timer_nodes = {}, check_triggers = plan.env.job.check_triggers,

@@ -47,7 +47,7 @@ local function add(self, kind, fields, partition_override)
     inputs[i] = {
       node = p.node, tag = p.tag,
       partition = partition_override or p.partition,
-      key_fn = p.key_fn,
+      key_fn = p.key_fn, key_at = p.key_at,
     }
   end
   local node = self.env:add_node(kind, fields, inputs)
@@ -95,9 +95,9 @@ function Stream:key_by(fn)
   if type(fn) ~= "function" then
     util.build_error("key_by: expected a key selector function, got %s", type(fn))
   end
-  local ports = {}
+  local ports, at = {}, util.callsite()
   for i, p in ipairs(self.ports) do
-    ports[i] = { node = p.node, tag = p.tag, partition = "hash", key_fn = fn }
+    ports[i] = { node = p.node, tag = p.tag, partition = "hash", key_fn = fn, key_at = at }
   end
   local k = setmetatable({ env = self.env, ports = ports, key_fn = fn }, Keyed)
   return k
