@@ -49,8 +49,8 @@ end)
 
 spec.describe("weir.timeline_svg", function()
   it("puts overlapping windows of a key in rows of their own", function()
-    local one = data({ keys = { "a" }, fires = { { key = 1, start = 0, stop = 1000, kind = "on time",
-                                                   at = 1000 } } })
+    local one = data({ keys = { "a" }, fires = {
+      { key = 1, start = 0, stop = 1000, kind = "on time", at = 1000 } } })
     local two = data({ keys = { "a" }, fires = {
       { key = 1, start = 0, stop = 1000, kind = "on time", at = 1000 },
       { key = 1, start = 500, stop = 1500, kind = "on time", at = 1500 } } })
