@@ -84,7 +84,9 @@ local env = weir.env()
 env:read_text_file("big.txt"):map(function(l) return l .. "!" end):write_text("out.txt")
 env:execute()
 LUA
-timeout 60 "$WEIR" run slow.lua > /dev/null 2> stop.err &
+# timeout --foreground: a plain timeout passes the TERM on to weir and then to its whole process
+# group, so weir would see two signals (the second one exits at once, status 1)
+timeout --foreground 60 "$WEIR" run slow.lua > /dev/null 2> stop.err &
 pid=$!
 for _ in $(seq 400); do [ -s out.txt ] && break; sleep 0.01; done
 kill -TERM $pid
@@ -92,7 +94,7 @@ wait $pid
 rc=$?
 [ $rc = 0 ] && ok || bad "SIGTERM without --checkpoint-dir: exit $rc ($(cat stop.err))"
 rm -f out.txt
-timeout 60 "$WEIR" run slow.lua --checkpoint-dir ck > /dev/null 2> stop.err &
+timeout --foreground 60 "$WEIR" run slow.lua --checkpoint-dir ck > /dev/null 2> stop.err &
 pid=$!
 for _ in $(seq 400); do [ -s out.txt ] && break; sleep 0.01; done
 kill -TERM $pid
