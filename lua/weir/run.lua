@@ -5,9 +5,10 @@
 -- flow as direct calls from the source driver (weir.sources) through the chain
 -- (weir.exchange), in one deterministic order. The driver pulls batches from C
 -- (weir_loop_poll), inside one xpcall in a worker coroutine (weir.failure), and resumes past
--- a failed record when the job routes errors to a side output. Watermarks, ticks and processing-time timers are weir.timeflow. The Job's
--- methods live in those modules, mixed into one class here, so callers (window operators,
--- status, the REPL) call job:method() whichever module holds it.
+-- a failed record when the job routes errors to a side output. Watermarks, ticks and
+-- processing-time timers are weir.timeflow. The Job's methods live in those modules, mixed
+-- into one class here, so callers (window operators, status, the REPL) call job:method()
+-- whichever module holds it.
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local format = require("weir.format")
