@@ -5,8 +5,9 @@
 local M = {}
 
 -- Fields that are weir's own plumbing, not the documented API: never offered by completion.
+-- (`window` is not: keyed:window(assigner) is a stream method.)
 local HIDDEN = {
-  add_node = true, window = true, window_start = true, valid_result = true, new = true,
+  add_node = true, window_start = true, valid_result = true, new = true,
   emitter = true, generator = true, format = true, duration = true,
 }
 

@@ -56,6 +56,7 @@ it("offers every stream's methods after a colon, in the last section", function(
   local s = sections({}, globals({ weir = weir }))
   eq(s[3][":map"] and s[3][":key_by"], true)
   eq(s[3][":reduce"], true)
+  eq(s[3][":window"] and s[3][":trigger"] and s[3][":allowed_lateness"], true)
   eq(s[2][":map"], nil)
 end)
 
