@@ -30,6 +30,7 @@ static struct {
     int32_t alarm;      /* weir_mem_check has something to look at */
     int32_t why;        /* WEIR_MEM_* bits not yet reported by weir_mem_check */
     int32_t tripped;    /* the failure path's headroom is given out */
+    int32_t let_through; /* tripped by a large Lua block let past the limit (not a failure yet) */
     int64_t last_wanted; /* wanted, as the last check saw it */
     double failed_bytes;
     void *reserve;      /* released when malloc fails, so the failure path can run */
@@ -292,7 +293,15 @@ void *wr_mem_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     if (grow > 0) {
         int64_t t = total() + grow;
         if (t > acct.watch) {
-            if (t > acct.refuse_at) {
+            if (t > acct.refuse_at && nsize >= PROBE_BYTES && !acct.tripped) {
+                /* A large block past the limit is a table's doubling, most often inside
+                 * compiled code, where LuaJIT 2.1-20230119 mishandles an out-of-memory error
+                 * (it can die by SIGSEGV): it is let through, the job over its limit by that
+                 * one block, with room for the rest of the batch; the check after the batch
+                 * fails the job (or, if a collection brought it back under, goes on). */
+                acct.let_through = 1;
+                trip();
+            } else if (t > acct.refuse_at) {
                 acct.why |= WEIR_MEM_REFUSED;
                 acct.alarm = 1;
                 trip();
@@ -379,7 +388,7 @@ int weir_mem_set_limit(double bytes)
     acct.limit = (int64_t)bytes;
     acct.why = 0;
     acct.alarm = 0;
-    acct.tripped = 0;
+    acct.tripped = acct.let_through = 0;
     acct.wanted = acct.last_wanted = 0;
     if (acct.limit == 0) {
         acct.soft = acct.headroom = 0;
@@ -432,8 +441,13 @@ int32_t weir_mem_check(void)
     acct.wanted = 0;
     acct.alarm = 0;
     if (why) {
+        acct.let_through = 0;
         trip();
         return why;
+    }
+    if (acct.let_through) { /* back under the limit after a large block: the limit holds again */
+        acct.let_through = 0;
+        acct.tripped = 0;
     }
     if (acct.limit > 0 && !acct.tripped) {
         /* under the limit (after the caller's collection): the next alarm half way to it, and at

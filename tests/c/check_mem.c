@@ -145,19 +145,20 @@ START_TEST(test_mem_lua_growth_past_the_limit_is_refused_then_headroom)
     wr_mem_set_lua_bytes(0);
     double base = weir_mem_stat(WEIR_MEM_TOTAL);
     weir_mem_set_limit(base + 2.0 * MIB);
-    void *p = wr_mem_lua_alloc(&a, NULL, 0, MIB);
+    void *p = wr_mem_lua_alloc(&a, NULL, 0, MIB + MIB / 2);
     ck_assert_ptr_nonnull(p);
     ck_assert(weir_mem_stat(WEIR_MEM_LUA) >= MIB);
-    ck_assert_ptr_null(wr_mem_lua_alloc(&a, NULL, 0, 2 * MIB)); /* would pass the limit */
+    /* a small block that would pass the limit is refused */
+    ck_assert_ptr_null(wr_mem_lua_alloc(&a, NULL, 0, 768 * 1024));
     ck_assert_int_eq(weir_mem_alarm(), 1);
     /* the failure path may use the headroom: max(limit / 8, 4 MiB) */
-    void *q = wr_mem_lua_alloc(&a, NULL, 0, 2 * MIB);
+    void *q = wr_mem_lua_alloc(&a, NULL, 0, 768 * 1024);
     ck_assert_ptr_nonnull(q);
     ck_assert_ptr_null(wr_mem_lua_alloc(&a, NULL, 0, 4 * MIB)); /* but not more */
-    void *r = wr_mem_lua_alloc(&a, q, 2 * MIB, MIB); /* a shrink is never refused */
+    void *r = wr_mem_lua_alloc(&a, q, 768 * 1024, 512 * 1024); /* a shrink is never refused */
     ck_assert_ptr_nonnull(r);
-    ck_assert_ptr_null(wr_mem_lua_alloc(&a, p, MIB, 0)); /* a free */
-    ck_assert_ptr_null(wr_mem_lua_alloc(&a, r, MIB, 0));
+    ck_assert_ptr_null(wr_mem_lua_alloc(&a, p, MIB + MIB / 2, 0)); /* a free */
+    ck_assert_ptr_null(wr_mem_lua_alloc(&a, r, 512 * 1024, 0));
     ck_assert(weir_mem_stat(WEIR_MEM_LUA) == 0);
     ck_assert_int_eq(weir_mem_check(), WEIR_MEM_REFUSED);
     /* a system failure of the Lua heap: the retry after the reserve went back succeeds */
@@ -167,6 +168,39 @@ START_TEST(test_mem_lua_growth_past_the_limit_is_refused_then_headroom)
     ck_assert_ptr_nonnull(p);
     ck_assert_int_eq(weir_mem_check(), WEIR_MEM_FAILED);
     wr_mem_lua_alloc(&a, p, 100, 0);
+    ck_assert(weir_mem_stat(WEIR_MEM_LUA) == 0);
+}
+END_TEST
+
+/* A large Lua block past the limit (a table's doubling, often inside compiled code, where the
+ * LuaJIT weir links dies on an out-of-memory error) is let through: the check after the batch
+ * fails the job; back under the limit by then, the limit holds again. */
+START_TEST(test_mem_a_large_lua_block_past_the_limit_waits_for_the_check)
+{
+    wr_lua_alloc_t a = {plain_alloc, NULL};
+    weir_mem_set_limit(0);
+    wr_mem_set_lua_bytes(0);
+    double base = weir_mem_stat(WEIR_MEM_TOTAL);
+    weir_mem_set_limit(base + 2.0 * MIB);
+    void *p = wr_mem_lua_alloc(&a, NULL, 0, MIB + MIB / 2);
+    ck_assert_ptr_nonnull(p);
+    void *q = wr_mem_lua_alloc(&a, NULL, 0, 2 * MIB);
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(weir_mem_alarm(), 1);
+    void *s = wr_mem_lua_alloc(&a, NULL, 0, 1024); /* the rest of the batch has room */
+    ck_assert_ptr_nonnull(s);
+    ck_assert(weir_mem_check() & WEIR_MEM_OVER);
+    wr_mem_lua_alloc(&a, s, 1024, 0);
+    wr_mem_lua_alloc(&a, q, 2 * MIB, 0);
+    /* again, but freed before the check: the job goes on and the limit holds */
+    weir_mem_set_limit(base + 2.0 * MIB);
+    q = wr_mem_lua_alloc(&a, NULL, 0, 2 * MIB);
+    ck_assert_ptr_nonnull(q);
+    wr_mem_lua_alloc(&a, q, 2 * MIB, 0);
+    ck_assert_int_eq(weir_mem_check(), 0);
+    ck_assert_ptr_null(wr_mem_lua_alloc(&a, NULL, 0, 768 * 1024)); /* refused as before */
+    wr_mem_lua_alloc(&a, p, MIB + MIB / 2, 0);
+    weir_mem_set_limit(0);
     ck_assert(weir_mem_stat(WEIR_MEM_LUA) == 0);
 }
 END_TEST
@@ -213,6 +247,8 @@ static Suite *mem_suite(void)
     suite_add_tcase(s, tc);
     add_case(s, "lua_growth_past_the_limit_is_refused_then_headroom",
              test_mem_lua_growth_past_the_limit_is_refused_then_headroom);
+    add_case(s, "a_large_lua_block_past_the_limit_waits_for_the_check",
+             test_mem_a_large_lua_block_past_the_limit_waits_for_the_check);
     add_case(s, "a_hash_table_waits_to_grow_past_the_limit",
              test_mem_a_hash_table_waits_to_grow_past_the_limit);
     return s;
