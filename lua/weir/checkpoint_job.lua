@@ -27,10 +27,7 @@ local TOLERABLE_FAILURES = 3 -- consecutive failed checkpoints before the job fa
 local INF = math.huge
 local UV_EAGAIN = -11 -- weir_ckpt_lock's "held by another writer" (-EAGAIN on Linux)
 
-local function say(fmt, ...)
-  C.weir_out_flush()
-  io.stderr:write("weir: ", fmt:format(...), "\n")
-end
+local say = parts.say
 
 local function usage(fmt, ...)
   error({ usage = true, msg = fmt:format(...) }, 0)

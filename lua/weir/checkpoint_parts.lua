@@ -16,10 +16,12 @@ local M = {}
 
 local job_error = failure.job_error
 
+---A checkpoint's message on stderr, after what the job printed (weir.checkpoint_job uses it too).
 local function say(fmt, ...)
   C.weir_out_flush()
   io.stderr:write("weir: ", fmt:format(...), "\n")
 end
+M.say = say
 
 local function describe_position(src, pos)
   if src.source == "file" or src.source == "stdin" then
