@@ -305,6 +305,15 @@ return function(st, v, ts, key)
   push(st, v, ts, key)
 end]]
 
+---Adds an operator module's templates (weir.interval): name -> source, as TEMPLATES above;
+---they record the running operator (NAMES_OPERATOR).
+function M.add_templates(t)
+  for name, src in pairs(t) do
+    assert(TEMPLATES[name] == nil or TEMPLATES[name] == src, name)
+    TEMPLATES[name], NAMES_OPERATOR[name] = src, true
+  end
+end
+
 ---Builds one generated function from a template (compiled once per operator and template):
 ---a method of the job (Job:generate).
 function M.generate(self, node, what, rich, ...)

@@ -115,7 +115,9 @@ end
 
 ---Wires a keyed_process node: node.push, node.on_watermark, node.on_processing_time (the
 ---operator interface of weir.windowing), the firers and places the error handler reads.
-function M.instantiate(job, node)
+---process_fn replaces fn.process (weir.connect's co_process: process1). Returns the key
+---interner and the subtasks by index, for a second input's push.
+function M.instantiate(job, node, process_fn)
   node.window_op = M
   node.states, node.state_list = node.states or {}, node.state_list or {}
   for _, inst in ipairs(node.instances) do
@@ -131,7 +133,7 @@ function M.instantiate(job, node)
   local rich, objs, fn = node.rich, node.objs, node.fn
   local process, on_timer = fn, nil
   if rich then
-    process = fn.process
+    process = process_fn or fn.process
     on_timer = fn.on_timer
   end
   -- the per-record push is generated (weir.codegen), one prototype per operator: its own traces
@@ -196,7 +198,12 @@ function M.instantiate(job, node)
   job.firers[node.on_watermark] = { node = node }
   job.firers[node.on_processing_time] = { node = node, processing = true }
   job.places[call_on_timer] = { node = node, timer = true, domain = 2, time = 3, kid = 4 }
+  return intern, insts
 end
+
+---Makes one subtask's keyed fields (state, timers, keys, contexts): for weir.join's interval
+---join, a keyed operator of its own.
+M.init = init
 
 ---The context open(self, rt) gets in a keyed operator (weir.run's open_functions).
 function M.open_context_of(job, inst, base)

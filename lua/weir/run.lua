@@ -24,6 +24,8 @@ local exchange = require("weir.exchange")
 local sources = require("weir.sources")
 local timeflow = require("weir.timeflow")
 local keyed = require("weir.keyed")
+local connect = require("weir.connect")
+local interval = require("weir.interval")
 local checkpoint_job = require("weir.checkpoint_job")
 local jobreport = require("weir.jobreport")
 
@@ -145,6 +147,12 @@ function Job:instantiate(node)
     keyed.instantiate(self, node)
   elseif kind == "rolling" then
     keyed.instantiate_rolling(self, node)
+  elseif kind == "co_map" or kind == "co_flat_map" then
+    connect.instantiate(self, node)
+  elseif kind == "co_process" then
+    connect.instantiate_co_process(self, node, keyed)
+  elseif kind == "interval_join" then
+    interval.instantiate(self, node)
   elseif kind == "sink" then
     self:instantiate_sink(node, f, rich)
   elseif kind == "source" then
@@ -215,7 +223,7 @@ function Job:open_functions()
     if obj and type(obj.open) == "function" then
       local rtc = setmetatable({ index = inst.index, p = node.parallelism,
         name = self.plan.job_name, maxp = node.max_parallelism or 128 }, RuntimeContext)
-      if node.kind == "keyed_process" then
+      if node.kind == "keyed_process" or node.kind == "co_process" then
         rtc = keyed.open_context(inst, rtc, self) -- rt:value_state and the other state getters
       end
       local ok, err = xpcall(obj.open, debug.traceback, obj, rtc)

@@ -478,6 +478,17 @@ function M.guard_env(Env)
   end })
 end
 
+-- Extension point: later modules (watermarks, windows) add methods to Stream and Keyed.
+M.add = add
+M.operator = operator
+M.user_fn = user_fn
+M.guard = guard
+M.windowed = windowed
+
+-- two-input operators: connect (weir.connect), the window and interval joins (weir.join)
+require("weir.connect").install(M)
+require("weir.join").install(M)
+
 -- a keyed stream's table lists every method it has (pairs(getmetatable(keyed).__index), as
 -- the REPL's completion reads it); methods added to Stream later are found by its guard
 for name, f in pairs(Stream) do
@@ -485,10 +496,5 @@ for name, f in pairs(Stream) do
     Keyed[name] = f
   end
 end
-
--- Extension point: later modules (watermarks, windows) add methods to Stream and Keyed.
-M.add = add
-M.operator = operator
-M.user_fn = user_fn
 
 return M
