@@ -118,6 +118,7 @@ function M.instantiate(job, node)
   node.window_op = keyed
   node.states, node.state_list = node.states or {}, node.state_list or {}
   node.late_dropped, node.first_late, node.keyed = 0, false, true
+  node.late_hint = "side_output_left_late_data or side_output_right_late_data" -- jobreport
   for _, inst in ipairs(node.instances) do
     keyed.init(job, node, inst)
     inst.ij_found = {}

@@ -74,8 +74,8 @@ function Job:report_drops()
   for _, node in ipairs(self.plan.nodes) do
     if node.late_dropped and node.late_dropped > 0 then
       local f = node.first_late -- wincontext.late
-      io.stderr:write(("weir: %s: %d late record(s) dropped (no side_output_late_data)%s\n")
-        :format(node.label, node.late_dropped, f and (
+      io.stderr:write(("weir: %s: %d late record(s) dropped (no %s)%s\n")
+        :format(node.label, node.late_dropped, node.late_hint or "side_output_late_data", f and (
           "; the first: %s at %s%s, subtask %d/%d, when the watermark was %s"):format(
           format.brief(f.value, 200), format.value(f.ts),
           node.keyed and (", key " .. format.brief(f.key, 200)) or "", f.subtask + 1,

@@ -210,8 +210,9 @@ function M.install(stream)
     local l = duration.parse(lo, "interval_join between's lower bound")
     local h = duration.parse(hi, "interval_join between's upper bound")
     if l > h then
+      local function show(d) return type(d) == "string" and ("%q"):format(d) or tostring(d) end
       util.build_error("interval_join: between(%s, %s): the lower bound is above the upper "
-        .. "bound", duration.show(lo), duration.show(hi))
+        .. "bound", show(lo), show(hi))
     end
     self.lo, self.hi = l, h
     return self
