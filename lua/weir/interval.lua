@@ -25,11 +25,51 @@ local LEFT, RIGHT = 1, 2
 codegen.add_templates({ interval_join = [[
 local f, objs, insts, intern, C, emit, is_nil, OURS, OTHER, rlo, rhi, left, SIDE, EVENT, late,
   no_ts = ...
+local next = next
 local cur_st, cur_ts = 0, nil
 local function out(x)
   if is_nil(x) then error("out(nil): records cannot be nil", 2) end
   emit(cur_st, x, cur_ts)
   OP_[0] = OPID_ -- the user function runs on
+end
+-- the pairs of v (at ts) with the records b of the other side's timestamp t
+local function pairs_with(st, inst, v, ts, t, b)
+  local out_ts = t > ts and t or ts
+  cur_st, cur_ts = st, out_ts
+  local ctx = inst.ij_ctx
+  ctx.ts = out_ts
+  if left then
+    ctx.left_ts, ctx.right_ts = ts, t
+    CALL(v, b[1], ctx, out)
+    for j = 2, #b do
+      CALL(v, b[j], ctx, out)
+    end
+  else
+    ctx.left_ts, ctx.right_ts = t, ts
+    CALL(b[1], v, ctx, out)
+    for j = 2, #b do
+      CALL(b[j], v, ctx, out)
+    end
+  end
+end
+-- three or more buffered timestamps: those in [lo, hi], sorted, then their pairs
+local function many(st, inst, v, ts, tbl, lo, hi)
+  local found, n = inst.ij_found, 0
+  for t in next, tbl do
+    if t >= lo and t <= hi then
+      n = n + 1
+      local i = n
+      while i > 1 and found[i - 1] > t do
+        found[i] = found[i - 1]
+        i = i - 1
+      end
+      found[i] = t
+    end
+  end
+  for i = 1, n do
+    local t = found[i]
+    pairs_with(st, inst, v, ts, t, tbl[t])
+  end
 end
 return function(st, v, ts, key)
   if ts == nil then no_ts() end
@@ -42,7 +82,7 @@ return function(st, v, ts, key)
   inst.kid = kid
   inst.row[0] = C.weir_kstate_row(inst.kstate, kid)
   local handles = inst.handles
-  local ours, other = handles[OURS], handles[OTHER]
+  local ours = handles[OURS]
   local bucket = ours:get(ts)
   if bucket == nil then
     ours:put(ts, { v })
@@ -50,37 +90,22 @@ return function(st, v, ts, key)
     bucket[#bucket + 1] = v
   end
   local lo, hi = ts + rlo, ts + rhi
-  local found, n = inst.ij_found, 0
-  for t in other:pairs() do
-    if t >= lo and t <= hi then
-      n = n + 1
-      local i = n
-      while i > 1 and found[i - 1] > t do
-        found[i] = found[i - 1]
-        i = i - 1
+  -- the other side's buffer; one or two timestamps (the usual case) without a loop: a loop of
+  -- a few trips per record is one LuaJIT can neither compile nor leave
+  local _, tbl = handles[OTHER]:pairs()
+  local t1, b1 = next(tbl)
+  if t1 ~= nil then
+    local t2, b2 = next(tbl, t1)
+    if t2 == nil then
+      if t1 >= lo and t1 <= hi then pairs_with(st, inst, v, ts, t1, b1) end
+    elseif next(tbl, t2) == nil then
+      if t2 < t1 then
+        t1, b1, t2, b2 = t2, b2, t1, b1
       end
-      found[i] = t
-    end
-  end
-  if n > 0 then
-    local ctx = inst.ij_ctx
-    for i = 1, n do
-      local t = found[i]
-      local b = other:get(t)
-      local out_ts = t > ts and t or ts
-      cur_st, cur_ts = st, out_ts
-      ctx.ts = out_ts
-      if left then
-        ctx.left_ts, ctx.right_ts = ts, t
-        for j = 1, #b do
-          CALL(v, b[j], ctx, out)
-        end
-      else
-        ctx.left_ts, ctx.right_ts = t, ts
-        for j = 1, #b do
-          CALL(b[j], v, ctx, out)
-        end
-      end
+      if t1 >= lo and t1 <= hi then pairs_with(st, inst, v, ts, t1, b1) end
+      if t2 >= lo and t2 <= hi then pairs_with(st, inst, v, ts, t2, b2) end
+    else
+      many(st, inst, v, ts, tbl, lo, hi)
     end
   end
   C.weir_timers_register(inst.timers, EVENT, rhi > 0 and ts + rhi or ts, kid, SIDE, 0)
