@@ -24,6 +24,7 @@ end
 -- shrink. An abort in a module not listed fails the spec.
 local WINDOW_OPERATORS = "issue 15: the window operators (h-state owns them this session)"
 local NOT_YET = "issue 15 item 1: not fixed yet (h-perf)"
+local TWO_INPUTS = "issue 17 item 4: the joins' per-record and per-fire loops (h-join)"
 local KNOWN = {
   -- the window operators and their helpers: per fire and per merge loops over keys, windows
   -- and elements with low or varying trip counts, closures per fire, traces too long
@@ -75,6 +76,17 @@ local KNOWN = {
   ["weir/rolling.lua"] = { NOT_YET }, ["weir/json.lua"] = { NOT_YET },
   ["weir/csv.lua"] = { NOT_YET }, ["weir/checkpoint.lua"] = { NOT_YET },
   ["weir/checkpoint_job.lua"] = { NOT_YET }, ["weir/checkpoint_parts.lua"] = { NOT_YET },
+  -- the two-input operators (h-join): the interval join's matching of three or more buffered
+  -- timestamps (a loop per record of a few trips, and its sort), and the window join's and
+  -- co_group's split of a fired window by side and their pairs (per fire, as the window
+  -- operators' loops); weir.connect only builds and wires
+  ["weir op interval_join"] = { TWO_INPUTS, "inner loop in root trace",
+    "leaving loop in root trace", "fallback to interpreter", "loop unroll limit reached" },
+  ["weir/interval.lua"] = { TWO_INPUTS, "inner loop in root trace", "leaving loop in root trace",
+    "fallback to interpreter", "loop unroll limit reached" },
+  ["weir/join.lua"] = { TWO_INPUTS, "leaving loop in root trace", "loop unroll limit reached",
+    "inner loop in root trace", "fallback to interpreter" },
+  ["weir/connect.lua"] = { TWO_INPUTS },
   ["weir op filter"] = { NOT_YET, "loop unroll limit reached" },
   ["weir op rebalance"] = { NOT_YET, "loop unroll limit reached" },
   ["weir op generate"] = { NOT_YET, "fallback to interpreter", "symbol not in cache" },

@@ -364,6 +364,43 @@ shape_def("timestamps_key_by_process", function(env)
     out(ctx:timestamp() + ctx:current_key() + e[2])
   end):sink(counting)
 end)
+-- two inputs (weir.connect, weir.join, weir.interval)
+shape_def("connect_co_map", function(env)
+  local a = env:generate(function(i) return i end, { count = N })
+  local b = env:generate(function(i) return -i end, { count = N })
+  a:connect(b):co_map{ map1 = function(_, v) return v + 1 end,
+                       map2 = function(_, v) return v - 1 end }:sink(counting)
+end)
+shape_def("connect_co_flat_map", function(env)
+  local a = env:generate(function(i) return i end, { count = N })
+  local b = env:generate(function(i) return -i end, { count = N })
+  a:connect(b):co_flat_map{ flat_map1 = function(_, v, out) out(v) end,
+                            flat_map2 = function(_, v, out) out(v) out(v) end }:sink(counting)
+end)
+shape_def("connect_co_process", function(env)
+  timed(env):key_by(ev_key):connect(timed(env):key_by(ev_key)):co_process{
+    open = function(self, rt) self.n = rt:value_state("n") end,
+    process1 = function(self, e, ctx, out)
+      self.n:update((self.n:value() or 0) + 1)
+      ctx:timer_service():register_event_time_timer(e[2] + 10)
+    end,
+    process2 = function(self, e, _, out) out(e[2] + (self.n:value() or 0)) end,
+    on_timer = function(self, t, _, out) out(t) end,
+  }:sink(counting)
+end)
+shape_def("window_join", function(env)
+  timed(env):join(timed(env)):where(ev_key):equal_to(ev_key):window(W.tumbling_event_time("20ms"))
+    :apply(function(l, r) return l[2] + r[2] end):sink(counting)
+end)
+shape_def("window_co_group", function(env)
+  timed(env):co_group(timed(env)):where(ev_key):equal_to(ev_key)
+    :window(W.tumbling_event_time("1s"))
+    :apply(function(key, ls, rs, out) out(key + #ls + #rs) end):sink(counting)
+end)
+shape_def("interval_join", function(env)
+  timed(env):key_by(ev_key):interval_join(timed(env):key_by(ev_key)):between(-100, 100)
+    :process(function(l, r, ctx, out) out(ctx:timestamp() + l[2] - r[2]) end):sink(counting)
+end)
 -- every window assigner with every window function
 local ASSIGNERS = {
   { "tumbling", tumbling }, { "sliding", sliding }, { "session", session, { gaps = true } },
