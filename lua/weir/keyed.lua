@@ -304,7 +304,8 @@ M.entries = state.entries
 
 ---The pending timers of one subtask, each domain in pop order (time, then registration; event
 ---time first):
----{ domain ("event_time"/"processing_time"), time, key }.
+---{ domain ("event_time"/"processing_time"), time, key, ns } (ns: the timer's namespace,
+---weir.interval's side; nil for 0).
 function M.timers(_, inst)
   local out = {}
   for _, d in ipairs({ EVENT, PROCESSING }) do
@@ -314,7 +315,8 @@ function M.timers(_, inst)
       C.weir_timers_list(inst.timers, d, buf, n)
       for i = 0, n - 1 do
         out[#out + 1] = { domain = d == EVENT and "event_time" or "processing_time",
-                          time = buf[i].time_ms, key = inst.keys[buf[i].key] }
+                          time = buf[i].time_ms, key = inst.keys[buf[i].key],
+                          ns = buf[i].start ~= 0 and buf[i].start or nil } -- weir.interval's side
       end
     end
   end
@@ -331,7 +333,7 @@ function M.restore(node, inst, entries, timers)
   local changed = false
   for _, t in ipairs(timers) do
     local d = t.domain == "event_time" and EVENT or PROCESSING
-    C.weir_timers_register(inst.timers, d, t.time, intern(inst, t.key), 0, 0)
+    C.weir_timers_register(inst.timers, d, t.time, intern(inst, t.key), t.ns or 0, 0)
     changed = changed or d == PROCESSING
   end
   if changed then

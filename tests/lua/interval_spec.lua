@@ -55,6 +55,9 @@ local function harness(lo, lo_inc, hi, hi_inc, steps, opts)
       table.sort(got.left_buffer)
       table.sort(got.right_buffer)
       probes[#probes + 1] = got
+      if opts.on_probe then
+        opts.on_probe(join_node, join_node.instances[1])
+      end
       assert(job)
     end
     return v:sub(1, 2) == "el"
@@ -188,6 +191,48 @@ spec.describe("interval join", function()
     { left_buffer = { 1, 2, 3, 4, 5 }, right_buffer = { 2, 3, 4, 5 } },
     { left_buffer = { 4, 5 }, right_buffer = { 5 } },
     { left_buffer = {}, right_buffer = {} } })
+
+  it("Flink: testRestoreFromSnapshot (buffers and cleanup timers through keyed.entries, "
+    .. "keyed.timers and keyed.restore)", function()
+    local entries, timers
+    local got = harness(-1, true, 1, true, {
+      { "l", 1 }, { "wl", 1 }, { "r", 1 }, { "wr", 1 }, { "l", 2 }, { "wl", 2 }, { "r", 2 },
+      { "wr", 2 }, { "l", 3 }, { "wl", 3 }, { "r", 3 }, { "wr", 3 }, { "probe" } }, {
+      on_probe = function(node, inst)
+        -- a snapshot's logical view, copied (the buffers are the state's own tables)
+        entries, timers = {}, keyed.timers(node, inst)
+        for i, e in ipairs(keyed.entries(node, inst)) do
+          local v = {}
+          for t, list in pairs(e.value) do
+            v[t] = { unpack(list) }
+          end
+          entries[i] = { key = e.key, state = e.state, value = v }
+        end
+      end })
+    eq(sorted(got), pairs_of({ { 1, 1 }, { 1, 2 }, { 2, 1 }, { 2, 2 }, { 2, 3 }, { 3, 2 },
+      { 3, 3 } }))
+    local restored = false
+    got = harness(-1, true, 1, true, { { "probe" }, { "l", 4 }, { "wl", 4 }, { "r", 4 },
+      { "wr", 4 } }, {
+      on_probe = function(node, inst)
+        if not restored then
+          keyed.restore(node, inst, entries, timers)
+          restored = true
+        end
+      end })
+    eq(sorted(got), pairs_of({ { 3, 4 }, { 4, 3 }, { 4, 4 } }))
+  end)
+
+  it("restored cleanup timers keep their side", function()
+    local _, probes = harness(0, true, 0, true, { { "l", 5 }, { "r", 7 }, { "probe" } }, {
+      on_probe = function(node, inst)
+        local ts = keyed.timers(node, inst)
+        local sides = {}
+        for _, t in ipairs(ts) do sides[#sides + 1] = t.time .. ":" .. tostring(t.ns) end
+        eq(sides, { "5:1", "7:2" })
+      end })
+    eq(probes[1], { left_buffer = { 5 }, right_buffer = { 7 } })
+  end)
 
   it("Flink: testDiscardsLateData (dropped and counted)", function()
     local got, _, _, env = harness(-1, true, 1, true, {
