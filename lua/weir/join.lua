@@ -228,7 +228,7 @@ function M.install(stream)
     return self
   end
 
-  local function late_tag(self, call, t)
+  local function late_tag(call, t)
     if not tag.is_tag(t) then
       util.build_error("%s: expected an output tag from weir.output_tag(id)", call)
     end
@@ -236,12 +236,12 @@ function M.install(stream)
   end
 
   function Interval:side_output_left_late_data(t)
-    self.left_late = late_tag(self, "side_output_left_late_data", t)
+    self.left_late = late_tag("side_output_left_late_data", t)
     return self
   end
 
   function Interval:side_output_right_late_data(t)
-    self.right_late = late_tag(self, "side_output_right_late_data", t)
+    self.right_late = late_tag("side_output_right_late_data", t)
     return self
   end
 

@@ -180,7 +180,7 @@ spec.describe("connect", function()
     local got = {}
     a:key_by(ident):connect(b:key_by(ident)):co_process{
       open = function(self, rt) self.st = rt:subtask_index(); self.n = rt:value_state("n") end,
-      process1 = function(self, v) self.n:update((self.n:value() or 0) + 1) end,
+      process1 = function(self) self.n:update((self.n:value() or 0) + 1) end,
       process2 = function(self, v, _, out)
         out(("%s %d %d"):format(v, self.n:value() or 0, self.st))
       end }:sink(function(v) got[#got + 1] = v end):set_parallelism(1)

@@ -380,12 +380,12 @@ end)
 shape_def("connect_co_process", function(env)
   timed(env):key_by(ev_key):connect(timed(env):key_by(ev_key)):co_process{
     open = function(self, rt) self.n = rt:value_state("n") end,
-    process1 = function(self, e, ctx, out)
+    process1 = function(self, e, ctx)
       self.n:update((self.n:value() or 0) + 1)
       ctx:timer_service():register_event_time_timer(e[2] + 10)
     end,
     process2 = function(self, e, _, out) out(e[2] + (self.n:value() or 0)) end,
-    on_timer = function(self, t, _, out) out(t) end,
+    on_timer = function(_, t, _, out) out(t) end,
   }:sink(counting)
 end)
 shape_def("window_join", function(env)
