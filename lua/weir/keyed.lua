@@ -201,8 +201,8 @@ function M.instantiate(job, node, process_fn)
   return intern, insts
 end
 
----Makes one subtask's keyed fields (state, timers, keys, contexts): for weir.join's interval
----join, a keyed operator of its own.
+---Makes one subtask's keyed fields (state, timers, keys, contexts): for weir.interval, a keyed
+---operator of its own.
 M.init = init
 
 ---The context open(self, rt) gets in a keyed operator (weir.run's open_functions).
