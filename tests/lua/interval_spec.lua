@@ -290,7 +290,11 @@ spec.describe("interval join", function()
     function()
       local got = harness(-10, true, 10, true, {
         { "r", 5 }, { "r", 3 }, { "r", 5 }, { "r", 1 }, { "l", 4 } })
-      eq(got, { "4,1@4", "4,3@4", "4,5@5", "4,5@5" })
+      eq(got, { "4,1@4", "4,3@4", "4,5@5", "4,5@5" }) -- three timestamps: the general path
+      got = harness(-10, true, 10, true, { { "r", 5 }, { "r", 3 }, { "l", 4 } })
+      eq(got, { "4,3@4", "4,5@5" }) -- two
+      got = harness(-10, true, 10, true, { { "r", 3 }, { "r", 5 }, { "r", 30 }, { "l", 4 } })
+      eq(got, { "4,3@4", "4,5@5" }) -- three, one out of range
     end)
 
   it("a rich join function: open and per-subtask self", function()
@@ -301,6 +305,28 @@ spec.describe("interval join", function()
                out({ { ts = l.ts + self.n }, r })
              end } })
     eq(got, { "102,1@1" })
+  end)
+
+  it("a subtask gets every field before records flow; its context too", function()
+    local before, ctx_before
+    harness(-5, true, 5, true, { { "probe" }, { "l", 1 }, { "r", 2 }, { "r", 3 }, { "r", 4 },
+      { "l", 3 }, { "wl", 9 }, { "wr", 9 }, { "l", 20 }, { "probe" } }, {
+      on_probe = function(node, inst)
+        if not before then
+          before, ctx_before = {}, {}
+          for k in pairs(inst) do before[k] = true end
+          for k in pairs(inst.ij_ctx) do ctx_before[k] = true end
+          return
+        end
+        for k in pairs(inst) do
+          assert(before[k], "field added while records flowed: " .. tostring(k))
+        end
+        for k in pairs(inst.ij_ctx) do
+          assert(ctx_before[k], "context field added while records flowed: " .. tostring(k))
+        end
+        assert(node)
+      end })
+    eq(before ~= nil, true)
   end)
 
   it("rejects bad arguments naming the script line", function()
