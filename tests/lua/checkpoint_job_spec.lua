@@ -72,14 +72,72 @@ it("a savepoint and a restore continue rich state, rebalance counters and collec
   os.execute("rm -rf " .. dir)
 end)
 
-it("a restore refuses an operator whose parallelism changed, naming it", function()
+-- Rescale: a rich function at another parallelism gets the old subtasks' values dealt round
+-- robin (old i to new i % p), in order, maybe none; a changed max parallelism is refused.
+local function rescale_job(opts, p, stop_at, got)
+  local env = env_with(opts)
+  local out = env:generate(function(i)
+    if i == stop_at then
+      stop_now(env)
+    end
+    return i
+  end, { count = 5000 })
+    :rebalance()
+    :map({
+      open = function(self, ctx) self.st = ctx:subtask_index() end,
+      map = function(self, i)
+        self.n = (self.n or 0) + 1
+        return i
+      end,
+      snapshot_state = function(self) return { st = self.st, n = self.n } end,
+      restore_state = function(self, values)
+        local seen = {}
+        for _, v in ipairs(values) do
+          seen[#seen + 1] = v.st
+        end
+        got[#got + 1] = table.concat(seen, ",")
+      end,
+    }):set_parallelism(p):uid("counter")
+    :collect():uid("out")
+  env:execute()
+  return out:values()
+end
+
+it("at another parallelism restore_state gets the old subtasks' values round robin", function()
   local dir = tmpdir()
-  counting_job({ checkpoint_dir = dir }, 1500)
-  local env = env_with({ checkpoint_dir = dir })
-  env:generate(function(i) return i end, { count = 5000 })
-    :map(function(i) return i end):uid("counter"):set_parallelism(3)
-    :collect()
-  raises(function() env:execute() end, "map (", "parallelism 1 in the checkpoint, 3 now")
+  rescale_job({ checkpoint_dir = dir }, 2, 1500, {})
+  local entries = require("weir.checkpoint").list(dir)
+  local sp = entries[#entries].path
+  for p, want in pairs({ [1] = { "0,1" }, [3] = { "0", "1", "" }, [2] = { "0", "1" } }) do
+    local got = {}
+    local values = rescale_job({ restore = sp }, p, nil, got)
+    eq(got, want)
+    local seen = {}
+    for _, v in ipairs(values) do
+      assert(not seen[v], "a record twice after the rescale: " .. v)
+      seen[v] = true
+    end
+    eq(seen[1501] or seen[5000], true)
+  end
+  -- max parallelism: key groups are fixed
+  local function keyed(opts, env_opts)
+    local env = env_with(opts, env_opts)
+    env:generate(function(i)
+      if i == 1500 and not opts.restore then
+        stop_now(env)
+      end
+      return i
+    end, { count = 5000 })
+      :key_by(function(v) return v % 7 end):sum(1):set_parallelism(2):uid("sums")
+      :collect():uid("out")
+    env:execute()
+  end
+  local kdir = tmpdir()
+  keyed({ checkpoint_dir = kdir })
+  local kentries = require("weir.checkpoint").list(kdir)
+  raises(function() keyed({ restore = kentries[#kentries].path }, { max_parallelism = 64 }) end,
+    "max parallelism 128 in the checkpoint, 64 now (key groups are fixed)")
+  os.execute("rm -rf " .. kdir)
   os.execute("rm -rf " .. dir)
 end)
 
