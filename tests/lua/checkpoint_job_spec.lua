@@ -90,7 +90,7 @@ local function rescale_job(opts, p, stop_at, got)
         return i
       end,
       snapshot_state = function(self) return { st = self.st, n = self.n } end,
-      restore_state = function(self, values)
+      restore_state = function(_, values)
         local seen = {}
         for _, v in ipairs(values) do
           seen[#seen + 1] = v.st
