@@ -190,9 +190,10 @@ it("watermark generators, emitters and operator watermarks survive a restore", f
   os.execute("rm -rf " .. dir)
 end)
 
--- Rescale and watermarks: generate -> rebalance -> timestamps at parallelism p (even records to
--- subtask 0, odd to 1: subtask 0's watermark is the higher one) -> a keyed process (hash: one valve channel per
--- timestamps subtask) and a forward process, each reporting the watermark it sees first.
+-- Rescale and watermarks: generate -> rebalance -> timestamps at parallelism p (even records
+-- to subtask 0, odd to 1: subtask 0's watermark is the higher one) -> a keyed process (hash:
+-- one valve channel per timestamps subtask) and a forward process, each reporting the
+-- watermark it sees first.
 local function rescale_wm_job(opts, p, stop_at)
   local env = env_with(opts, { auto_watermark_interval = 0 })
   local strategy = weir.watermarks.custom({
