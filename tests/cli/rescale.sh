@@ -88,6 +88,7 @@ n=$(wc -l < at_stop/sums.txt)
 run_weir checkpoint inspect "$sp"
 expect_out_has "keyed/proc" "the savepoint holds the keyed process's state"
 expect_out_has "keyed/rsum" "the savepoint holds the rolling sum's state"
+expect_out_has " B 1 keys, 5 state entries, 1 timers" "inspect counts a key group's keys, entries, timers"
 
 for p in 2 1 3 4; do
   rm -rf run && mkdir run && cp at_stop/* run/ && cp job.lua in.txt run/
