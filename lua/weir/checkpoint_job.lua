@@ -258,7 +258,7 @@ end
 ---(open() made the states it goes into).
 function Ck:after_open()
   local work = self.after_open_work or {}
-  self.after_open_work = {}
+  self.after_open_work = nil -- a later restore (open() has run) puts keyed state back at once
   for _, f in ipairs(work) do
     f()
   end

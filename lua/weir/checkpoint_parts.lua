@@ -368,7 +368,7 @@ local function keyed_part(ck, node)
       return keyed.snapshot_groups(node, checkpoint.encode)
     end,
     restore = function(groups)
-      ck.after_open_work[#ck.after_open_work + 1] = function()
+      local function work()
         local skip, seen = {}, {}
         for _, g in pairs(groups) do
           for name, d in pairs(g.states) do
@@ -402,6 +402,11 @@ local function keyed_part(ck, node)
               inst.index + 1, node.parallelism, tostring(err)))
           end
         end
+      end
+      if ck.after_open_work then
+        ck.after_open_work[#ck.after_open_work + 1] = work -- Job:start: once open() has run
+      else
+        work()
       end
     end,
   }
