@@ -2,9 +2,10 @@
 -- Gives the plan's nodes their uids, chooses what a start restores (DIR's newest valid
 -- checkpoint, --restore PATH, or --fresh) and writes a fresh start's first checkpoint, reopens
 -- write_text files at their committed length, checks a checkpoint against the job (operators
--- by uid, kind, parallelism, max parallelism; state the job no longer has) before handing its
--- sections to the parts, and takes checkpoints between batches (the consistent point: nothing
--- is in flight), a savepoint at a stop by signal and a final checkpoint at the end of input.
+-- by uid, kind, a keyed operator's max parallelism, write_text's shape; state the job no
+-- longer has) before handing its sections to the parts (keyed state once open() has run:
+-- Ck:after_open), and takes checkpoints between batches (the consistent point: nothing is in
+-- flight), a savepoint at a stop by signal and a final checkpoint at the end of input.
 -- What each part of the job keeps is weir.checkpoint_parts'. Window operators plug in through
 -- weir.windowing when it offers checkpoint parts; until then a job with one refuses
 -- --checkpoint-dir.

@@ -3,8 +3,10 @@
 -- clock, the job counters, late records dropped), every source's position (and a replay
 -- file's crc32), every operator subtask's watermark, valve, generator and emitter and a rich
 -- function's snapshot_state/restore_state, the rebalance counters, the sinks (write_text
--- lengths, collect values), and the window layer's parts from weir.windowing. What is
--- restored when, and the checks around it, are weir.checkpoint_job's.
+-- lengths, collect values), keyed operators' state and timers by key group (weir.keyed), and
+-- the window layer's parts from weir.windowing. A restore at another parallelism redistributes
+-- them (Rescale, below). What is restored when, and the checks around it, are
+-- weir.checkpoint_job's.
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local checkpoint = require("weir.checkpoint")
