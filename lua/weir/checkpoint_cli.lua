@@ -110,6 +110,10 @@ local function inspect(path)
       brief = " " .. table.concat(fs, "; ")
     elseif s.name:match("^sink/") and v.values then
       brief = (" %d values"):format(#v.values)
+    elseif s.name:match("^keyed/") and v.entries then
+      local ok, ks = pcall(checkpoint.decode, v.keys)
+      brief = (" %d keys, %d state entries, %d timers"):format(ok and #ks or 0, #v.entries,
+        #v.timers)
     end
     out("  %d. %s%s: %s%s", i, s.name, kg, size(s.bytes), brief)
   end

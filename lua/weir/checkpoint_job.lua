@@ -2,9 +2,10 @@
 -- Gives the plan's nodes their uids, chooses what a start restores (DIR's newest valid
 -- checkpoint, --restore PATH, or --fresh) and writes a fresh start's first checkpoint, reopens
 -- write_text files at their committed length, checks a checkpoint against the job (operators
--- by uid, kind, parallelism, max parallelism; state the job no longer has) before handing its
--- sections to the parts, and takes checkpoints between batches (the consistent point: nothing
--- is in flight), a savepoint at a stop by signal and a final checkpoint at the end of input.
+-- by uid, kind, a keyed operator's max parallelism, write_text's shape; state the job no
+-- longer has) before handing its sections to the parts (keyed state once open() has run:
+-- Ck:after_open), and takes checkpoints between batches (the consistent point: nothing is in
+-- flight), a savepoint at a stop by signal and a final checkpoint at the end of input.
 -- What each part of the job keeps is weir.checkpoint_parts'. Window operators plug in through
 -- weir.windowing when it offers checkpoint parts; until then a job with one refuses
 -- --checkpoint-dir.
@@ -140,9 +141,26 @@ function M.prepare(job)
   if from then
     -- write_text files are reopened at their committed length (Job:reopen_file)
     job.restore_files = {}
+    local by_uid = {}
+    for _, node in ipairs(job.plan.nodes) do
+      by_uid[node.ckpt_uid] = node
+    end
     for _, s in ipairs(from.sections) do
       if s.name:match("^sink/") and type(s.value) == "table" and s.value.files then
-        for _, f in ipairs(s.value.files) do
+        local node = by_uid[s.name:match("^sink/(.*)$")]
+        local files = s.value.files
+        if node and node.sink == "write_text" and #files > 0 then
+          -- a rescale keeps the files' shape: one file at parallelism 1, else a directory
+          local was_dir = #files > 1 or files[1].path ~= node.path
+          if was_dir ~= (node.parallelism > 1) then
+            job_error(("cannot restore %s: %s wrote %s, at parallelism %d it writes %s; "
+              .. "keep the sink's parallelism 1 or above 1 (set_parallelism on the sink)")
+              :format(from.name, node.label, was_dir and ("the directory " .. node.path)
+                or ("the file " .. node.path), node.parallelism, node.parallelism > 1
+                and "a directory" or "a file"))
+          end
+        end
+        for _, f in ipairs(files) do
           job.restore_files[f.path] = f.length
         end
       end
@@ -229,11 +247,22 @@ end
 ---registers the parts, and restores the chosen checkpoint into them.
 function Ck:attach()
   self.restored_sources = {}
+  self.after_open_work = {} -- what waits for open(): keyed state (weir.checkpoint_parts)
   self.registry = parts.registry(self)
   if self.from then
     self:restore(self.from)
   end
   self.next_due = -INF -- the first due time is set after the first batch, on the running clock
+end
+
+---After open() of every user function, before the first record: the restore's keyed state
+---(open() made the states it goes into).
+function Ck:after_open()
+  local work = self.after_open_work or {}
+  self.after_open_work = nil -- a later restore (open() has run) puts keyed state back at once
+  for _, f in ipairs(work) do
+    f()
+  end
 end
 
 ---The job's operators for the MANIFEST, and what a restore compares.
@@ -244,6 +273,15 @@ local function operators(job)
                       parallelism = node.parallelism, max_parallelism = node.max_parallelism }
   end
   return out
+end
+
+local function keyed_input(node)
+  for _, port in ipairs(node.inputs or {}) do
+    if port.mode == "hash" then
+      return true
+    end
+  end
+  return false
 end
 
 ---Checks the checkpoint against the job (operators by uid, max parallelism), then hands the
@@ -263,11 +301,7 @@ function Ck:restore(from)
     elseif op.kind ~= node.kind then
       job_error(("cannot restore %s: operator %s is a %s in the checkpoint (%s), a %s now (%s)")
         :format(from.name, op.uid, op.kind, op.label, node.kind, node.label))
-    elseif op.parallelism ~= node.parallelism then
-      job_error(("cannot restore %s: %s: parallelism %d in the checkpoint, %d now (restoring "
-        .. "at another parallelism is not supported yet)"):format(from.name, node.label,
-        op.parallelism, node.parallelism))
-    elseif op.max_parallelism and node.max_parallelism
+    elseif op.max_parallelism and node.max_parallelism and keyed_input(node)
       and op.max_parallelism ~= node.max_parallelism then
       job_error(("cannot restore %s: %s: max parallelism %s in the checkpoint, %s now (key "
         .. "groups are fixed)"):format(from.name, node.label, tostring(op.max_parallelism),
@@ -297,14 +331,16 @@ function Ck:restore(from)
   end
   local unused, missing = self.registry:restore(sections)
   for _, name in ipairs(unused) do
-    if not self.opts.allow_non_restored_state then
+    -- a rebalance counter of an edge that a rescale made forward has nothing to go to
+    if not self.opts.allow_non_restored_state and not name:match("^rebalance/") then
       job_error(("cannot restore %s: its section %s has no place in this job; "
         .. "--allow-non-restored-state drops it"):format(from.name, name))
     end
   end
   for _, name in ipairs(missing) do
     local part = self.registry.by_name[name]
-    if not man.start and not name:match("^op/") and not name:match("^rebalance/") then
+    if not man.start and not name:match("^op/") and not name:match("^rebalance/")
+      and not name:match("^keyed/") then
       say("%s: nothing in %s; it starts empty", part.what, from.name)
     end
   end

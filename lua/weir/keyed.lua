@@ -341,4 +341,128 @@ function M.restore(node, inst, entries, timers)
   end
 end
 
+-- Checkpoints: every subtask's keyed state and timers, by key group ---------------------------
+-- Any node whose subtasks hold this module's fields (init: inst.kstate, inst.timers with key
+-- ids and window [0, 0), inst.keys, inst.key_ids, inst.kctx) and node.states/node.state_list
+-- is covered: weir.checkpoint_parts registers a part for each (keyed/<uid>).
+
+---The keyed state and timers of all of node's subtasks as {[key group] = section}, written
+---logically: a section holds the keys (encoded with encode(value, what), the codec's), the
+---states it uses ({[name] = {kind, ttl}}), the entries ({k = key index, s = state name, n = a
+---number or v = the encoded value, e = expiry, x = the encoded element expiries of a TTL'd
+---list or map}) and the timers ({k, d = domain, t = time, st = subtask, o = place in the
+---subtask's pop order of its domain, ns = the timer's namespace: weir.interval's side}). Never
+---slot or key ids. Not for the hot path.
+function M.snapshot_groups(node, encode)
+  local groups = {}
+  local function group(kg)
+    local g = groups[kg]
+    if not g then
+      g = { states = {}, keys = {}, entries = {}, timers = {} }
+      groups[kg] = g
+    end
+    return g
+  end
+  local function enc(inst, key, name, v)
+    local ok, s = pcall(encode, v, "value")
+    if not ok then
+      error(("%s, subtask %d/%d, key %s, state '%s': %s"):format(node.label, inst.index + 1,
+        node.parallelism, format.value(key), name, tostring(s)), 0)
+    end
+    return s
+  end
+  for _, inst in ipairs(node.instances) do
+    local index = {} -- key id -> index in its group's keys (a key is in one group)
+    local function key_index(g, kid)
+      local i = index[kid]
+      if not i then
+        i = #g.keys + 1
+        g.keys[i] = inst.keys[kid]
+        index[kid] = i
+      end
+      return i
+    end
+    for _, e in ipairs(state.entries(node, inst)) do
+      local g = group(e.key_group or 0)
+      local known = node.states[e.state]
+      g.states[e.state] = { kind = known.kind, ttl = known.ttl }
+      local x = { k = key_index(g, e.kid), s = e.state, e = e.expires }
+      if type(e.value) == "number" then
+        x.n = e.value
+      else
+        x.v = enc(inst, e.key, e.state, e.value)
+      end
+      if e.elem_expires and type(e.value) == "table" then
+        x.x = enc(inst, e.key, e.state, e.elem_expires)
+      end
+      g.entries[#g.entries + 1] = x
+    end
+    for _, d in ipairs({ EVENT, PROCESSING }) do
+      local n = C.weir_timers_count(inst.timers, d)
+      if n > 0 then
+        local buf = timers_array_t(n)
+        C.weir_timers_list(inst.timers, d, buf, n)
+        for i = 0, n - 1 do
+          local kid = tonumber(buf[i].key)
+          local g = group(state.key_group(node, inst.keys[kid]) or 0)
+          g.timers[#g.timers + 1] = { k = key_index(g, kid), d = d, t = buf[i].time_ms,
+                                      st = inst.index, o = i,
+                                      ns = buf[i].start ~= 0 and tonumber(buf[i].start) or nil }
+        end
+      end
+    end
+  end
+  for kg, g in pairs(groups) do
+    local ok, s = pcall(encode, g.keys, "keys")
+    if not ok then
+      error(("%s, key group %d: %s"):format(node.label, kg, tostring(s)), 0)
+    end
+    g.keys = s
+  end
+  return groups
+end
+
+---Puts back into subtask inst (its open() has run, so its states exist; before its first
+---record) what snapshot_groups wrote for the key groups it owns under node's parallelism (the
+---hash exchange's rule: the checkpoint may come from another parallelism): entries in key
+---group order, timers registered in (old subtask, place) order, so that equal times fire in
+---their registration order as before (on a rescale, an old subtask's before the next's).
+---skip: state names whose entries are dropped. decode is the codec's.
+function M.restore_groups(node, inst, groups, decode, skip)
+  local maxp, p = node.max_parallelism or 128, node.parallelism
+  local kgs = {}
+  for kg in pairs(groups) do
+    if C.weir_keygroup_subtask(kg, maxp, p) == inst.index then
+      kgs[#kgs + 1] = kg
+    end
+  end
+  table.sort(kgs)
+  local entries, timers = {}, {}
+  for _, kg in ipairs(kgs) do
+    local g = groups[kg]
+    local ks = decode(g.keys)
+    for _, x in ipairs(g.entries) do
+      if not (skip and skip[x.s]) then
+        local v = x.n
+        if v == nil then
+          v = decode(x.v)
+        end
+        entries[#entries + 1] = { key = ks[x.k], state = x.s, value = v, expires = x.e,
+                                  elem_expires = x.x and decode(x.x) or nil }
+      end
+    end
+    for _, t in ipairs(g.timers) do
+      timers[#timers + 1] = { domain = t.d == EVENT and "event_time" or "processing_time",
+                              time = t.t, key = ks[t.k], st = t.st, o = t.o, ns = t.ns }
+    end
+  end
+  table.sort(timers, function(a, b)
+    if a.st ~= b.st then
+      return a.st < b.st
+    end
+    return a.o < b.o
+  end)
+  M.restore(node, inst, entries, timers)
+end
+
 return M

@@ -499,6 +499,9 @@ function Job:start(opts)
     self.checkpointer:attach() -- restores sources, clock and state before open()
   end
   self:open_functions()
+  if self.checkpointer then
+    self.checkpointer:after_open() -- keyed state goes into the states open() made
+  end
   self:sync_wakeup() -- a processing-time timer open() made (a keyed operator's restore)
   local job = plan.env.job
   self.progress_on = job.progress and job.mode == "run"
