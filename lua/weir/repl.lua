@@ -13,6 +13,7 @@ local format = require("weir.format")
 local session = require("weir.repl_session")
 local job_ctl = require("weir.repl_job")
 local cmds = require("weir.repl_commands")
+local undo = require("weir.repl_undo")
 
 local S, say, rt, prompt = session.S, session.say, session.rt, session.prompt
 local report_error, usage = session.report_error, session.usage
@@ -88,6 +89,7 @@ local function eval(line)
   setfenv(f, S.globals)
   run_chunk(f)
   pump()
+  undo.after_line(buf)
   prompt("> ")
 end
 
@@ -108,6 +110,7 @@ local function handle_line(line)
       prompt("> ")
     else
       cmds.push(line)
+      undo.after_line(line .. " (:feed)")
     end
     return
   end
@@ -118,10 +121,13 @@ local function handle_line(line)
       if not f then
         report_error(("unknown command :%s (:help lists them)"):format(cmd))
       else
-        local ok, err = pcall(f, strip_comment(arg))
+        local a = strip_comment(arg)
+        local ok, err = pcall(f, a)
         if not ok then
           report_error(err)
         end
+        -- a step back for :undo, if the job's state changed
+        undo.after_line(":" .. cmd .. (a ~= "" and (" " .. a) or ""), cmd)
       end
       if not S.feeding then
         prompt("> ")
