@@ -433,7 +433,7 @@ function M.savepoint(dir)
     and ("its records were typed at the prompt: :restore %s in weir repl goes on from it, "
       .. "weir run cannot"):format(path)
     or ("weir run %s --restore %s goes on from it"):format(S.script or "JOB.lua", path)
-  say(("savepoint %s (%s): %s; %s"):format(path, kib(bytes),
+  say(("savepoint %s: %s; %s"):format(path,
     when({ now = job:now(), wm = watermark(job) }), how))
 end
 
