@@ -51,6 +51,8 @@ After a job ends (or fails, or is interrupted) the inspectors show its final
 state.
 ]]
 
+M.HELP = HELP
+
 -- What Tab completes at the start of a line.
 M.NAMES = { ":start", ":stop", ":reset", ":clock", ":advance", ":step", ":run", ":now",
             ":push", ":feed", ":end", ":status", ":windows", ":timers", ":why", ":late",

@@ -260,8 +260,11 @@ function M.undo(arg)
       #steps - 1, steps[1] and describe(steps[1]) or "nothing", kept))
   end
   local undone = {}
-  for i = target + 1, #steps do
+  for i = target + 1, math.min(#steps, target + 5) do
     undone[#undone + 1] = steps[i].label
+  end
+  if n > 5 then
+    undone[#undone + 1] = ("and %d more"):format(n - 5)
   end
   if not go_to(h, steps[target]) then
     return
@@ -282,12 +285,12 @@ function M.checkpoint(arg)
   if arg ~= "" then
     return usage(":checkpoint takes nothing (:savepoint DIR writes one to disk)")
   end
+  if not S.job then
+    return usage("no job is running (:start; :undo goes back into one that ended)")
+  end
   local h = history()
   if not h then
     return
-  end
-  if not S.job then
-    return usage("no job is running (:start; :undo goes back into one that ended)")
   end
   local last = h.steps[#h.steps]
   local step, err = capture(h, S.job, last and last.label or ":checkpoint")
@@ -398,13 +401,13 @@ function M.savepoint(dir)
   if dir == "" then
     return usage(":savepoint DIR (a checkpoint directory, as weir run --checkpoint-dir)")
   end
+  local job = S.job
+  if not job then
+    return usage("no job is running (:start; :undo goes back into one that ended)")
+  end
   local h = history()
   if not h then
     return
-  end
-  local job = S.job
-  if not job then
-    return usage("no job is running (:undo goes back into one that ended)")
   end
   local rc = C.weir_out_mkdirs(dir)
   if rc ~= 0 then
@@ -432,7 +435,8 @@ function M.savepoint(dir)
   local how = man.repl_manual
     and ("its records were typed at the prompt: :restore %s in weir repl goes on from it, "
       .. "weir run cannot"):format(path)
-    or ("weir run %s --restore %s goes on from it"):format(S.script or "JOB.lua", path)
+    or ("weir run %s%s --restore %s goes on from it"):format(S.script or "JOB.lua",
+      job.plan.env.job.replay and (" --replay " .. job.plan.env.job.replay) or "", path)
   say(("savepoint %s: %s; %s"):format(path,
     when({ now = job:now(), wm = watermark(job) }), how))
 end
