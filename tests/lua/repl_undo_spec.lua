@@ -111,8 +111,9 @@ it("a step is a checkpoint's state file, restored from memory as from a path", f
   close(job)
   -- the same plan again, from the step: the count and the collected values go on
   local again = run.new(plan)
+  local operators = require("weir.checkpoint_job").operators(again)
   again.restore_from = { path = "(memory)", name = "step", quiet = true, sections = sections,
-                         manifest = { operators = require("weir.checkpoint_job").operators(again) } }
+                         manifest = { operators = operators } }
   again:start({ clock = "virtual" })
   S.job = again
   push(again, "c")

@@ -28,5 +28,5 @@ local counted = parsed:process({
   restore_state = function(self, values) self.n = values[1] end,
 })
 counted:print()
-out = counted:get_side_output(odd):collect()
+out = counted:get_side_output(odd):collect() -- luacheck: ignore 111 (a global the session reads)
 env:execute("repl undo")
