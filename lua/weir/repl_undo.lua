@@ -182,7 +182,7 @@ function M.after_line(label, cmd)
     if last and last.state == step.state then
       return
     end
-    step.first = #steps == 0 and h.dropped == 0
+    step.first = #steps == 0 and h.dropped == 0 and cmd == "start"
     push_step(h, step)
   elseif last and last.state and S.last and S.last.job.plan == h.plan then
     push_step(h, { label = label, ended = S.last.how }) -- undo 1 goes back before it
@@ -325,9 +325,9 @@ local function restore_path(path)
     end
     M.started({ plan = S.plan }, S.clock)
     h = S.undo
-    if h.off then
-      return usage(h.off)
-    end
+  end
+  if h.off then
+    return usage(h.off)
   end
   local back = S.job and capture(h, S.job, "")
   checkpoint_job.assign_uids(S.plan)
