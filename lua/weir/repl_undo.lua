@@ -14,6 +14,7 @@ local checkpoint = require("weir.checkpoint")
 local checkpoint_job = require("weir.checkpoint_job")
 local parts = require("weir.checkpoint_parts")
 local status = require("weir.status")
+local timeline = require("weir.timeline")
 local windowing = require("weir.windowing")
 local session = require("weir.repl_session")
 local job_ctl = require("weir.repl_job")
@@ -150,7 +151,8 @@ local function capture(h, job, label)
   end
   local held = #S.replays > 0 -- paused replays (not after :run)
   return { label = label, state = state, now = job:now(), wm = watermark(job),
-           trace = copy_trace(S.trace), held = held }
+           trace = copy_trace(S.trace), held = held,
+           recorder = S.timeline and timeline.save(S.timeline) } -- :draw --svg's
 end
 
 local function push_step(h, step)
@@ -193,15 +195,19 @@ end
 
 -- Starts the job again from sections (a checkpoint's, decoded), with the trace and replays
 -- of the REPL as given. Returns true, or reports what failed.
-local function restart(h, from, trace, held)
+local function restart(h, from, trace, held, recorder)
   if S.job then
     S.job:close() -- no end-of-input, no close(): the job goes on from the snapshot instead
     S.job, S.manual = nil, nil
     session.open_bare()
   end
   S.last = nil
-  return job_ctl.start_job({ from = from, trace = copy_trace(trace), held = held,
-                             clock = h.clock })
+  local clock = job_ctl.start_job({ from = from, trace = copy_trace(trace), held = held,
+                                    clock = h.clock })
+  if clock and recorder and S.timeline then
+    timeline.load(S.timeline, recorder)
+  end
+  return clock
 end
 
 local function from_step(h, step)
@@ -214,7 +220,7 @@ end
 
 local function go_to(h, step)
   h.operators = h.operators or checkpoint_job.operators({ plan = h.plan })
-  return restart(h, from_step(h, step), step.trace, step.held)
+  return restart(h, from_step(h, step), step.trace, step.held, step.recorder)
 end
 
 local function parse_count(arg)
