@@ -51,6 +51,17 @@ same_after_undo "manual job" 4 ':start
 out:values()
 :status' undo_job.lua
 
+# :draw --svg after going back and forward draws the same picture (the recorder goes back too:
+# here the input that went idle before the :undo)
+pre=$(printf '%s\n' ':start' ':push a,1000' ':advance 6s' ':push b,3000')
+blk=$(printf '%s\n' ':push a,2000' ':advance 6s' ':push c,9000')
+printf '%s\n%s\n:draw --svg plain.svg\n' "$pre" "$blk" > s1.txt
+printf '%s\n%s\n:undo 3\n%s\n:draw --svg undo.svg\n' "$pre" "$blk" "$blk" > s2.txt
+timeout 30 "$WEIR" repl undo_job.lua < s1.txt > /dev/null 2>&1
+timeout 30 "$WEIR" repl undo_job.lua < s2.txt > /dev/null 2>&1
+grep -q 'idle' plain.svg && cmp -s plain.svg undo.svg && ok \
+  || bad ":draw --svg after :undo and the same commands again draws another picture"
+
 # a paused replay: :step and :advance
 cp "$ROOT/tests/repl/undo-replay/job.lua" replay_job.lua
 cp "$ROOT/tests/repl/undo-replay/in.replay" in.replay
