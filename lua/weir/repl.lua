@@ -103,14 +103,21 @@ local function strip_comment(arg)
   return arg
 end
 
+-- The end of a :feed (an empty line, Ctrl-C): the whole :feed is one step back (a snapshot
+-- per record would cost a paste of n records n snapshots of a growing state).
+local function feed_done()
+  S.feeding = false
+  undo.after_line((":feed (%d record%s)"):format(S.fed, S.fed == 1 and "" or "s"))
+end
+
 local function handle_line(line)
   if S.feeding then
     if line == "" then
-      S.feeding = false
+      feed_done()
       prompt("> ")
     else
+      S.fed = S.fed + 1
       cmds.push(line)
-      undo.after_line(line .. " (:feed)")
     end
     return
   end
@@ -129,7 +136,9 @@ local function handle_line(line)
         -- a step back for :undo, if the job's state changed
         undo.after_line(":" .. cmd .. (a ~= "" and (" " .. a) or ""), cmd)
       end
-      if not S.feeding then
+      if S.feeding then
+        S.fed = 0
+      else
         prompt("> ")
       end
       return
@@ -232,7 +241,10 @@ function M.run(job)
         leave()
         break
       elseif e.flags == INPUT_INTERRUPT then
-        S.buffer, S.feeding = nil, false
+        if S.feeding then
+          feed_done()
+        end
+        S.buffer = nil
         prompt("> ")
       else
         handle_line(ffi.string(e.ptr, e.len))

@@ -138,10 +138,10 @@ expect_err_has "weir: cannot restore ck/sp-00000001: it holds state of operator 
 expect_err_has "weir: nowhere: not a valid checkpoint: MANIFEST: missing" "a missing checkpoint is named"
 
 # memory is bounded: the last 64 steps are kept, and going back further says so
-{ echo ':start'; echo ':feed'; seq 1 70; echo; echo ':undo 64'; echo ':undo 63'; } > s.txt
+{ echo ':start'; seq 1 70 | sed 's/^/:push /'; echo ':undo 64'; echo ':undo 63'; } > s.txt
 run_weir repl manual_job.lua --manual < s.txt
 expect_rc 1 "a session going back beyond the steps kept"
-expect_out_has "cannot go back 64: the steps kept go back 63, to after 7 (:feed) (older steps were let go: the last 64 are kept, within 64 MiB)" ":undo beyond the oldest step says so"
-expect_out_has "back 63 to after 7 (:feed): now 0, watermark -inf (undone: 8 (:feed), 9 (:feed)," ":undo to the oldest step kept"
+expect_out_has "cannot go back 64: the steps kept go back 63, to after :push 7 (older steps were let go: the last 64 are kept, within 64 MiB)" ":undo beyond the oldest step says so"
+expect_out_has "back 63 to after :push 7: now 0, watermark -inf (undone: :push 8, :push 9, :push 10, :push 11, :push 12, and 58 more)" ":undo to the oldest step kept"
 
 finish
