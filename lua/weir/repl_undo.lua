@@ -96,10 +96,6 @@ local function describe(step)
   return step.first and "the start" or ("after " .. step.label)
 end
 
-local function kib(n)
-  return n < 1024 and ("%d bytes"):format(n) or ("%.1f KiB"):format(n / 1024)
-end
-
 -- The history ------------------------------------------------------------------------------
 
 -- A window operator while the window layer offers no checkpoint parts (docs/API.md,
@@ -310,8 +306,8 @@ function M.checkpoint(arg)
   if #h.marks > M.MARKS then
     table.remove(h.marks, 1)
   end
-  say(("checkpoint %d: %s, %s (%s; :restore %d goes back to it)"):format(step.mark,
-    describe(step), when(step), kib(#step.state), step.mark))
+  say(("checkpoint %d: %s, %s (:restore %d goes back to it)"):format(step.mark,
+    describe(step), when(step), step.mark))
 end
 
 -- :restore PATH: a checkpoint or savepoint on disk, into the REPL's job.
