@@ -117,7 +117,8 @@ end
 ---operator interface of weir.windowing), the firers and places the error handler reads.
 function M.instantiate(job, node)
   node.window_op = M
-  node.states, node.state_list = node.states or {}, node.state_list or {}
+  -- a new job of the same plan (the REPL's :start again, :undo) makes its states again in open()
+  node.states, node.state_list = {}, {}
   for _, inst in ipairs(node.instances) do
     init(job, node, inst)
   end

@@ -98,15 +98,16 @@ end
 
 -- The history ------------------------------------------------------------------------------
 
--- A window operator while the window layer offers no checkpoint parts (docs/API.md,
--- Checkpoints): the job cannot be snapshotted.
+-- An operator whose state checkpoints do not keep yet (docs/API.md, Checkpoints): a window
+-- operator while the window layer offers no checkpoint parts, a keyed one while weir.keyed
+-- snapshots no key groups. Such a job cannot step back; the name of what is missing.
 local function unsupported(plan)
-  if windowing.checkpoint_parts then
-    return nil
-  end
   for _, node in ipairs(plan.nodes) do
-    if node.kind == "window" then
-      return node
+    if node.kind == "window" and not windowing.checkpoint_parts then
+      return node, "window state"
+    elseif (node.kind == "keyed_process" or node.kind == "rolling")
+        and not require("weir.keyed").snapshot_groups then
+      return node, "keyed state"
     end
   end
 end
@@ -115,10 +116,10 @@ end
 function M.started(job, clock)
   local h = { plan = job.plan, steps = {}, marks = {}, bytes = 0, dropped = 0, clock = clock }
   S.undo = h
-  local node = unsupported(job.plan)
+  local node, what = unsupported(job.plan)
   if node then
-    h.off = ("%s: window state is not in checkpoints yet (docs/API.md, Checkpoints), so this "
-      .. "job cannot step back"):format(node.label)
+    h.off = ("%s: %s is not in checkpoints yet (docs/API.md, Checkpoints), so this job cannot "
+      .. "step back"):format(node.label, what)
     return
   end
   checkpoint_job.assign_uids(job.plan)
