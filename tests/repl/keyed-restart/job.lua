@@ -8,7 +8,7 @@ env:manual()
   :key_by(function(e) return e[1] end)
   :process({
     open = function(self, rt) self.sum = rt:value_state("sum") end,
-    process = function(self, e, ctx, out)
+    process = function(self, e, _, out)
       local s = (self.sum:value() or 0) + e[2]
       self.sum:update(s)
       out(e[1] .. "=" .. s)
