@@ -269,7 +269,12 @@ function M.undo(arg)
   if n > 5 then
     undone[#undone + 1] = ("and %d more"):format(n - 5)
   end
+  local now = S.job and steps[#steps]
   if not go_to(h, steps[target]) then
+    if now and now.state then
+      say("the job goes on as it was")
+      go_to(h, now)
+    end
     return
   end
   for i = #steps, target + 1, -1 do
