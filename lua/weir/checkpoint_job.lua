@@ -66,7 +66,8 @@ Ck.__index = Ck
 ---already ended by end of input and must not run again.
 function M.prepare(job)
   local o = job.plan.env.job
-  if not (o.checkpoint_dir or o.restore) then
+  local given = job.restore_from -- in memory: the REPL's :undo and :restore (weir.repl_undo)
+  if not (o.checkpoint_dir or o.restore or given) then
     return nil
   end
   local self = setmetatable({ job = job, dir = o.checkpoint_dir, opts = o, failures = 0,
@@ -109,10 +110,17 @@ function M.prepare(job)
     self.next_id = checkpoint.next_id(self.dir)
   end
   local from
-  if o.restore then
+  if given then
+    from = given
+  elseif o.restore then
     local man, sections = checkpoint.read(o.restore)
     if not man then
       job_error(("--restore %s: not a valid checkpoint: %s"):format(o.restore, sections))
+    end
+    if man.repl_manual then
+      usage("--restore %s: a REPL savepoint of records typed at the prompt (%s), which no file "
+        .. "holds: weir run cannot go on from it; weir repl %s --manual and :restore %s can",
+        o.restore, man.repl_manual, o.script or "JOB.lua", o.restore)
     end
     from = { path = o.restore, name = o.restore:match("([^/]+)/*$"), manifest = man,
              sections = sections }
@@ -266,7 +274,7 @@ function Ck:after_open()
 end
 
 ---The job's operators for the MANIFEST, and what a restore compares.
-local function operators(job)
+function M.operators(job)
   local out = {}
   for _, node in ipairs(job.plan.nodes) do
     out[#out + 1] = { uid = node.ckpt_uid, label = node.label, kind = node.kind,
@@ -350,7 +358,9 @@ function Ck:restore(from)
   elseif #self.restored_sources > 0 then
     text = text .. ": " .. table.concat(self.restored_sources, "; ")
   end
-  say("%s", text)
+  if not from.quiet then
+    say("%s", text)
+  end
   self.restored_from = from.path
 end
 
@@ -394,7 +404,7 @@ function Ck:write(sections, kind, start)
     taken_ms = job.rt and C.weir_rt_now(job.rt) or nil,
     weir = ffi.string(C.weir_version()),
     job = { script = job.plan.env.job.script, name = job.plan.job_name },
-    operators = operators(job), sources = sources,
+    operators = M.operators(job), sources = sources,
   }
   local wok, path, bytes = pcall(checkpoint.write, self.dir, manifest, sections, sync)
   if not wok then

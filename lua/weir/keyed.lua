@@ -119,7 +119,8 @@ end
 ---interner and the subtasks by index, for a second input's push.
 function M.instantiate(job, node, process_fn)
   node.window_op = M
-  node.states, node.state_list = node.states or {}, node.state_list or {}
+  -- a new job of the same plan (the REPL's :start again, :undo) makes its states again in open()
+  node.states, node.state_list = {}, {}
   for _, inst in ipairs(node.instances) do
     init(job, node, inst)
   end
