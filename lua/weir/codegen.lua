@@ -190,16 +190,18 @@ end]],
   elements = [[
 local values, emit, progress = ...
 return function(first, last)
+  local p = progress -- a local: in the loop an upvalue's load is redone per record
   for i = first, last do
-    progress[2] = i
+    p[2] = i
     emit(0, values[i + 1], nil)
   end
 end]],
   generate = [[
 local f, objs, emit, progress, fail_nil, is_nil = ...
 return function(first, last)
+  local p = progress -- a local: in the loop an upvalue's load is redone per record
   for i = first, last do
-    progress[2] = i
+    p[2] = i
     local v = CALL(i)
     if is_nil(v) then fail_nil() end
     emit(0, v, nil)
@@ -217,8 +219,9 @@ TEMPLATES.records = [[
 local cast, ptr_t, ct, emit, progress, new = ...
 return function(ptr, first, last)
   local buf = cast(ptr_t, ptr)
+  local p = progress -- a local: in the loop an upvalue's load is redone per record
   for i = first, last do
-    progress[2] = i
+    p[2] = i
     emit(0, new(ct, buf[i]), nil)
   end
 end]]
