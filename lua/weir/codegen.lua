@@ -5,6 +5,7 @@
 -- operator), the rules that turn a template into source (CALL, the running-operator store),
 -- and the factory cache (job.factories).
 local M = {}
+jit.off(true, true) -- set-up code only: see "Set-up code" at the end
 
 -- What a process context's ts or key holds for nil (weir.run's ProcessContext reads it back).
 local NONE = setmetatable({}, { __tostring = function() return "none" end })
@@ -383,5 +384,15 @@ function M.nil_result(what)
     error(what .. " returned nil (records cannot be nil; use filter or flat_map to drop)", 0)
   end
 end
+
+
+-- Set-up code: the functions above run once per operator or job, and are never traced: LuaJIT's
+-- hot counters are shared by every loop (a hash of the bytecode's address), so a one-off loop
+-- can look hot and start a trace that aborts when it leaves it ("leaving loop in root trace").
+-- jit.off(f) only marks f's own bytecode (jit.off(f, true) also the closures made in it): what it
+-- calls, and the code it generates, compile.
+-- This module is all set-up code: jit.off(true, true) at its top. Elsewhere, set-up functions
+-- are marked one by one.
+
 
 return M
