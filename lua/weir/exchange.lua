@@ -96,4 +96,11 @@ function Job:outputs(node)
   end
 end
 
+
+-- set-up code, never traced (weir.codegen, "Set-up code")
+jit.off(true) -- this chunk too: its loops run once
+for _, f in ipairs({ Job.sender, Job.combine, Job.outputs }) do
+  jit.off(f)
+end
+
 return M

@@ -3,6 +3,9 @@
 -- account), the end-of-job reports on stderr (undeliverable records, late drops with the first
 -- one named, failures no one read, what a stop dropped) and the final check of stdout. Job
 -- methods, mixed into weir.run's Job.
+-- Set-up and report code, run once per job (or per status request): never traced, so that a
+-- one-off loop LuaJIT's shared hot counters make look hot cannot abort a trace (weir.codegen).
+jit.off(true, true)
 local C = require("weir.ffi")
 local format = require("weir.format")
 local windowing = require("weir.windowing")
@@ -121,5 +124,7 @@ function Job:check_output(code)
     job_error(("%s: %s"):format(where, out_error_text(1, code)))
   end
 end
+
+jit.on(Job.show_progress) -- per tick with --progress, from traced code
 
 return M

@@ -50,6 +50,7 @@ M.job_error = job_error
 local Job = {}
 Job.__index = Job
 Job.generate = codegen.generate
+jit.off(true) -- this chunk's loops run once (weir.codegen, "Set-up code")
 for _, part in ipairs({ failure, exchange, sources, timeflow, checkpoint_job, jobreport }) do
   for name, f in pairs(part.methods) do
     assert(Job[name] == nil, name)
@@ -610,5 +611,14 @@ function M.execute(plan)
   end
   self:check_output(code)
 end
+
+
+-- set-up and tear-down code, never traced (weir.codegen, "Set-up code"): what it calls compiles
+for _, f in ipairs({ Job.instantiate, Job.instantiate_window, Job.instantiate_sink,
+    Job.open_functions, Job.open_file, Job.close_functions, Job.close_files, M.new, Job.start,
+    Job.finish, Job.close }) do
+  jit.off(f)
+end
+jit.off(M.execute, true) -- and its protected closure
 
 return M

@@ -318,4 +318,16 @@ function Job:source_place()
   return "while weir ran the job", false
 end
 
+
+-- set-up code, never traced (weir.codegen, "Set-up code"); the drivers it makes are
+jit.off(true) -- this chunk too: its loops run once
+for _, f in ipairs({ Job.instantiate_record_source, Job.instantiate_source, Job.open_sources,
+    text_driver }) do
+  jit.off(f)
+end
+for _, kind in pairs(KINDS) do
+  if kind.open then jit.off(kind.open) end
+  if kind.driver then jit.off(kind.driver) end
+end
+
 return M

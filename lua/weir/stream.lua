@@ -1,4 +1,8 @@
 -- weir.stream: DataStream and KeyedStream, the job graph as users build it (API.md).
+-- Set-up code, run while the job is built (or once per job): never traced, so that a one-off
+-- loop LuaJIT's shared hot counters make look hot cannot abort a trace (weir.codegen,
+-- "Set-up code").
+jit.off(true, true)
 local util = require("weir.util")
 local tag = require("weir.tag")
 local duration = require("weir.duration")
@@ -476,6 +480,7 @@ function M.guard_env(Env)
     fine[k] = true
     return nil
   end })
+  jit.on(getmetatable(Env).__index) -- read by running operators (an absent field): traced
 end
 
 -- Extension point: later modules (watermarks, windows) add methods to Stream and Keyed.

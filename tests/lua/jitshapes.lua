@@ -6,7 +6,8 @@
 -- The report has one line per trace abort and per trace that falls back to the interpreter
 -- (LuaJIT's end of a side exit that failed too often), tab-separated: "abort" or "fallback", the
 -- trace's start, the reason, where it happened (LuaJIT's file:line) and that place's chunk
--- name (the source of the Lua function the recorder was in; for a built-in, the trace's start).
+-- name (the source of the Lua function the recorder was in; for a built-in, the trace's start),
+-- and the chunk name of the trace's start.
 -- This file's own functions are the shapes' user code.
 local weir = require("weir")
 local jutil = require("jit.util")
@@ -53,12 +54,14 @@ local function watch(what, tr, func, pc, otr, oex)
   elseif what == "abort" then
     local s = starts[tr] or { loc = "?" }
     local loc, src = where(func, pc)
-    events[#events + 1] = { "abort", s.loc, reason(otr, oex), loc, src or s.src or "?" }
+    events[#events + 1] = { "abort", s.loc, reason(otr, oex), loc, src or s.src or "?",
+      s.src or "?" }
   elseif what == "stop" then
     local info = jutil.traceinfo(tr)
     if info and info.linktype == "interpreter" then
       local s = starts[tr] or { loc = "?" }
-      events[#events + 1] = { "fallback", s.loc, "fallback to interpreter", s.loc, s.src or "?" }
+      events[#events + 1] = { "fallback", s.loc, "fallback to interpreter", s.loc, s.src or "?",
+        s.src or "?" }
     end
   end
 end
