@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* timers.c: per domain, a binary min-heap ordered by (time, registration seq) plus a hash index
- * from the whole timer to its node, for set semantics and O(log n) delete. seq makes the order
- * total, so equal times pop in registration order (weir's rule; Flink's heap leaves ties to
- * its sift order, SEMANTICS.md 5.6) and the sift direction after a removal cannot matter. */
+/* timers.c: per domain, a binary min-heap ordered by (time, registration seq), a few runs (FIFOs
+ * of timers registered in time order, O(1) each way) and a hash index from the whole timer to
+ * its node, for set semantics and delete. seq makes the order total, so equal times pop in
+ * registration order (weir's rule; Flink's heap leaves ties to its sift order, SEMANTICS.md
+ * 5.6), the sift direction after a removal cannot matter, and a timer pops at the same place
+ * whether it sat in the heap or in a run. */
 #include "timers.h"
 #include "ms.h"
 
@@ -23,6 +25,12 @@ enum {
     KEEP_WHEN_EMPTY = 1024 /* a domain that empties keeps arrays up to this many timers */
 };
 static const uint32_t NO_NODE = UINT32_MAX; /* an empty index entry; the end of the free list */
+/* pos[n] of a node in a run: the flag, the run (2 bits) and the index in the run's array */
+static const uint32_t IN_RUN = UINT32_C(1) << 31;
+enum { RUN_SHIFT = 28 };
+static const uint32_t RUN_INDEX = (UINT32_C(1) << RUN_SHIFT) - 1;
+static const uint32_t RUN_MAX = UINT32_C(1) << RUN_SHIFT; /* entries of one run's array */
+_Static_assert(WR_TIMERS_RUNS <= 4, "a run number fits in pos's 2 bits");
 
 /* --- index ------------------------------------------------------------------------------- */
 
@@ -111,6 +119,9 @@ static void domain_init(wr_timers_domain_t *d, uint64_t next_seq)
 
 static void domain_close(wr_timers_domain_t *d)
 {
+    for (int r = 0; r < WR_TIMERS_RUNS; r++) {
+        wr_free(d->run[r].e);
+    }
     wr_free(d->heap);
     wr_free(d->nodes);
     wr_free(d->pos);
@@ -196,23 +207,139 @@ static uint32_t take_node(wr_timers_domain_t *d)
     return (uint32_t)d->nodes_len++;
 }
 
-/* Removes the timer whose index entry is at `slot` and whose heap entry is at `pos`. */
-static void remove_timer(wr_timers_domain_t *d, size_t slot, size_t pos)
+/* --- runs -------------------------------------------------------------------------------- */
+
+static uint32_t run_pos(int r, uint32_t i)
 {
-    uint32_t n = d->heap[pos].node;
-    wr_idtab_remove_at(&d->index, &KIND, slot);
-    d->len--;
-    if (pos < d->len) {
-        place(d, pos, d->heap[d->len]);
-        if (pos > 0 && before(&d->heap[pos], &d->heap[(pos - 1) / 2])) {
-            sift_up(d, pos);
+    return IN_RUN | (uint32_t)r << RUN_SHIFT | i;
+}
+
+/* Moves run r's live entries to the front of its array (dropping tombstones) and renumbers
+ * their nodes' positions. */
+static void run_compact(wr_timers_domain_t *d, int r)
+{
+    wr_timers_run_t *run = &d->run[r];
+    uint32_t j = 0;
+    for (uint32_t i = run->head; i < run->end; i++) {
+        wr_timers_entry_t e = run->e[i];
+        if (e.node != NO_NODE) {
+            run->e[j] = e;
+            d->pos[e.node] = run_pos(r, j);
+            j++;
+        }
+    }
+    run->head = 0;
+    run->end = j;
+}
+
+/* The run that a timer at `time` can be appended to (the one whose last time is the latest at
+ * or before it; else an empty one), with room made for one entry; -1 when none. */
+static int run_for(wr_timers_domain_t *d, int64_t time)
+{
+    int best = -1, empty = -1;
+    for (int r = 0; r < WR_TIMERS_RUNS; r++) {
+        const wr_timers_run_t *run = &d->run[r];
+        if (run->head == run->end) {
+            if (empty < 0) {
+                empty = r;
+            }
+        } else if (run->e[run->end - 1].time_ms <= time &&
+                   (best < 0 || run->e[run->end - 1].time_ms >
+                                    d->run[best].e[d->run[best].end - 1].time_ms)) {
+            best = r;
+        }
+    }
+    if (best < 0) {
+        best = empty;
+    }
+    if (best < 0) {
+        return -1;
+    }
+    wr_timers_run_t *run = &d->run[best];
+    if (run->end == run->cap) {
+        /* compact when at least half is free (front or tombstones), else grow */
+        if (run->cap && run->live <= run->cap / 2) {
+            run_compact(d, best);
+        } else if (run->cap < RUN_MAX) {
+            uint32_t cap = run->cap ? run->cap * 2 : MIN_CAP;
+            run->e = wr_xreallocarray(run->e, cap, sizeof *run->e);
+            run->cap = cap;
         } else {
-            sift_down(d, pos);
+            return -1;
+        }
+    }
+    return best;
+}
+
+static void run_append(wr_timers_domain_t *d, int r, wr_timers_entry_t e)
+{
+    wr_timers_run_t *run = &d->run[r];
+    run->e[run->end] = e;
+    d->pos[e.node] = run_pos(r, run->end);
+    run->end++;
+    run->live++;
+    d->runs_len++;
+}
+
+/* Takes run r's entry i out: a tombstone, or the front moves past it and past the tombstones
+ * behind it. (A full run at most half live is compacted before it grows: run_for.) */
+static void run_remove(wr_timers_domain_t *d, int r, uint32_t i)
+{
+    wr_timers_run_t *run = &d->run[r];
+    run->e[i].node = NO_NODE;
+    run->live--;
+    d->runs_len--;
+    if (run->live == 0) {
+        run->head = run->end = 0;
+        return;
+    }
+    if (i == run->head) {
+        do {
+            run->head++;
+        } while (run->e[run->head].node == NO_NODE);
+    }
+}
+
+/* The least (time, seq) entry of the heap's top and the runs' fronts, or NULL when the domain
+ * is empty. */
+static const wr_timers_entry_t *first_entry(const wr_timers_domain_t *d)
+{
+    const wr_timers_entry_t *best = d->len ? &d->heap[0] : NULL;
+    for (int r = 0; r < WR_TIMERS_RUNS; r++) {
+        const wr_timers_run_t *run = &d->run[r];
+        if (run->head != run->end && (!best || before(&run->e[run->head], best))) {
+            best = &run->e[run->head];
+        }
+    }
+    return best;
+}
+
+static size_t live_count(const wr_timers_domain_t *d)
+{
+    return d->len + d->runs_len;
+}
+
+/* Removes the timer of node n, whose index entry is at `slot`. */
+static void remove_timer(wr_timers_domain_t *d, size_t slot, uint32_t n)
+{
+    uint32_t pos = d->pos[n];
+    wr_idtab_remove_at(&d->index, &KIND, slot);
+    if (pos & IN_RUN) {
+        run_remove(d, (int)((pos & ~IN_RUN) >> RUN_SHIFT), pos & RUN_INDEX);
+    } else {
+        d->len--;
+        if (pos < d->len) {
+            place(d, pos, d->heap[d->len]);
+            if (pos > 0 && before(&d->heap[pos], &d->heap[(pos - 1) / 2])) {
+                sift_up(d, pos);
+            } else {
+                sift_down(d, pos);
+            }
         }
     }
     d->pos[n] = d->free_node;
     d->free_node = n;
-    if (d->len == 0 && d->cap > KEEP_WHEN_EMPTY) {
+    if (live_count(d) == 0 && d->cap > KEEP_WHEN_EMPTY) {
         domain_close(d); /* after a burst, give the memory back; seq keeps counting */
     }
 }
@@ -228,7 +355,8 @@ static wr_timers_domain_t *domain_of(wr_timers_t *t, int domain)
 int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer)
 {
     wr_timers_domain_t *d = domain_of(t, domain);
-    if (d->len < WR_TIMERS_MAX && wr_idtab_should_grow(&d->index, &KIND, d->len + 1, 3, 4)) {
+    size_t live = live_count(d);
+    if (live < WR_TIMERS_MAX && wr_idtab_should_grow(&d->index, &KIND, live + 1, 3, 4)) {
         /* new_cap <= 2^32, so a 32-bit hash still covers every position */
         size_t new_cap = d->index.cap ? d->index.cap * 2 : MIN_INDEX_CAP;
         assert(new_cap - 1 <= UINT32_MAX);
@@ -240,14 +368,20 @@ int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer)
     if (found) {
         return 0; /* set semantics: the first registration keeps its seq */
     }
-    if (d->len >= WR_TIMERS_MAX) {
+    if (live >= WR_TIMERS_MAX) {
         return WEIR_ESTATE;
     }
     uint32_t n = take_node(d);
     d->nodes[n] = *timer;
     slots(d)[slot] = (wr_timers_slot_t){.node = n, .hash = hash};
+    wr_timers_entry_t e = {.time_ms = timer->time_ms, .seq = d->next_seq++, .node = n};
+    int r = run_for(d, timer->time_ms);
+    if (r >= 0) {
+        run_append(d, r, e);
+        return 1;
+    }
     size_t pos = d->len++;
-    d->heap[pos] = (wr_timers_entry_t){.time_ms = timer->time_ms, .seq = d->next_seq++, .node = n};
+    d->heap[pos] = e;
     sift_up(d, pos);
     return 1;
 }
@@ -255,7 +389,7 @@ int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer)
 int wr_timers_delete(wr_timers_t *t, int domain, const wr_timer_t *timer)
 {
     wr_timers_domain_t *d = domain_of(t, domain);
-    if (d->len == 0) {
+    if (live_count(d) == 0) {
         return 0;
     }
     bool found;
@@ -263,33 +397,34 @@ int wr_timers_delete(wr_timers_t *t, int domain, const wr_timer_t *timer)
     if (!found) {
         return 0;
     }
-    remove_timer(d, slot, d->pos[slots(d)[slot].node]);
+    remove_timer(d, slot, slots(d)[slot].node);
     return 1;
 }
 
 int wr_timers_pop(wr_timers_t *t, int domain, int64_t upto_ms, wr_timer_t *out)
 {
     wr_timers_domain_t *d = domain_of(t, domain);
-    if (d->len == 0 || d->heap[0].time_ms > upto_ms) {
+    const wr_timers_entry_t *first = first_entry(d);
+    if (!first || first->time_ms > upto_ms) {
         return 0;
     }
-    uint32_t n = d->heap[0].node;
+    uint32_t n = first->node;
     *out = d->nodes[n];
-    remove_timer(d, probe_node(d, n, hash_timer(out)), 0);
+    remove_timer(d, probe_node(d, n, hash_timer(out)), n);
     return 1;
 }
 
 int64_t wr_timers_next(const wr_timers_t *t, int domain)
 {
     assert(domain >= 0 && domain < WR_TIMERS_DOMAINS);
-    const wr_timers_domain_t *d = &t->dom[domain];
-    return d->len ? d->heap[0].time_ms : INT64_MAX;
+    const wr_timers_entry_t *first = first_entry(&t->dom[domain]);
+    return first ? first->time_ms : INT64_MAX;
 }
 
 size_t wr_timers_count(const wr_timers_t *t, int domain)
 {
     assert(domain >= 0 && domain < WR_TIMERS_DOMAINS);
-    return t->dom[domain].len;
+    return live_count(&t->dom[domain]);
 }
 
 static int entry_order(const void *a, const void *b)
@@ -299,23 +434,37 @@ static int entry_order(const void *a, const void *b)
     return before(x, y) ? -1 : before(y, x) ? 1 : 0;
 }
 
-/* A copy of the heap, sorted: (time, seq) is a total order, so the list is the pop order. */
+/* A copy of the heap and the runs' live entries, sorted: (time, seq) is a total order, so the
+ * list is the pop order. */
 size_t wr_timers_list(const wr_timers_t *t, int domain, wr_timer_t *out, size_t max)
 {
     assert(domain >= 0 && domain < WR_TIMERS_DOMAINS);
     const wr_timers_domain_t *d = &t->dom[domain];
-    if (d->len == 0 || max == 0) {
-        return d->len;
+    size_t all = live_count(d);
+    if (all == 0 || max == 0) {
+        return all;
     }
-    wr_timers_entry_t *copy = wr_xreallocarray(NULL, d->len, sizeof *copy);
-    memcpy(copy, d->heap, d->len * sizeof *copy);
-    qsort(copy, d->len, sizeof *copy, entry_order);
-    size_t n = d->len < max ? d->len : max;
+    wr_timers_entry_t *copy = wr_xreallocarray(NULL, all, sizeof *copy);
+    if (d->len) {
+        memcpy(copy, d->heap, d->len * sizeof *copy);
+    }
+    size_t k = d->len;
+    for (int r = 0; r < WR_TIMERS_RUNS; r++) {
+        const wr_timers_run_t *run = &d->run[r];
+        for (uint32_t i = run->head; i < run->end; i++) {
+            if (run->e[i].node != NO_NODE) {
+                copy[k++] = run->e[i];
+            }
+        }
+    }
+    assert(k == all);
+    qsort(copy, all, sizeof *copy, entry_order);
+    size_t n = all < max ? all : max;
     for (size_t i = 0; i < n; i++) {
         out[i] = d->nodes[copy[i].node];
     }
     wr_free(copy);
-    return d->len;
+    return all;
 }
 
 /* --- FFI --------------------------------------------------------------------------------- */

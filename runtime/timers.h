@@ -42,19 +42,35 @@ typedef struct wr_timers_slot {
     uint32_t hash;
 } wr_timers_slot_t;
 
+/* A run: entries appended in (time, seq) order and taken from the front, a FIFO that holds
+ * the timers that arrive in time order (most do: windows' ends, cleanup times, timeouts) at
+ * O(1) per register and pop. A deleted entry stays as a tombstone (node UINT32_MAX) until the
+ * front passes it or the run is compacted; the front entry is always live. */
+enum { WR_TIMERS_RUNS = 4 };
+typedef struct wr_timers_run {
+    wr_timers_entry_t *e; /* [head, end) in use, cap allocated */
+    uint32_t head, end, cap;
+    uint32_t live; /* entries in [head, end) that are no tombstone */
+} wr_timers_run_t;
+
 /* One domain: a binary min-heap over (time, seq), a node pool with a free list, and an
  * open-addressing index (linear probing, power-of-two size, at most 3/4 full) from a timer's
  * four fields to its node. A node is a timer in `nodes` plus its heap position in `pos`, apart:
  * sifting rewrites positions in a dense array of 4-byte entries rather than in the 32-byte
  * timers, and the index (keyed by node id) never changes when the heap moves entries.
- * Invariant: heap[0..len) and the live nodes correspond one to one, pos[heap[i].node] == i, and
- * the index holds exactly the live nodes, each with the hash of its timer. */
+ * A live timer is in the heap or in one of the runs; pop takes the least (time, seq) of the
+ * heap's top and the runs' fronts. Invariant: heap[0..len) plus the runs' live entries and the
+ * live nodes correspond one to one; pos[n] is the heap position of a node in the heap, and
+ * WR_TIMERS_IN_RUN | run << 28 | index for one in a run; the index holds exactly the live
+ * nodes, each with the hash of its timer. */
 typedef struct wr_timers_domain {
     wr_timers_entry_t *heap;  /* len used, cap allocated */
     wr_timer_t *nodes;        /* nodes_len ever used (live or free), cap allocated */
     uint32_t *pos;            /* per node: live, heap position; free, next free node */
     wr_idtab_t index;         /* of wr_timers_slot_t; no entries until the first timer */
-    size_t len;               /* live timers */
+    size_t len;               /* timers in the heap */
+    size_t runs_len;          /* live timers in the runs */
+    wr_timers_run_t run[WR_TIMERS_RUNS];
     size_t nodes_len;
     size_t cap;               /* of heap and nodes */
     uint32_t free_node;       /* head of the free list, or UINT32_MAX */
@@ -73,7 +89,8 @@ void wr_timers_close(wr_timers_t *t);
 
 /* For all functions below, domain is 0 or 1 (asserted: the FFI checks user input).
  * Registers `timer`: 1 when added, 0 when it was there already (it keeps its place among equal
- * times), WEIR_ESTATE when the domain holds WR_TIMERS_MAX timers. Expected O(log n). */
+ * times), WEIR_ESTATE when the domain holds WR_TIMERS_MAX timers. O(1) when the time is at or
+ * after the last time of one of the runs, else expected O(log n). */
 int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer);
 /* Removes exactly `timer`: 1 when removed, 0 when absent. Expected O(log n). */
 int wr_timers_delete(wr_timers_t *t, int domain, const wr_timer_t *timer);

@@ -506,6 +506,107 @@ START_TEST(test_timers_match_a_reference_model_over_random_operations)
 }
 END_TEST
 
+/* The runs' case: timers from several streams whose times only go up (more streams than runs,
+ * so some go to the heap), deletes that leave tombstones in the runs (enough for compaction),
+ * pops at the streams' slowest time, and now and then the list against the model's order. */
+enum { STREAMS = WR_TIMERS_RUNS + 2 };
+static const model_t *sort_model;
+
+static int model_order(const void *a, const void *b)
+{
+    const model_t *m = sort_model;
+    int i = *(const int *)a, j = *(const int *)b;
+    if (m->timer[i].time_ms != m->timer[j].time_ms) {
+        return m->timer[i].time_ms < m->timer[j].time_ms ? -1 : 1;
+    }
+    return m->seq[i] < m->seq[j] ? -1 : m->seq[i] > m->seq[j];
+}
+
+START_TEST(test_timers_match_the_model_for_streams_in_time_order)
+{
+    static model_t model;
+    static int order[MODEL_MAX];
+    static wr_timer_t listed[MODEL_MAX];
+    model_t *m = &model;
+    wr_timers_t t;
+    wr_timers_init(&t);
+    memset(m, 0, sizeof *m);
+    bad_line = 0;
+    rng_state = UINT64_C(0x9e3779b97f4a7c15);
+    int64_t clock[STREAMS] = {0};
+    for (cur_op = 0; cur_op < 200000 && bad_line == 0; cur_op++) {
+        int64_t r = rnd_below(100);
+        if (r < 50 && m->len < MODEL_MAX - 1) {
+            int sidx = (int)rnd_below(STREAMS);
+            clock[sidx] += rnd_below(3);
+            wr_timer_t x = tm(clock[sidx], rnd_below(40), sidx, 0);
+            expect(wr_timers_register(&t, EV, &x) == model_register(m, &x), __LINE__);
+        } else if (r < 80) {
+            wr_timer_t x = m->len ? m->timer[rnd_below(m->len)] : tm(0, 0, 0, 0);
+            expect(wr_timers_delete(&t, EV, &x) == model_delete(m, &x), __LINE__);
+        } else if (r < 99) {
+            int64_t slowest = clock[0];
+            for (int i = 1; i < STREAMS; i++) {
+                slowest = clock[i] < slowest ? clock[i] : slowest;
+            }
+            int64_t upto = slowest - rnd_below(8);
+            while (check_pop(&t, m, EV, upto) && bad_line == 0 && rnd_below(8)) {
+            }
+        } else {
+            sort_model = m;
+            for (int i = 0; i < m->len; i++) {
+                order[i] = i;
+            }
+            qsort(order, (size_t)m->len, sizeof order[0], model_order);
+            size_t all = wr_timers_list(&t, EV, listed, MODEL_MAX);
+            expect(all == (size_t)m->len, __LINE__);
+            for (int i = 0; i < m->len && i < (int)all; i++) {
+                expect(same(&listed[i], &m->timer[order[i]]), __LINE__);
+            }
+        }
+        expect(wr_timers_count(&t, EV) == (size_t)m->len, __LINE__);
+        int i = model_min(m);
+        expect(wr_timers_next(&t, EV) == (i < 0 ? INT64_MAX : m->timer[i].time_ms), __LINE__);
+    }
+    ck_assert_msg(bad_line == 0, "mismatch at line %d, op %d", bad_line, bad_op);
+    while (m->len && bad_line == 0) {
+        check_pop(&t, m, EV, INT64_MAX);
+    }
+    ck_assert_msg(bad_line == 0, "mismatch at line %d while draining", bad_line);
+    ck_assert_uint_eq(wr_timers_count(&t, EV), 0);
+    wr_timers_close(&t);
+}
+END_TEST
+
+/* A run whose front never fires (a timer far ahead) while timers behind it come and go in time
+ * order: tombstones are compacted, so the run's array stays near its live entries. */
+START_TEST(test_timers_run_tombstones_are_compacted)
+{
+    wr_timers_t t;
+    wr_timers_init(&t);
+    ck_assert_int_eq(reg(&t, EV, 1000000000, 1), 1); /* a run of its own */
+    ck_assert_int_eq(reg(&t, EV, 5, 2), 1);          /* the live front of the next */
+    for (int64_t i = 0; i < 100000; i++) {
+        ck_assert_int_eq(reg(&t, EV, 10 + i, 3), 1); /* behind it, then gone */
+        ck_assert_int_eq(del(&t, EV, 10 + i, 3), 1);
+    }
+    ck_assert_uint_eq(wr_timers_count(&t, EV), 2);
+    size_t cap = 0;
+    for (int r = 0; r < WR_TIMERS_RUNS; r++) {
+        cap += t.dom[EV].run[r].cap;
+    }
+    ck_assert_uint_le(cap, 1024);
+    wr_timer_t x;
+    ck_assert_int_eq(wr_timers_pop(&t, EV, INT64_MAX, &x), 1);
+    ck_assert_int_eq(x.time_ms, 5);
+    ck_assert_int_eq(x.key, 2);
+    ck_assert_int_eq(wr_timers_pop(&t, EV, INT64_MAX, &x), 1);
+    ck_assert_int_eq(x.key, 1);
+    ck_assert_int_eq(wr_timers_pop(&t, EV, INT64_MAX, &x), 0);
+    wr_timers_close(&t);
+}
+END_TEST
+
 START_TEST(test_timers_list_is_the_pop_order_and_changes_nothing)
 {
     wr_timers_t t;
@@ -637,6 +738,9 @@ static Suite *timers_suite(void)
     add_case(s, "ffi_rejects_bad_domain_and_nan", test_timers_ffi_rejects_bad_domain_and_nan);
     add_case(s, "match_a_reference_model_over_random_operations",
              test_timers_match_a_reference_model_over_random_operations);
+    add_case(s, "match_the_model_for_streams_in_time_order",
+             test_timers_match_the_model_for_streams_in_time_order);
+    add_case(s, "run_tombstones_are_compacted", test_timers_run_tombstones_are_compacted);
     add_case(s, "list_is_the_pop_order_and_changes_nothing",
              test_timers_list_is_the_pop_order_and_changes_nothing);
     add_case(s, "ffi_list_converts_and_checks", test_timers_ffi_list_converts_and_checks);
