@@ -134,6 +134,7 @@ void wr_timers_init(wr_timers_t *t)
     for (int i = 0; i < WR_TIMERS_DOMAINS; i++) {
         domain_init(&t->dom[i], 0);
     }
+    t->distinct = false;
 }
 
 void wr_timers_close(wr_timers_t *t)
@@ -141,6 +142,7 @@ void wr_timers_close(wr_timers_t *t)
     for (int i = 0; i < WR_TIMERS_DOMAINS; i++) {
         domain_close(&t->dom[i]);
     }
+    t->distinct = false;
 }
 
 /* --- heap -------------------------------------------------------------------------------- */
@@ -319,11 +321,13 @@ static size_t live_count(const wr_timers_domain_t *d)
     return d->len + d->runs_len;
 }
 
-/* Removes the timer of node n, whose index entry is at `slot`. */
-static void remove_timer(wr_timers_domain_t *d, size_t slot, uint32_t n)
+/* Removes the timer of node n, whose index entry is at `slot` (none without an index). */
+static void remove_timer(wr_timers_domain_t *d, size_t slot, uint32_t n, bool indexed)
 {
     uint32_t pos = d->pos[n];
-    wr_idtab_remove_at(&d->index, &KIND, slot);
+    if (indexed) {
+        wr_idtab_remove_at(&d->index, &KIND, slot);
+    }
     if (pos & IN_RUN) {
         run_remove(d, (int)((pos & ~IN_RUN) >> RUN_SHIFT), pos & RUN_INDEX);
     } else {
@@ -352,28 +356,44 @@ static wr_timers_domain_t *domain_of(wr_timers_t *t, int domain)
     return &t->dom[domain];
 }
 
+int wr_timers_set_distinct(wr_timers_t *t)
+{
+    for (int i = 0; i < WR_TIMERS_DOMAINS; i++) {
+        if (live_count(&t->dom[i])) {
+            return WEIR_ESTATE;
+        }
+    }
+    t->distinct = true;
+    return 0;
+}
+
 int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer)
 {
     wr_timers_domain_t *d = domain_of(t, domain);
     size_t live = live_count(d);
-    if (live < WR_TIMERS_MAX && wr_idtab_should_grow(&d->index, &KIND, live + 1, 3, 4)) {
-        /* new_cap <= 2^32, so a 32-bit hash still covers every position */
-        size_t new_cap = d->index.cap ? d->index.cap * 2 : MIN_INDEX_CAP;
-        assert(new_cap - 1 <= UINT32_MAX);
-        wr_idtab_rehash(&d->index, &KIND, new_cap, NULL);
-    }
-    uint32_t hash = hash_timer(timer);
-    bool found;
-    size_t slot = probe(d, timer, hash, &found);
-    if (found) {
-        return 0; /* set semantics: the first registration keeps its seq */
-    }
     if (live >= WR_TIMERS_MAX) {
         return WEIR_ESTATE;
     }
-    uint32_t n = take_node(d);
+    uint32_t n;
+    if (t->distinct) {
+        n = take_node(d);
+    } else {
+        if (wr_idtab_should_grow(&d->index, &KIND, live + 1, 3, 4)) {
+            /* new_cap <= 2^32, so a 32-bit hash still covers every position */
+            size_t new_cap = d->index.cap ? d->index.cap * 2 : MIN_INDEX_CAP;
+            assert(new_cap - 1 <= UINT32_MAX);
+            wr_idtab_rehash(&d->index, &KIND, new_cap, NULL);
+        }
+        uint32_t hash = hash_timer(timer);
+        bool found;
+        size_t slot = probe(d, timer, hash, &found);
+        if (found) {
+            return 0; /* set semantics: the first registration keeps its seq */
+        }
+        n = take_node(d);
+        slots(d)[slot] = (wr_timers_slot_t){.node = n, .hash = hash};
+    }
     d->nodes[n] = *timer;
-    slots(d)[slot] = (wr_timers_slot_t){.node = n, .hash = hash};
     wr_timers_entry_t e = {.time_ms = timer->time_ms, .seq = d->next_seq++, .node = n};
     int r = run_for(d, timer->time_ms);
     if (r >= 0) {
@@ -389,6 +409,9 @@ int wr_timers_register(wr_timers_t *t, int domain, const wr_timer_t *timer)
 int wr_timers_delete(wr_timers_t *t, int domain, const wr_timer_t *timer)
 {
     wr_timers_domain_t *d = domain_of(t, domain);
+    if (t->distinct) {
+        return WEIR_EINVAL;
+    }
     if (live_count(d) == 0) {
         return 0;
     }
@@ -397,7 +420,7 @@ int wr_timers_delete(wr_timers_t *t, int domain, const wr_timer_t *timer)
     if (!found) {
         return 0;
     }
-    remove_timer(d, slot, slots(d)[slot].node);
+    remove_timer(d, slot, slots(d)[slot].node, true);
     return 1;
 }
 
@@ -410,7 +433,11 @@ int wr_timers_pop(wr_timers_t *t, int domain, int64_t upto_ms, wr_timer_t *out)
     }
     uint32_t n = first->node;
     *out = d->nodes[n];
-    remove_timer(d, probe_node(d, n, hash_timer(out)), n);
+    if (t->distinct) {
+        remove_timer(d, 0, n, false);
+    } else {
+        remove_timer(d, probe_node(d, n, hash_timer(out)), n, true);
+    }
     return 1;
 }
 
@@ -504,6 +531,11 @@ void weir_timers_free(weir_timers_t *ft)
     }
     wr_timers_close(&ft->t);
     wr_free(ft);
+}
+
+int32_t weir_timers_set_distinct(weir_timers_t *ft)
+{
+    return wr_timers_set_distinct(&ft->t);
 }
 
 int32_t weir_timers_register(weir_timers_t *ft, int32_t domain, double time_ms, double key,

@@ -5,6 +5,7 @@
 #ifndef WR_TIMERS_H
 #define WR_TIMERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -80,12 +81,20 @@ typedef struct wr_timers_domain {
 /* Caller's storage; it owns the arrays of both domains. */
 typedef struct wr_timers {
     wr_timers_domain_t dom[WR_TIMERS_DOMAINS];
+    bool distinct; /* wr_timers_set_distinct: the caller keeps timers distinct, no index */
 } wr_timers_t;
 
 /* Empty service; allocates nothing until the first registration. */
 void wr_timers_init(wr_timers_t *t);
 /* Frees every array; the service is then empty again and may be reused. */
 void wr_timers_close(wr_timers_t *t);
+
+/* For a caller that never registers a timer already there and never deletes (the interval
+ * join: one timer per buffered timestamp, registered when the timestamp's bucket is made and
+ * popped when it goes): no index is kept, so register and pop do no hashing. Register then adds
+ * without looking and delete returns WEIR_EINVAL; order, pop, next, count and list are as
+ * always. Only on an empty service: WEIR_ESTATE otherwise, else 0. */
+int wr_timers_set_distinct(wr_timers_t *t);
 
 /* For all functions below, domain is 0 or 1 (asserted: the FFI checks user input).
  * Registers `timer`: 1 when added, 0 when it was there already (it keeps its place among equal

@@ -366,6 +366,9 @@ int32_t weir_timers_register(weir_timers_t *t, int32_t domain, double time_ms, d
                              double start, double stop); /* 1 added, 0 was there */
 int32_t weir_timers_delete(weir_timers_t *t, int32_t domain, double time_ms, double key,
                            double start, double stop); /* 1 removed, 0 absent */
+/* On an empty service (else WEIR_ESTATE): the caller never registers a timer already there
+ * and never deletes (delete then returns WEIR_EINVAL), so no index is kept (timers.h). */
+int32_t weir_timers_set_distinct(weir_timers_t *t);
 int32_t weir_timers_pop(weir_timers_t *t, int32_t domain, double upto_ms, weir_timer_t *out);
 double weir_timers_next(const weir_timers_t *t, int32_t domain); /* earliest time, or +inf */
 int32_t weir_timers_count(const weir_timers_t *t, int32_t domain);

@@ -17,14 +17,18 @@ local wc = require("weir.wincontext")
 local M = {}
 
 local EVENT = tonumber(C.WEIR_TIME_EVENT)
+local LUA, CELLS = tonumber(C.WEIR_KSTATE_LUA), tonumber(C.WEIR_KSTATE_CELLS)
+local PROBE_WIDTH = 64 -- hi - lo up to which three or more buffered timestamps are probed
+local POOL = 4096 -- emptied tables kept per subtask for reuse (maps, and buckets)
 local LEFT, RIGHT = 1, 2
 
--- The push of one side. Upvalues: the user's function, the subtasks, the interner, the state
--- names (ours, other), the side's relative bounds, whether it is the left side, the side id
--- of its cleanup timers, and the late and no-timestamp handlers.
+-- The push of one side. Upvalues: the user's function, the subtasks, the interner, the cell
+-- bases of the two buffers (ours, other), the side's relative bounds, whether it is the left
+-- side, the side id of its cleanup timers, the late and no-timestamp handlers, the kind of a
+-- Lua value, the full-state error and whether the interval is narrow enough to probe.
 codegen.add_templates({ interval_join = [[
-local f, objs, insts, intern, C, emit, is_nil, OURS, OTHER, rlo, rhi, left, SIDE, EVENT, late,
-  no_ts = ...
+local f, objs, insts, intern, C, emit, is_nil, OB, TB, rlo, rhi, left, SIDE, EVENT, late,
+  no_ts, LUA, full, PROBE = ...
 local next = next
 local cur_st, cur_ts = 0, nil
 local function out(x)
@@ -52,8 +56,17 @@ local function pairs_with(st, inst, v, ts, t, b)
     end
   end
 end
--- three or more buffered timestamps: those in [lo, hi], sorted, then their pairs
+-- three or more buffered timestamps. Timestamps are whole ms, so with a narrow interval
+-- (PROBE: at most 64 ms wide) each ms of [lo, hi] is looked up, in ascending order; otherwise
+-- those in [lo, hi] are gathered and sorted
 local function many(st, inst, v, ts, tbl, lo, hi)
+  if PROBE then
+    for t = lo, hi do
+      local b = tbl[t]
+      if b ~= nil then pairs_with(st, inst, v, ts, t, b) end
+    end
+    return
+  end
   local found, n = inst.ij_found, 0
   for t in next, tbl do
     if t >= lo and t <= hi then
@@ -71,6 +84,10 @@ local function many(st, inst, v, ts, tbl, lo, hi)
     pairs_with(st, inst, v, ts, t, tbl[t])
   end
 end
+-- The buffers are the map states left_buffer and right_buffer (weir.keyed_state's layout,
+-- without TTL: [base + 2] the kind, [base + 3] the value slot in inst.vals), read and written
+-- here without the handles; an emptied map or one-record bucket goes to the subtask's pool
+-- (weir.interval's cleanup) and is taken from there.
 return function(st, v, ts, key)
   if ts == nil then no_ts() end
   local inst = insts[st]
@@ -80,32 +97,64 @@ return function(st, v, ts, key)
   end
   local kid = intern(inst, key)
   inst.kid = kid
-  inst.row[0] = C.weir_kstate_row(inst.kstate, kid)
-  local handles = inst.handles
-  local ours = handles[OURS]
-  local bucket = ours:get(ts)
+  local ks = inst.kstate
+  local r = C.weir_kstate_row(ks, kid)
+  if r == nil then
+    r = C.weir_kstate_row_put(ks, kid)
+    if r == nil then full() end
+  end
+  inst.row[0] = r
+  local vals = inst.vals
+  local pool = inst.ij_pool
+  local slot = r[OB + 3]
+  local mine = vals[slot]
+  if r[OB + 2] ~= LUA or mine == nil then
+    local n = pool.maps
+    if n > 0 then
+      mine = pool[n]
+      pool[n] = false
+      pool.maps = n - 1
+    else
+      mine = {}
+    end
+    vals[slot] = mine
+    r[OB + 2] = LUA
+  end
+  local bucket = mine[ts]
   if bucket == nil then
-    ours:put(ts, { v })
+    local bs = inst.ij_buckets
+    local n = bs.n
+    if n > 0 then
+      bucket = bs[n]
+      bs[n] = false
+      bs.n = n - 1
+      bucket[1] = v
+    else
+      bucket = { v }
+    end
+    mine[ts] = bucket
   else
     bucket[#bucket + 1] = v
   end
-  local lo, hi = ts + rlo, ts + rhi
   -- the other side's buffer; one or two timestamps (the usual case) without a loop: a loop of
   -- a few trips per record is one LuaJIT can neither compile nor leave
-  local _, tbl = handles[OTHER]:pairs()
-  local t1, b1 = next(tbl)
-  if t1 ~= nil then
-    local t2, b2 = next(tbl, t1)
-    if t2 == nil then
-      if t1 >= lo and t1 <= hi then pairs_with(st, inst, v, ts, t1, b1) end
-    elseif next(tbl, t2) == nil then
-      if t2 < t1 then
-        t1, b1, t2, b2 = t2, b2, t1, b1
+  if r[TB + 2] == LUA then
+    local tbl = vals[r[TB + 3] ]
+    local lo, hi = ts + rlo, ts + rhi
+    local t1, b1 = next(tbl)
+    if t1 ~= nil then
+      local t2, b2 = next(tbl, t1)
+      if t2 == nil then
+        if t1 >= lo and t1 <= hi then pairs_with(st, inst, v, ts, t1, b1) end
+      elseif next(tbl, t2) == nil then
+        if t2 < t1 then
+          t1, b1, t2, b2 = t2, b2, t1, b1
+        end
+        if t1 >= lo and t1 <= hi then pairs_with(st, inst, v, ts, t1, b1) end
+        if t2 >= lo and t2 <= hi then pairs_with(st, inst, v, ts, t2, b2) end
+      else
+        many(st, inst, v, ts, tbl, lo, hi)
       end
-      if t1 >= lo and t1 <= hi then pairs_with(st, inst, v, ts, t1, b1) end
-      if t2 >= lo and t2 <= hi then pairs_with(st, inst, v, ts, t2, b2) end
-    else
-      many(st, inst, v, ts, tbl, lo, hi)
     end
   end
   C.weir_timers_register(inst.timers, EVENT, rhi > 0 and ts + rhi or ts, kid, SIDE, 0)
@@ -147,6 +196,9 @@ function M.instantiate(job, node)
   for _, inst in ipairs(node.instances) do
     keyed.init(job, node, inst)
     inst.ij_found = {}
+    -- emptied maps and one-record buckets for reuse: an emptied buffer is no state (it is
+    -- cleared as Flink's is), its table is only kept for the key's next record
+    inst.ij_pool, inst.ij_buckets = { maps = 0 }, { n = 0 }
     inst.ij_ctx = setmetatable({ inst = inst, node = node, job = job, ts = 0, left_ts = 0,
                                  right_ts = 0 }, Context)
   end
@@ -183,29 +235,60 @@ function M.instantiate(job, node)
   end
   local fn, rich = node.fn, node.rich
   local f = rich and fn.process or fn
+  local LSID, RSID = node.states.left_buffer.sid, node.states.right_buffer.sid
+  local LB, RB = LSID * CELLS, RSID * CELLS
+  local function full()
+    error("map_state: keyed state is full (2^31 keys in this subtask)", 0)
+  end
+  local probe = hi - lo <= PROBE_WIDTH
   local push1 = job:generate(node, "interval_join", rich, f, node.objs, insts, intern, C,
-    node.emit, util.is_nil, "left_buffer", "right_buffer", lo, hi, true, LEFT, EVENT,
-    late_of(node.left_late), no_ts)
+    node.emit, util.is_nil, LB, RB, lo, hi, true, LEFT, EVENT, late_of(node.left_late), no_ts,
+    LUA, full, probe)
   local push2 = job:generate(node, "interval_join", rich, f, node.objs, insts, intern, C,
-    node.emit, util.is_nil, "right_buffer", "left_buffer", -hi, -lo, false, RIGHT, EVENT,
-    late_of(node.right_late), no_ts)
+    node.emit, util.is_nil, RB, LB, -hi, -lo, false, RIGHT, EVENT, late_of(node.right_late),
+    no_ts, LUA, full, probe)
   require("weir.connect").wire_sides(job, node, push1, push2)
 
   -- cleanup (Flink's onEventTime): a left timer at t drops the left bucket of t - hi (of t when
-  -- hi <= 0), a right one the right bucket of t + lo (of t when lo > 0)
+  -- hi <= 0), a right one the right bucket of t + lo (of t when lo > 0); a map left empty is
+  -- cleared (the key's row goes with its last state), as MapState:remove does
+  local LOFF, ROFF = hi <= 0 and 0 or -hi, lo <= 0 and lo or 0
   node.on_watermark = function(inst, w)
     local tm = inst.timer
-    local handles = inst.handles
-    local lb, rb = handles.left_buffer, handles.right_buffer
+    local timers, ks, vals = inst.timers, inst.kstate, inst.vals
+    local pool, bs = inst.ij_pool, inst.ij_buckets
     inst.firing = true
-    while C.weir_timers_pop(inst.timers, EVENT, w, tm) == 1 do
-      local kid, t = tm.key, tm.time_ms
+    while C.weir_timers_pop(timers, EVENT, w, tm) == 1 do
+      local kid = tm.key
       inst.kid = kid
-      inst.row[0] = C.weir_kstate_row(inst.kstate, kid)
+      local r = C.weir_kstate_row(ks, kid)
+      inst.row[0] = r
+      local b, k, sid = RB, tm.time_ms + ROFF, RSID
       if tm.start == LEFT then
-        lb:remove(hi <= 0 and t or t - hi)
-      else
-        rb:remove(lo <= 0 and t + lo or t)
+        b, k, sid = LB, tm.time_ms + LOFF, LSID
+      end
+      if r ~= nil and r[b + 2] == LUA then
+        local slot = r[b + 3]
+        local m = vals[slot]
+        local bucket = m[k]
+        if bucket ~= nil then
+          m[k] = nil
+          if bucket[2] == nil and bs.n < POOL then
+            bucket[1] = nil
+            local n = bs.n + 1
+            bs[n], bs.n = bucket, n
+          end
+          if next(m) == nil then
+            vals[slot] = nil
+            if pool.maps < POOL then
+              local n = pool.maps + 1
+              pool[n], pool.maps = m, n
+            end
+            if C.weir_kstate_clear(ks, kid, sid) == 1 then
+              inst.row[0] = nil
+            end
+          end
+        end
       end
     end
     inst.firing = false
