@@ -135,11 +135,18 @@ int wr_kstate_clear(wr_kstate_t *k, int64_t key, int32_t state)
     if (k->states == 0 || state < 0 || state >= k->states) {
         return -1;
     }
-    int32_t slot = wr_store_find(&k->store, key, 0, 0);
-    if (slot < 0) {
-        return -1;
+    /* a row in the direct index names its store slot in its first value slot (slot * states) */
+    double *c = (uint64_t)key < k->rows_cap ? k->rows[key] : NULL;
+    int32_t slot;
+    if (c) {
+        slot = (int32_t)(c[WEIR_KSTATE_SLOT] / k->states);
+    } else {
+        slot = wr_store_find(&k->store, key, 0, 0);
+        if (slot < 0) {
+            return -1;
+        }
+        c = wr_store_cells(&k->store, slot);
     }
-    double *c = wr_store_cells(&k->store, slot);
     c[state * WR_KSTATE_CELLS + WEIR_KSTATE_KIND] = 0;
     if (!row_empty(k, c)) {
         return 0;
