@@ -13,6 +13,7 @@ local util = require("weir.util")
 local codegen = require("weir.codegen")
 local keyed = require("weir.keyed")
 local wc = require("weir.wincontext")
+local tnew = require("table.new")
 
 local M = {}
 
@@ -28,7 +29,7 @@ local LEFT, RIGHT = 1, 2
 -- Lua value, the full-state error and whether the interval is narrow enough to probe.
 codegen.add_templates({ interval_join = [[
 local f, objs, insts, intern, C, emit, is_nil, OB, TB, rlo, rhi, left, SIDE, EVENT, late,
-  no_ts, LUA, full, PROBE = ...
+  no_ts, LUA, full, PROBE, tnew = ...
 local next = next
 local cur_st, cur_ts = 0, nil
 local function out(x)
@@ -115,13 +116,14 @@ return function(st, v, ts, key)
       pool[n] = false
       pool.maps = n - 1
     else
-      mine = {}
+      mine = tnew(0, 4) -- see the cleanup: a one-node hash part rehashes on each new key
     end
     vals[slot] = mine
     r[OB + 2] = LUA
   end
   local bucket = mine[ts]
-  if bucket == nil then
+  local fresh = bucket == nil
+  if fresh then
     local bs = inst.ij_buckets
     local n = bs.n
     if n > 0 then
@@ -157,7 +159,11 @@ return function(st, v, ts, key)
       end
     end
   end
-  C.weir_timers_register(inst.timers, EVENT, rhi > 0 and ts + rhi or ts, kid, SIDE, 0)
+  -- Flink registers the cleanup timer for every record; the timer of a timestamp is there as
+  -- long as its bucket is (made together, gone together), so only a new bucket's is new
+  if fresh then
+    C.weir_timers_register(inst.timers, EVENT, rhi > 0 and ts + rhi or ts, kid, SIDE, 0)
+  end
 end]] })
 
 -- What the join function sees as ctx (Flink's ProcessJoinFunction.Context).
@@ -195,6 +201,8 @@ function M.instantiate(job, node)
   node.late_hint = "side_output_left_late_data or side_output_right_late_data" -- jobreport
   for _, inst in ipairs(node.instances) do
     keyed.init(job, node, inst)
+    -- one timer per (key, side, buffered timestamp), never deleted: no index (runtime/timers.h)
+    assert(C.weir_timers_set_distinct(inst.timers) == 0)
     inst.ij_found = {}
     -- emptied maps and one-record buckets for reuse: an emptied buffer is no state (it is
     -- cleared as Flink's is), its table is only kept for the key's next record
@@ -243,10 +251,10 @@ function M.instantiate(job, node)
   local probe = hi - lo <= PROBE_WIDTH
   local push1 = job:generate(node, "interval_join", rich, f, node.objs, insts, intern, C,
     node.emit, util.is_nil, LB, RB, lo, hi, true, LEFT, EVENT, late_of(node.left_late), no_ts,
-    LUA, full, probe)
+    LUA, full, probe, tnew)
   local push2 = job:generate(node, "interval_join", rich, f, node.objs, insts, intern, C,
     node.emit, util.is_nil, RB, LB, -hi, -lo, false, RIGHT, EVENT, late_of(node.right_late),
-    no_ts, LUA, full, probe)
+    no_ts, LUA, full, probe, tnew)
   require("weir.connect").wire_sides(job, node, push1, push2)
 
   -- cleanup (Flink's onEventTime): a left timer at t drops the left bucket of t - hi (of t when
