@@ -607,6 +607,62 @@ START_TEST(test_timers_run_tombstones_are_compacted)
 }
 END_TEST
 
+/* A distinct service keeps no index: register adds without looking, delete is refused; the
+ * order, next, count and list are as with the index, against the model of the streams. */
+START_TEST(test_timers_distinct_service_keeps_order_without_an_index)
+{
+    static model_t model;
+    model_t *m = &model;
+    memset(m, 0, sizeof *m);
+    wr_timers_t t;
+    wr_timers_init(&t);
+    ck_assert_int_eq(reg(&t, EV, 1, 1), 1);
+    ck_assert_int_eq(wr_timers_set_distinct(&t), WEIR_ESTATE); /* only when empty */
+    wr_timer_t x;
+    ck_assert_int_eq(wr_timers_pop(&t, EV, INT64_MAX, &x), 1);
+    ck_assert_int_eq(wr_timers_set_distinct(&t), 0);
+    size_t index_cap = t.dom[EV].index.cap; /* of the first registration's index */
+    bad_line = 0;
+    rng_state = UINT64_C(0x853c49e6748fea9b);
+    int64_t clock[STREAMS] = {0};
+    int64_t serial = 0;
+    for (cur_op = 0; cur_op < 100000 && bad_line == 0; cur_op++) {
+        if (rnd_below(100) < 55 && m->len < MODEL_MAX - 1) {
+            int sidx = (int)rnd_below(STREAMS);
+            clock[sidx] += rnd_below(3) - (rnd_below(20) == 0 ? 5 : 0); /* now and then back */
+            wr_timer_t y = tm(clock[sidx], serial++, sidx, 0);       /* distinct: serial key */
+            expect(wr_timers_register(&t, EV, &y) == model_register(m, &y), __LINE__);
+        } else {
+            int64_t slowest = clock[0];
+            for (int i = 1; i < STREAMS; i++) {
+                slowest = clock[i] < slowest ? clock[i] : slowest;
+            }
+            check_pop(&t, m, EV, slowest - rnd_below(8));
+        }
+        expect(wr_timers_count(&t, EV) == (size_t)m->len, __LINE__);
+        int i = model_min(m);
+        expect(wr_timers_next(&t, EV) == (i < 0 ? INT64_MAX : m->timer[i].time_ms), __LINE__);
+    }
+    ck_assert_msg(bad_line == 0, "mismatch at line %d, op %d", bad_line, bad_op);
+    ck_assert_uint_eq(t.dom[EV].index.cap, index_cap); /* thousands of timers, no index growth */
+    wr_timer_t y = tm(0, 0, 0, 0);
+    ck_assert_int_eq(wr_timers_delete(&t, EV, &y), WEIR_EINVAL);
+    while (m->len && bad_line == 0) {
+        check_pop(&t, m, EV, INT64_MAX);
+    }
+    ck_assert_msg(bad_line == 0, "mismatch at line %d while draining", bad_line);
+    ck_assert_uint_eq(wr_timers_count(&t, EV), 0);
+    wr_timers_close(&t);
+    /* the FFI: set on an empty service, delete refused */
+    weir_timers_t *ft = weir_timers_new();
+    ck_assert_int_eq(weir_timers_set_distinct(ft), 0);
+    ck_assert_int_eq(weir_timers_register(ft, EV, 5, 1, 2, 0), 1);
+    ck_assert_int_eq(weir_timers_delete(ft, EV, 5, 1, 2, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_timers_count(ft, EV), 1);
+    weir_timers_free(ft);
+}
+END_TEST
+
 START_TEST(test_timers_list_is_the_pop_order_and_changes_nothing)
 {
     wr_timers_t t;
@@ -741,6 +797,8 @@ static Suite *timers_suite(void)
     add_case(s, "match_the_model_for_streams_in_time_order",
              test_timers_match_the_model_for_streams_in_time_order);
     add_case(s, "run_tombstones_are_compacted", test_timers_run_tombstones_are_compacted);
+    add_case(s, "distinct_service_keeps_order_without_an_index",
+             test_timers_distinct_service_keeps_order_without_an_index);
     add_case(s, "list_is_the_pop_order_and_changes_nothing",
              test_timers_list_is_the_pop_order_and_changes_nothing);
     add_case(s, "ffi_list_converts_and_checks", test_timers_ffi_list_converts_and_checks);
