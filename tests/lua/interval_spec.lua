@@ -295,6 +295,17 @@ spec.describe("interval join", function()
       eq(got, { "4,3@4", "4,5@5" }) -- two
       got = harness(-10, true, 10, true, { { "r", 3 }, { "r", 5 }, { "r", 30 }, { "l", 4 } })
       eq(got, { "4,3@4", "4,5@5" }) -- three, one out of range
+      -- a narrow interval is probed ms by ms: the bounds' exclusivity holds there too
+      got = harness(-2, false, 2, true, { { "r", 2 }, { "r", 3 }, { "r", 6 }, { "r", 5 },
+        { "l", 4 } })
+      eq(got, { "4,3@4", "4,5@5", "4,6@6" })
+      got = harness(-2, true, 2, false, { { "l", 6 }, { "l", 2 }, { "l", 3 }, { "l", 5 },
+        { "r", 4 } })
+      eq(got, { "3,4@4", "5,4@5", "6,4@6" }) -- r in [l - 2, l + 2): l in (2, 6]
+      -- a wide one (more than 64 ms) gathers and sorts the buffered timestamps in range
+      got = harness(-100, true, 100, true, { { "r", 150 }, { "r", 80 }, { "r", 150 },
+        { "r", 107 }, { "r", 300 }, { "l", 104 } })
+      eq(got, { "104,80@104", "104,107@107", "104,150@150", "104,150@150" })
     end)
 
   it("a rich join function: open and per-subtask self", function()
