@@ -13,6 +13,7 @@ local C = require("weir.ffi")
 local checkpoint = require("weir.checkpoint")
 local duration = require("weir.duration")
 local failure = require("weir.failure")
+local inputlog = require("weir.inputlog")
 local parts = require("weir.checkpoint_parts")
 local windowing = require("weir.windowing")
 
@@ -107,6 +108,7 @@ function M.prepare(job)
     end
     self.next_id = checkpoint.next_id(self.dir)
   end
+  inputlog.prepare(self)
   local from
   if o.restore then
     local man, sections = checkpoint.read(o.restore)
@@ -229,6 +231,7 @@ end
 ---registers the parts, and restores the chosen checkpoint into them.
 function Ck:attach()
   self.restored_sources = {}
+  inputlog.attach(self)
   self.registry = parts.registry(self)
   if self.from then
     self:restore(self.from)
@@ -351,8 +354,9 @@ function Ck:write(sections, kind, start)
   local sources = {}
   for _, node in ipairs(job.plan.sources) do
     sources[#sources + 1] = { uid = node.ckpt_uid, label = node.label, kind = node.source,
-                              path = node.path }
+                              path = node.path, log_offset = inputlog.offset(self, node) }
   end
+  inputlog.sync_paths(self, sync)
   local manifest = {
     id = id, kind = kind, finished = kind == "final", start = start or nil,
     taken_ms = job.rt and C.weir_rt_now(job.rt) or nil,
@@ -377,6 +381,7 @@ function Ck:write(sections, kind, start)
   self.taken = self.taken + 1
   self.last_path, self.last_bytes = path, bytes
   checkpoint.prune(self.dir, KEPT)
+  inputlog.release(self)
   return path
 end
 
