@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checkpoints (docs/API.md, Checkpoints; the kill -9 loops are tests/ckpt): a stop by signal
 # leaves a savepoint a rerun continues from; a finished job says so; damaged checkpoints are
-# refused by name and the previous one is used (7(d)); a second writer is kept out; a full disk
-# declines checkpoints until it fails the job (7(g)).
+# refused by name and the previous one is used (7(d)); a second writer is kept out. A full disk
+# (7(g)) is tests/cli/diskfull.sh.
 . "$(dirname "$0")/lib.bash"
 
 # The kill -9 loops are tests/ckpt (ctest -L kill). Here: a run to the end, for what follows.
@@ -161,34 +161,9 @@ expect_err_has 'invalid duration "soon"' "a bad interval is named"
 run_weir checkpoint verify
 expect_rc 2 "verify without PATH"
 
-# a full disk (item 7(g)): checkpoints are declined and the job goes on; once there is room
-# again the next one succeeds; after 3 failures in a row the job fails, the last good
-# checkpoint still valid
-if mkdir -p full && mount -t tmpfs -o size=512k tmpfs full 2>/dev/null; then
-  cat > fill.lua <<'LUA'
-local weir = require("weir")
-local dir, free_at = weir.args[1], tonumber(weir.args[2])
-local function fill()
-  local fh = assert(io.open(dir .. "/filler", "wb"))
-  local chunk = string.rep("x", 4096)
-  for _ = 1, 256 do -- 1 MiB: more than the tmpfs holds (stdio reports the failure late)
-    fh:write(chunk)
-  end
-  fh:close()
-end
-local env = weir.env()
-env:generate(function(i)
-  if i == 3000 then fill() end
-  if i == free_at then os.remove(dir .. "/filler") end
-  return i
-end, { count = 10000 }):filter(function(i) return i % 1000 == 0 end):print()
-env:execute()
-LUA
-  run_weir run fill.lua --checkpoint-dir full/ck --checkpoint-interval 0 -- full 4500
-  expect_rc 0 "disk full for a while: the job goes on"
-  expect_err_has "declined: " "a declined checkpoint is reported"
-  expect_err_has "no space left on device" "the reason is named"
-  expect_out_has "9000" "the job finished"
+# a full disk (item 7(g)): tests/cli/diskfull.sh
+
+finished"
   last=$(ls -d full/ck/chk-* | tail -1)
   run_weir checkpoint inspect "$last"
   expect_out_has "final" "the checkpoint after the disk had room again succeeded"

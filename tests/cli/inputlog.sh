@@ -100,7 +100,8 @@ expect_err_has "cannot go back: records it delivered after the checkpoint are lo
 
 # the bytes no kept checkpoint needs are released (a hole: the log keeps its size)
 rm -rf ck out.txt
-seq 1 1000000 > big
+# 20000 lines of 200 bytes: about 20 batches, so about 20 checkpoints
+seq -f "%0200.0f" 1 20000 > big
 run_weir run sj.lua --checkpoint-dir ck --checkpoint-interval 0 --input-log -- none < <(cat big)
 expect_rc 0 "a long pipe with the log"
 size=$(stat -c %s ck/input-source-stdin-1.log)
