@@ -42,9 +42,9 @@ static const char RUN_USAGE[] =
     "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [--check-triggers]\n"
     "                [--progress] [--stall-warning DURATION] [--max-memory SIZE]\n"
     "                [--jit-verbose] [--param NAME=VALUE]...\n"
-    "                [--checkpoint-dir DIR [--checkpoint-interval DURATION]]\n"
-    "                [--restore PATH] [--fresh] [--allow-non-restored-state] [--input-log]\n"
-    "                [-- ARGS...]\n";
+    "                [--checkpoint-dir DIR [--checkpoint-interval DURATION]\n"
+    "                [--input-log]] [--restore PATH] [--fresh]\n"
+    "                [--allow-non-restored-state] [-- ARGS...]\n";
 
 static const char EXPLAIN_USAGE[] =
     "usage: weir explain JOB.lua [--parallelism N] [--replay FILE]\n"
