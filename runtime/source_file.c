@@ -310,6 +310,7 @@ static void file_fill(wr_source_t *s)
         }
         if (f->streaming && wr_inputlog_replaying(&f->log)) {
             /* a restore with an input log: its bytes after the checkpoint come first */
+            int64_t before = f->log.fed;
             int rc = wr_inputlog_replay(&f->log, &f->lines, FILE_CHUNK, FILE_MIN_READ);
             if (rc < 0) {
                 wr_loop_fail(rt, rc, "%s: input log %s: %s", s->describe, s->input_log,
@@ -319,15 +320,17 @@ static void file_fill(wr_source_t *s)
             if (rc == 1) {
                 return;
             }
-            continue;
-        }
-        if (f->live_waits) {
-            f->live_waits = 0;
-            int rc = wr_linestream_start(&f->ls);
-            if (rc < 0) {
-                wr_loop_fail(rt, rc, "%s: %s", s->describe, weir_strerror(rc));
+            s->stat[WEIR_STAT_BYTES] += (double)(f->log.fed - before);
+            if (!wr_inputlog_replaying(&f->log) && f->live_waits) {
+                /* replayed: live input now (started here, so the loop waits for it) */
+                f->live_waits = 0;
+                rc = wr_linestream_start(&f->ls);
+                if (rc < 0) {
+                    wr_loop_fail(rt, rc, "%s: %s", s->describe, weir_strerror(rc));
+                    return;
+                }
             }
-            return;
+            continue;
         }
         if (f->streaming || read_chunk(f) < 0) {
             return;

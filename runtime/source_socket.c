@@ -380,6 +380,7 @@ static void sock_fill(wr_source_t *s)
             break;
         }
         /* a restore with an input log: its bytes after the checkpoint come first */
+        int64_t before = k->log.fed;
         int rc = wr_inputlog_replay(&k->log, &k->lines, READ_CHUNK, READ_CHUNK / 4);
         if (rc < 0) {
             k->state = SOCK_FAILED;
@@ -390,6 +391,7 @@ static void sock_fill(wr_source_t *s)
         if (rc == 1) {
             return; /* this poll's records pin the buffer: the next poll goes on */
         }
+        s->stat[WEIR_STAT_BYTES] += (double)(k->log.fed - before);
         if (!wr_inputlog_replaying(&k->log) && k->paused && k->state == SOCK_CONNECTED &&
             !quiet(k) && start_reading(k) < 0) {
             close_tcp(k, AFTER_DISCONNECT);
