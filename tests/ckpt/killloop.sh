@@ -76,6 +76,7 @@ order=("${order[@]::KILLS-1}" end)
 
 kills=0
 runs=0
+midwrite=0
 landed=()
 i=0
 for kind in "${order[@]}"; do
@@ -97,7 +98,12 @@ for kind in "${order[@]}"; do
   "$KILL_AT" "${cond[@]}" -- "${cmd[@]}" >> run.out 2>> loop.err
   rc=$?
   case $rc in
-    200) kills=$((kills + 1)); landed+=("${cond[0]}${cond[2]:+:${cond[2]}}") ;;
+    200)
+      kills=$((kills + 1))
+      landed+=("${cond[0]}${cond[2]:+:${cond[2]}}")
+      # a kill that left a half-written checkpoint (the next start removes it)
+      ls -A ck 2>/dev/null | grep -q '^\.tmp-' && midwrite=$((midwrite + 1))
+      ;;
     0) echo "=== run $runs: ended before the kill" >> loop.err ;;
     *) fail "run $runs (kill at ${cond[*]}) exited $rc" ;;
   esac
@@ -133,6 +139,6 @@ for f in "${outputs[@]}"; do
   cmp -s "want/$f" "$f" || differ=$((differ > 0 ? differ : 1))
 done
 restores=$(grep -c "restored ck/chk-" loop.err)
-echo "kill loop $name: $kills kills (${landed[*]}), $runs runs, $restores restores: $lost lost, $dup duplicated, $differ differing lines"
+echo "kill loop $name: $kills kills (${landed[*]}; $midwrite in the middle of a checkpoint's write), $runs runs, $restores restores: $lost lost, $dup duplicated, $differ differing lines"
 [ $lost = 0 ] && [ $dup = 0 ] && [ $differ = 0 ] || fail "the output differs from the uninterrupted run's"
 exit 0
