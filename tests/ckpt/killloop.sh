@@ -22,7 +22,7 @@ WEIR=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 KILL_AT=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 JOBDIR=$(cd "$3" && pwd)
 KILLS=${4:-${WEIR_KILLS:-12}}
-SEED=${WEIR_KILL_SEED:-$(( ($$ * 7919 + $(date +%s%N | cut -c10-16)) % 32768 ))}
+SEED=${WEIR_KILL_SEED:-$(( (RANDOM ^ $$) % 32768 ))} # bash seeds RANDOM from the time and pid
 name=$(basename "$JOBDIR")
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

@@ -48,6 +48,8 @@ cmp -s want.txt out.txt && ok || bad "pipe + log: output differs: $(diff want.tx
 rm -rf ck out.txt
 run_weir run sj.lua --checkpoint-dir ck --checkpoint-interval 0 --input-log -- 4000 < <(cat p1)
 cp -r ck ck.bak
+run_weir checkpoint inspect "$(ls -d ck/chk-* | tail -1)"
+expect_out_has ", in its input log (--input-log)" "inspect says the position is in the log"
 run_weir run sj.lua --checkpoint-dir ck -- none < <(cat p2)
 expect_rc 1 "a log checkpoint without --input-log"
 expect_err_has "the checkpoint continues from the input log: run with --input-log" \
