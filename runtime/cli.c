@@ -42,9 +42,9 @@ static const char RUN_USAGE[] =
     "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [--check-triggers]\n"
     "                [--progress] [--stall-warning DURATION] [--max-memory SIZE]\n"
     "                [--jit-verbose] [--param NAME=VALUE]...\n"
-    "                [--checkpoint-dir DIR [--checkpoint-interval DURATION]]\n"
-    "                [--restore PATH] [--fresh] [--allow-non-restored-state]\n"
-    "                [-- ARGS...]\n";
+    "                [--checkpoint-dir DIR [--checkpoint-interval DURATION]\n"
+    "                [--input-log]] [--restore PATH] [--fresh]\n"
+    "                [--allow-non-restored-state] [-- ARGS...]\n";
 
 static const char EXPLAIN_USAGE[] =
     "usage: weir explain JOB.lua [--parallelism N] [--replay FILE]\n"
@@ -116,7 +116,10 @@ static const char CHECKPOINT_USAGE[] =
     "  --fresh          start from the beginning even when DIR holds checkpoints\n" \
     "  --allow-non-restored-state\n" \
     "                   restore although the checkpoint holds state of operators the\n" \
-    "                   job no longer has (that state is dropped)\n"
+    "                   job no longer has (that state is dropped)\n" \
+    "  --input-log      log what socket and stdin (pipe) sources read into\n" \
+    "                   DIR/input-UID.log, so a restore replays what they had read\n" \
+    "                   after the checkpoint instead of losing it\n"
 
 static const char RUN_HELP[] =
     "Runs the job until every source ends, or until SIGINT/SIGTERM: the sources stop,\n"
@@ -422,12 +425,15 @@ static int run_command(const command_t *cmd, int argc, char **argv)
             } else {
                 job.checkpoint_interval = v;
             }
-        } else if (strcmp(a, "--fresh") == 0 || strcmp(a, "--allow-non-restored-state") == 0) {
+        } else if (strcmp(a, "--fresh") == 0 || strcmp(a, "--allow-non-restored-state") == 0
+                   || strcmp(a, "--input-log") == 0) {
             if (!takes(cmd, O_CKPT, a)) {
                 return 2;
             }
             if (a[2] == 'f') {
                 job.fresh = 1;
+            } else if (a[2] == 'i') {
+                job.input_log = 1;
             } else {
                 job.allow_non_restored_state = 1;
             }
@@ -509,6 +515,10 @@ static int run_command(const command_t *cmd, int argc, char **argv)
     }
     if (job.checkpoint_interval && !job.checkpoint_dir) {
         return usage_error(cmd, "--checkpoint-interval needs --checkpoint-dir%s", "");
+    }
+    if (job.input_log && !job.checkpoint_dir) {
+        return usage_error(cmd, "--input-log needs --checkpoint-dir (the logs are kept there)%s",
+                           "");
     }
     if (job.fresh && job.restore) {
         return usage_error(cmd, "--fresh and --restore exclude each other%s", "");

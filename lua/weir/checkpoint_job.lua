@@ -14,6 +14,7 @@ local C = require("weir.ffi")
 local checkpoint = require("weir.checkpoint")
 local duration = require("weir.duration")
 local failure = require("weir.failure")
+local inputlog = require("weir.inputlog")
 local parts = require("weir.checkpoint_parts")
 local windowing = require("weir.windowing")
 
@@ -109,6 +110,7 @@ function M.prepare(job)
     end
     self.next_id = checkpoint.next_id(self.dir)
   end
+  inputlog.prepare(self)
   local from
   if given then
     from = given
@@ -256,6 +258,7 @@ end
 function Ck:attach()
   self.restored_sources = {}
   self.after_open_work = {} -- what waits for open(): keyed state (weir.checkpoint_parts)
+  inputlog.attach(self)
   self.registry = parts.registry(self)
   if self.from then
     self:restore(self.from)
@@ -397,8 +400,9 @@ function Ck:write(sections, kind, start)
   local sources = {}
   for _, node in ipairs(job.plan.sources) do
     sources[#sources + 1] = { uid = node.ckpt_uid, label = node.label, kind = node.source,
-                              path = node.path }
+                              path = node.path, log_offset = inputlog.offset(self, node) }
   end
+  inputlog.sync_paths(self, sync)
   local manifest = {
     id = id, kind = kind, finished = kind == "final", start = start or nil,
     taken_ms = job.rt and C.weir_rt_now(job.rt) or nil,
@@ -423,6 +427,7 @@ function Ck:write(sections, kind, start)
   self.taken = self.taken + 1
   self.last_path, self.last_bytes = path, bytes
   checkpoint.prune(self.dir, KEPT)
+  inputlog.release(self)
   return path
 end
 
