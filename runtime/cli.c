@@ -44,6 +44,7 @@ static const char RUN_USAGE[] =
     "                [--jit-verbose] [--param NAME=VALUE]...\n"
     "                [--checkpoint-dir DIR [--checkpoint-interval DURATION]]\n"
     "                [--restore PATH] [--fresh] [--allow-non-restored-state]\n"
+    "                [--verify-checkpoints]\n"
     "                [-- ARGS...]\n";
 
 static const char EXPLAIN_USAGE[] =
@@ -116,7 +117,12 @@ static const char CHECKPOINT_USAGE[] =
     "  --fresh          start from the beginning even when DIR holds checkpoints\n" \
     "  --allow-non-restored-state\n" \
     "                   restore although the checkpoint holds state of operators the\n" \
-    "                   job no longer has (that state is dropped)\n"
+    "                   job no longer has (that state is dropped)\n" \
+    "  --verify-checkpoints\n" \
+    "                   after every batch: snapshot the job, encode, decode, throw\n" \
+    "                   the operators' state away and restore it (checks that its\n" \
+    "                   state and snapshot_state/restore_state survive a restore:\n" \
+    "                   the output must not change; slow)\n"
 
 static const char RUN_HELP[] =
     "Runs the job until every source ends, or until SIGINT/SIGTERM: the sources stop,\n"
@@ -422,6 +428,11 @@ static int run_command(const command_t *cmd, int argc, char **argv)
             } else {
                 job.checkpoint_interval = v;
             }
+        } else if (strcmp(a, "--verify-checkpoints") == 0) {
+            if (!takes(cmd, O_CKPT, a)) {
+                return 2;
+            }
+            job.verify_checkpoints = 1;
         } else if (strcmp(a, "--fresh") == 0 || strcmp(a, "--allow-non-restored-state") == 0) {
             if (!takes(cmd, O_CKPT, a)) {
                 return 2;
