@@ -260,7 +260,7 @@ it("equal-time timers fire in registration order across a restore", function()
   local keys = { "m", "c", "x", "a", 17, "q", 3, "b", "z", 40, "e", "k" }
   local records = {}
   for round = 0, 3 do
-    for i, k in ipairs(keys) do
+    for i = 1, #keys do
       records[#records + 1] = { keys[(i * 5 + round) % #keys + 1], round * 100 + i, i }
     end
     records[#records + 1] = { wm = round * 100 + 50 }
