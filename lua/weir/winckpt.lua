@@ -33,6 +33,8 @@ local json = require("weir.json")
 
 local M = {}
 
+local new_table = require("table.new")
+
 local EVENT, PROCESSING = tonumber(C.WEIR_TIME_EVENT), tonumber(C.WEIR_TIME_PROCESSING)
 local VERSION = 1
 local MAX_COPY_DEPTH = 95 -- the codec refuses deeper values itself, naming the path
@@ -126,17 +128,18 @@ end
 
 -- The sections of one snapshot, by key group: sec(kid) gives the section of a key id's group
 -- and the key's index in it.
-local function sections(node, inst, repr, key_of, out)
-  local by_kid = {}
+local function sections(node, inst, repr, key_of, out, size_hint)
+  -- sized up front: a table grown key by key to a million rehashes twenty times
+  local sec_of, ki_of = new_table(0, size_hint or 0), new_table(0, size_hint or 0)
   local a = node.assigner
   return function(kid)
-    local e = by_kid[kid]
-    if e then
-      return e[1], e[2]
+    local sec = sec_of[kid]
+    if sec then
+      return sec, ki_of[kid]
     end
     local key = key_of(inst, kid)
     local g = key_group(node, key)
-    local sec = out[g]
+    sec = out[g]
     if not sec then
       sec = { v = VERSION, repr = repr, subtask = inst.index, size = a.size, slide = a.slide,
               nkeys = 0, keys = {}, gstate = {} }
@@ -149,21 +152,18 @@ local function sections(node, inst, repr, key_of, out)
     local ki = sec.nkeys + 1
     sec.nkeys = ki
     sec.keys[ki] = copy(key, 0)
-    by_kid[kid] = { sec, ki }
+    sec_of[kid], ki_of[kid] = sec, ki
     return sec, ki
   end
 end
 
-local function append(t, name, ...)
+local function append(t, name, x)
   local list = t[name]
   if not list then
     list = {}
     t[name] = list
   end
-  local n = #list
-  for i = 1, select("#", ...) do
-    list[n + i] = select(i, ...)
-  end
+  list[#list + 1] = x
 end
 
 local function general_key(inst, kid)
@@ -171,7 +171,7 @@ local function general_key(inst, kid)
 end
 
 local function snapshot_general(node, inst, out)
-  local sec = sections(node, inst, "general", general_key, out)
+  local sec = sections(node, inst, "general", general_key, out, #inst.keys)
   for slot, w in pairs(inst.wins) do
     local s, ki = sec(inst.wkid[slot])
     local list = s.win or {}
@@ -200,7 +200,14 @@ local function snapshot_general(node, inst, out)
       for i = 0, n - 1 do
         local t = buf[i]
         local s, ki = sec(t.key)
-        append(s, "tm", d, t.time_ms, ki, t.start, t.stop, i)
+        local tm = s.tm
+        if not tm then
+          tm = {}
+          s.tm = tm
+        end
+        local n0 = #tm
+        tm[n0 + 1], tm[n0 + 2], tm[n0 + 3], tm[n0 + 4], tm[n0 + 5], tm[n0 + 6] = d, t.time_ms,
+          ki, t.start, t.stop, i
       end
     end
   end
@@ -208,13 +215,15 @@ local function snapshot_general(node, inst, out)
 end
 
 local function snapshot_fast(node, inst, out, repr)
-  local sec = sections(node, inst, repr, aggstate.key_of, out)
+  local hint = repr == "tumbling" and C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
+    or C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
+  local sec = sections(node, inst, repr, aggstate.key_of, out, hint)
   local cols = {} -- per section its Lua columns, packed at the end
   local function col(s)
     local c = cols[s]
     if not c then
       c = { wk = {}, ws = {}, wn = {}, wa = {}, sk = {}, ss = {}, sn = {}, sa = {}, tt = {},
-            te = {}, tr = {}, numeric = true, n = 0 }
+            te = {}, tr = {}, numeric = true, n = 0, ns = 0, nt = 0 }
       cols[s] = c
     end
     return c
@@ -249,10 +258,9 @@ local function snapshot_fast(node, inst, out, repr)
       local s, ki = sec(kid)
       local c = col(s)
       C.weir_slices_range(inst.slices, kid, start, start + slide, one, 1)
-      append(c, "sk", ki)
-      append(c, "ss", start)
-      append(c, "sn", dump[3 * i + 2])
-      append(c, "sa", one[0])
+      local m = c.ns + 1
+      c.ns = m
+      c.sk[m], c.ss[m], c.sn[m], c.sa[m] = ki, start, dump[3 * i + 2], one[0]
     end
   end
   local q, times = inst.tq, {}
@@ -267,9 +275,9 @@ local function snapshot_fast(node, inst, out, repr)
       local entry = b[i]
       local s, ki = sec(entry < 0 and -entry or entry)
       local c = col(s)
-      append(c, "tt", t)
-      append(c, "te", entry < 0 and -ki or ki)
-      append(c, "tr", rank)
+      local m = c.nt + 1
+      c.nt = m
+      c.tt[m], c.te[m], c.tr[m] = t, entry < 0 and -ki or ki, rank
       rank = rank + 1
     end
   end
@@ -291,10 +299,10 @@ local function snapshot_fast(node, inst, out, repr)
         s.wv = c.wa
       end
     end
-    if #c.sk > 0 then
+    if c.ns > 0 then
       s.sk, s.ss, s.sn, s.sa = packi(c.sk), packd(c.ss), packi(c.sn), packd(c.sa)
     end
-    if #c.tt > 0 then
+    if c.nt > 0 then
       s.tt, s.te, s.tr = packd(c.tt), packi(c.te), packi(c.tr)
     end
   end
