@@ -30,6 +30,7 @@ local timerq = require("weir.timerq")
 local wc = require("weir.wincontext")
 local failure = require("weir.failure")
 local json = require("weir.json")
+local records = require("weir.records")
 
 local M = {}
 
@@ -39,8 +40,9 @@ local EVENT, PROCESSING = tonumber(C.WEIR_TIME_EVENT), tonumber(C.WEIR_TIME_PROC
 local VERSION = 1
 local MAX_COPY_DEPTH = 95 -- the codec refuses deeper values itself, naming the path
 
--- Values weir compares by identity (json.null) are written as a marker table and found again
--- at a restore (a section that has one says so: `marked`).
+-- Values weir compares by identity (json.null) and weir.record_type records (cdata: their
+-- bytes and type name) are written as marker tables and made again at a restore (a section
+-- that has one says so: `marked`).
 local SENTINELS = { ["json.null"] = json.null }
 local MARK = "\0weir.sentinel"
 local marked = false -- set by copy while one snapshot runs
@@ -49,7 +51,18 @@ local marked = false -- set by copy while one snapshot runs
 -- then refuses by name), so values the job shares between windows (a record in several
 -- sliding windows) are written once per window, as Flink serialises each window's state.
 local function copy(v, depth)
-  if type(v) ~= "table" or depth > MAX_COPY_DEPTH then
+  local t = type(v)
+  if t == "cdata" then
+    local info = records.info_of(v)
+    if info then -- a weir.record_type record: its bytes, and its type by name
+      marked = true
+      local box = ffi.new(ffi.typeof("$[1]", ffi.typeof(v)))
+      box[0] = v
+      return { [MARK] = "record", n = info.name, b = ffi.string(box, ffi.sizeof(v)) }
+    end
+    return v
+  end
+  if t ~= "table" or depth > MAX_COPY_DEPTH then
     return v
   end
   if v == json.null then
@@ -73,7 +86,16 @@ local function thaw(v, depth)
     return v
   end
   local m = v[MARK]
-  if m ~= nil and SENTINELS[m] then
+  if m == "record" then
+    local ct = records.declared(v.n)
+    if not ct or ffi.sizeof(ct) ~= #v.b then
+      error(("a window holds a record of type %s, which this job does not declare (or declares "
+        .. "with another layout)"):format(tostring(v.n)), 0)
+    end
+    local r = ct()
+    ffi.copy(r, v.b, #v.b)
+    return r
+  elseif m ~= nil and SENTINELS[m] then
     return SENTINELS[m]
   end
   for k, x in pairs(v) do
@@ -475,7 +497,10 @@ function M.restore(job, node, repr, groups)
   for g, sec in pairs(groups) do
     check(node, g, sec, repr)
     if sec.marked then
-      thaw(sec, 0)
+      local ok, err = pcall(thaw, sec, 0)
+      if not ok then
+        failure.job_error(("%s: cannot restore key group %d: %s"):format(node.label, g, err))
+      end
     end
     local st = 0
     if g >= 0 then
