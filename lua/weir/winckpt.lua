@@ -395,6 +395,89 @@ local function cell_of(node, name)
   return wc.cell_index(node, name)
 end
 
+-- The timers a subtask gets, as runs: per old subtask and domain, its timers by rank (their
+-- place in that subtask's pop order) in parallel arrays; no table per timer.
+local function add_timer(runs, old, d, rank, time, kid, start, stop)
+  local by_domain = runs[old]
+  if not by_domain then
+    by_domain = {}
+    runs[old] = by_domain
+  end
+  local r = by_domain[d]
+  if not r then
+    r = { top = 0, t = {}, k = {}, s = {}, e = {} }
+    by_domain[d] = r
+  end
+  local i = rank + 1
+  r.t[i], r.k[i], r.s[i], r.e[i] = time, kid, start, stop
+  if i > r.top then
+    r.top = i
+  end
+end
+
+-- Calls register(d, time, kid, start, stop) for every timer of the runs in (domain, time, old
+-- subtask, rank) order: each run is in pop order already, so the runs of a domain are merged
+-- (a run's holes are the ranks whose key groups went to other subtasks).
+local function register_runs(runs, register)
+  local olds = {}
+  for old in pairs(runs) do
+    olds[#olds + 1] = old
+  end
+  table.sort(olds)
+  for _, d in ipairs({ EVENT, PROCESSING }) do
+    local heads = {}
+    for _, old in ipairs(olds) do
+      local r = runs[old][d]
+      if r then
+        heads[#heads + 1] = { r = r, i = 1 }
+      end
+    end
+    while true do
+      local best, bt
+      for _, h in ipairs(heads) do
+        local r, i = h.r, h.i
+        while i <= r.top and r.t[i] == nil do
+          i = i + 1
+        end
+        h.i = i
+        if i <= r.top and (bt == nil or r.t[i] < bt) then
+          best, bt = h, r.t[i]
+        end
+      end
+      if not best then
+        break
+      end
+      -- the best run's timers while they stay first: before the other runs' next times, and
+      -- at an equal time before the runs of later old subtasks only
+      local r, i = best.r, best.i
+      local before, after, seen = math.huge, math.huge, false
+      for _, h in ipairs(heads) do
+        if h == best then
+          seen = true
+        elseif h.i <= h.r.top then
+          local other = h.r.t[h.i]
+          if seen then
+            after = math.min(after, other)
+          else
+            before = math.min(before, other)
+          end
+        end
+      end
+      while i <= r.top do
+        local t = r.t[i]
+        if t ~= nil then
+          if t >= before or t > after then
+            break
+          end
+          register(d, t, r.k[i], r.s[i], r.e[i])
+        end
+        i = i + 1
+      end
+      best.i = i
+    end
+  end
+end
+
 local function restore_general(node, inst, sec, kids, timers, old)
   local store = inst.store
   for _, r in ipairs(sec.win or {}) do
@@ -419,8 +502,7 @@ local function restore_general(node, inst, sec, kids, timers, old)
   end
   local tm = sec.tm or {}
   for i = 1, #tm, 6 do
-    timers[#timers + 1] = { tm[i], tm[i + 1], old, tm[i + 5], kids[tm[i + 2]], tm[i + 3],
-                            tm[i + 4] }
+    add_timer(timers, old, tm[i], tm[i + 5], tm[i + 1], kids[tm[i + 2]], tm[i + 3], tm[i + 4])
   end
 end
 
@@ -465,26 +547,13 @@ local function restore_fast(node, inst, sec, kids, timers, old)
     local te, tr = unpacki(sec.te), unpacki(sec.tr)
     for i = 0, n - 1 do
       local e = te[i]
-      timers[#timers + 1] = { EVENT, tt[i], old, tr[i], e < 0 and -kids[-e] or kids[e] }
+      add_timer(timers, old, EVENT, tr[i], tt[i], e < 0 and -kids[-e] or kids[e])
     end
   end
   for _, w in ipairs(sec.wst or {}) do
     local slot = C.weir_store_slot(inst.wstore, kids[w[1]], w[2], w[3])
     inst.wstate[slot] = w[4]
   end
-end
-
-local function by_order(a, b)
-  if a[1] ~= b[1] then
-    return a[1] < b[1]
-  end
-  if a[2] ~= b[2] then
-    return a[2] < b[2]
-  end
-  if a[3] ~= b[3] then
-    return a[3] < b[3]
-  end
-  return a[4] < b[4]
 end
 
 ---Restores node's sections ({ [key group] = section }) into fresh subtasks: each key group
@@ -530,14 +599,14 @@ function M.restore(job, node, repr, groups)
         inst.gstate[kids[gs[1]]] = gs[2]
       end
     end
-    table.sort(timers, by_order)
-    for _, t in ipairs(timers) do
-      if repr == "general" then
-        C.weir_timers_register(inst.timers, t[1], t[2], t[5], t[6], t[7])
-        processing = processing or t[1] == PROCESSING
-      else
-        timerq.add(inst.tq, t[2], t[5])
-      end
+    if repr == "general" then
+      register_runs(timers, function(d, t, kid, start, stop)
+        C.weir_timers_register(inst.timers, d, t, kid, start, stop)
+        processing = processing or d == PROCESSING
+      end)
+    else
+      local tq = inst.tq
+      register_runs(timers, function(_, t, e) timerq.add(tq, t, e) end)
     end
   end
   if processing then
