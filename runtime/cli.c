@@ -44,7 +44,8 @@ static const char RUN_USAGE[] =
     "                [--jit-verbose] [--param NAME=VALUE]...\n"
     "                [--checkpoint-dir DIR [--checkpoint-interval DURATION]\n"
     "                [--input-log]] [--restore PATH] [--fresh]\n"
-    "                [--allow-non-restored-state] [-- ARGS...]\n";
+    "                [--allow-non-restored-state] [--verify-checkpoints]\n"
+    "                [-- ARGS...]\n";
 
 static const char EXPLAIN_USAGE[] =
     "usage: weir explain JOB.lua [--parallelism N] [--replay FILE]\n"
@@ -120,6 +121,11 @@ static const char CHECKPOINT_USAGE[] =
     "  --input-log      log what socket and stdin (pipe) sources read into\n" \
     "                   DIR/input-UID.log, so a restore replays what they had read\n" \
     "                   after the checkpoint instead of losing it\n"
+    "  --verify-checkpoints\n" \
+    "                   after every batch: snapshot the job, encode, decode, throw\n" \
+    "                   the operators' state away and restore it (checks that its\n" \
+    "                   state and snapshot_state/restore_state survive a restore:\n" \
+    "                   the output must not change; slow)\n"
 
 static const char RUN_HELP[] =
     "Runs the job until every source ends, or until SIGINT/SIGTERM: the sources stop,\n"
@@ -425,6 +431,11 @@ static int run_command(const command_t *cmd, int argc, char **argv)
             } else {
                 job.checkpoint_interval = v;
             }
+        } else if (strcmp(a, "--verify-checkpoints") == 0) {
+            if (!takes(cmd, O_CKPT, a)) {
+                return 2;
+            }
+            job.verify_checkpoints = 1;
         } else if (strcmp(a, "--fresh") == 0 || strcmp(a, "--allow-non-restored-state") == 0
                    || strcmp(a, "--input-log") == 0) {
             if (!takes(cmd, O_CKPT, a)) {

@@ -411,6 +411,9 @@ int weir_store_drop(weir_store_t *s, int32_t slot);
 double *weir_store_cells(weir_store_t *s, int32_t slot); /* cells_per_slot doubles, NaN = unset */
 int32_t weir_store_count_add(weir_store_t *s, int32_t slot, int32_t delta); /* new count */
 int32_t weir_store_count(const weir_store_t *s, int32_t slot);
+/* The key, start and stop of an open slot into out[0..2] (for checkpoints); WEIR_EINVAL for a
+ * slot that is not open. */
+int weir_store_window(const weir_store_t *s, int32_t slot, double *out);
 double weir_store_stat(const weir_store_t *s, int32_t what);
 
 /* Keyed state (kstate.c), one per keyed operator subtask (weir.keyed): per key id (a whole

@@ -6,9 +6,8 @@
 -- longer has) before handing its sections to the parts (keyed state once open() has run:
 -- Ck:after_open), and takes checkpoints between batches (the consistent point: nothing is in
 -- flight), a savepoint at a stop by signal and a final checkpoint at the end of input.
--- What each part of the job keeps is weir.checkpoint_parts'. Window operators plug in through
--- weir.windowing when it offers checkpoint parts; until then a job with one refuses
--- --checkpoint-dir.
+-- What each part of the job keeps is weir.checkpoint_parts' (window state: weir.windowing's
+-- parts, written by weir.winckpt).
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local checkpoint = require("weir.checkpoint")
@@ -16,7 +15,6 @@ local duration = require("weir.duration")
 local failure = require("weir.failure")
 local inputlog = require("weir.inputlog")
 local parts = require("weir.checkpoint_parts")
-local windowing = require("weir.windowing")
 
 local M = {}
 local Job = {}
@@ -85,12 +83,6 @@ function M.prepare(job)
     end
   end
   M.assign_uids(job.plan)
-  for _, node in ipairs(job.plan.nodes) do
-    if node.kind == "window" and not windowing.checkpoint_parts then
-      usage("--checkpoint-dir: %s: window state is not in checkpoints yet (docs/API.md, "
-        .. "Checkpoints); run this job without --checkpoint-dir", node.label)
-    end
-  end
   if self.dir then
     local rc = C.weir_out_mkdirs(self.dir)
     if rc ~= 0 then

@@ -137,7 +137,7 @@ flock -n ck/LOCK -c "timeout 30 '$WEIR' run job.lua --checkpoint-dir ck > out 2>
 [ "$(cat rc)" = 2 ] && ok || bad "second writer: exit $(cat rc)"
 grep -qF "another weir is using it" err && ok || bad "second writer: stderr was $(cat err)"
 
-# window state is not in checkpoints yet: such a job is refused, not half-restored
+# a window job checkpoints too (its windows: tests/cli/winckpt.sh); its rerun says finished
 cat > win.lua <<'LUA'
 local weir = require("weir")
 local env = weir.env()
@@ -148,9 +148,11 @@ env:from_elements(1, 2):assign_timestamps_and_watermarks(weir.watermarks.monoton
 env:execute()
 LUA
 run_weir run win.lua --checkpoint-dir ckw
-expect_rc 2 "a window job with --checkpoint-dir"
-expect_err_has "window state is not in checkpoints yet" "a window job is refused, saying why"
-[ ! -e ckw ] && ok || bad "a refused window job left $(ls ckw) behind"
+expect_rc 0 "a window job with --checkpoint-dir"
+expect_out "3" "a window job's output"
+run_weir run win.lua --checkpoint-dir ckw
+expect_rc 0 "a finished window job rerun"
+expect_err_has "job already finished" "a finished window job says so"
 
 # usage
 run_weir run job.lua --checkpoint-interval 1s
