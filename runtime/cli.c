@@ -109,7 +109,7 @@ static const char CHECKPOINT_USAGE[] =
     "                   newest valid one. The first SIGINT/SIGTERM then writes a\n" \
     "                   savepoint and exits 0; a job that ends by end of input\n" \
     "                   leaves a final checkpoint, and a rerun says so and exits 0\n" \
-    "                   (docs/API.md, Checkpoints: what is covered so far)\n" \
+    "                   (docs/API.md, Checkpoints)\n" \
     "  --checkpoint-interval DURATION\n" \
     "                   time between checkpoints (processing time; 0: every batch)\n" \
     "  --restore PATH   restore from this checkpoint or savepoint instead of DIR's\n" \
@@ -120,7 +120,7 @@ static const char CHECKPOINT_USAGE[] =
     "                   job no longer has (that state is dropped)\n" \
     "  --input-log      log what socket and stdin (pipe) sources read into\n" \
     "                   DIR/input-UID.log, so a restore replays what they had read\n" \
-    "                   after the checkpoint instead of losing it\n"
+    "                   after the checkpoint instead of losing it\n" \
     "  --verify-checkpoints\n" \
     "                   after every batch: snapshot the job, encode, decode, throw\n" \
     "                   the operators' state away and restore it (checks that its\n" \
