@@ -342,6 +342,36 @@ function M.restore(node, inst, entries, timers)
   end
 end
 
+---Empties every subtask of node: its keyed state (every state of every key) and its timers of
+---both domains, as a fresh job has them (`--verify-checkpoints` calls it before a restore, so
+---what the restore does not bring back is gone). Between batches only.
+function M.reset(node)
+  local key = ffi.new("double[1]")
+  for _, inst in ipairs(node.instances) do
+    local kids = {}
+    for r = 0, C.weir_kstate_capacity(inst.kstate) - 1 do
+      if C.weir_kstate_at(inst.kstate, r, key) ~= nil then
+        kids[#kids + 1] = key[0]
+      end
+    end
+    for _, kid in ipairs(kids) do
+      for sid = 0, #node.state_list - 1 do
+        C.weir_kstate_clear(inst.kstate, kid, sid)
+      end
+    end
+    for k in pairs(inst.vals) do
+      inst.vals[k] = nil
+    end
+    for k in pairs(inst.exps) do
+      inst.exps[k] = nil
+    end
+    for _, d in ipairs({ EVENT, PROCESSING }) do
+      while C.weir_timers_pop(inst.timers, d, math.huge, inst.timer) == 1 do end
+    end
+    inst.kid = 0
+  end
+end
+
 -- Checkpoints: every subtask's keyed state and timers, by key group ---------------------------
 -- Any node whose subtasks hold this module's fields (init: inst.kstate, inst.timers with key
 -- ids and window [0, 0), inst.keys, inst.key_ids, inst.kctx) and node.states/node.state_list
