@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The kill -9 loop (issue 14 item 7(a), 7(b)), generic over a job: killloop.sh WEIR KILL_AT
-# JOBDIR [KILLS]. JOBDIR holds job.lua, gen.lua (writes the job's input into the current
-# directory, the same bytes every time), outputs (the job's write_text files, one a line),
+# JOBDIR [KILLS]. JOBDIR holds job.lua, gen (the name of its input's generator in gen/, which
+# writes the input into the current directory, the same bytes every time), outputs (the job's write_text files, one a line),
 # interval (the --checkpoint-interval) and optionally args (more words for weir run, such as
 # --replay FILE). The reference is one uninterrupted run without checkpoints. Then the same
 # command with --checkpoint-dir is started again and again and killed with SIGKILL KILLS times
@@ -16,7 +16,7 @@
 # printed at the start and on failure (rerun with WEIR_KILL_SEED=S to get the same points; the
 # timing of a real-time test still varies). The waits are kill_at's (inotify, no deadline), so a
 # slow machine makes the loop slower, never wrong. KILLS=0 only checks that the job and its
-# generator run (the jobs that need window state, until it is in checkpoints).
+# generator run.
 set -u
 WEIR=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 KILL_AT=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
@@ -27,7 +27,8 @@ name=$(basename "$JOBDIR")
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
-cp "$JOBDIR"/*.lua .
+cp "$JOBDIR"/*.lua "$(dirname "$JOBDIR")"/gen/*.lua .
+gen=$(cat "$JOBDIR/gen")
 read -r -a extra < <(cat "$JOBDIR/args" 2>/dev/null || true)
 interval=$(cat "$JOBDIR/interval")
 mapfile -t outputs < "$JOBDIR/outputs"
@@ -43,7 +44,7 @@ fail() {
   exit 1
 }
 
-timeout 120 "$WEIR" run gen.lua > /dev/null || fail "gen.lua failed"
+timeout 120 "$WEIR" run "$gen" > /dev/null || fail "$gen failed"
 timeout 300 "$WEIR" run job.lua "${extra[@]}" > ref.out 2> ref.err \
   || fail "the uninterrupted run failed: $(tail -5 ref.err)"
 mkdir want
@@ -54,7 +55,7 @@ for f in "${outputs[@]}"; do
 done
 rm -rf "${outputs[@]%%/*}"
 if [ "$KILLS" = 0 ]; then
-  echo "kill loop $name: reference run only (killing it is not enabled yet)"
+  echo "kill loop $name: reference run only (KILLS=0)"
   exit 0
 fi
 final_size=$(stat -c %s "want/${outputs[0]}")
