@@ -23,7 +23,6 @@ local INF = math.huge
 local MAX_TIME = duration.MAX_TIME
 local CLEANUP = state.CLEANUP
 local timer_t = ffi.typeof("weir_timer_t")
-local timers_array_t = ffi.typeof("weir_timer_t[?]")
 local dropped_t = ffi.typeof("int32_t[?]")
 local row_ptr_t = ffi.typeof("double *[1]")
 
@@ -270,13 +269,9 @@ function M.end_horizon(inst)
   local h = inst.horizon
   if not h then
     h = -INF
-    local n = C.weir_timers_count(inst.timers, PROCESSING)
-    if n > 0 then
-      local buf = timers_array_t(n)
-      C.weir_timers_list(inst.timers, PROCESSING, buf, n)
-      for i = 0, n - 1 do
-        h = math.max(h, buf[i].time_ms)
-      end
+    local buf, n = util.timers_list(inst.timers, PROCESSING)
+    for i = 0, n - 1 do
+      h = math.max(h, buf[i].time_ms)
     end
     inst.horizon = h
   end
@@ -310,15 +305,11 @@ M.entries = state.entries
 function M.timers(_, inst)
   local out = {}
   for _, d in ipairs({ EVENT, PROCESSING }) do
-    local n = C.weir_timers_count(inst.timers, d)
-    if n > 0 then
-      local buf = timers_array_t(n)
-      C.weir_timers_list(inst.timers, d, buf, n)
-      for i = 0, n - 1 do
-        out[#out + 1] = { domain = d == EVENT and "event_time" or "processing_time",
-                          time = buf[i].time_ms, key = inst.keys[buf[i].key],
-                          ns = buf[i].start ~= 0 and buf[i].start or nil } -- weir.interval's side
-      end
+    local buf, n = util.timers_list(inst.timers, d)
+    for i = 0, n - 1 do
+      out[#out + 1] = { domain = d == EVENT and "event_time" or "processing_time",
+                        time = buf[i].time_ms, key = inst.keys[buf[i].key],
+                        ns = buf[i].start ~= 0 and buf[i].start or nil } -- weir.interval's side
     end
   end
   return out
@@ -429,17 +420,13 @@ function M.snapshot_groups(node, encode)
       g.entries[#g.entries + 1] = x
     end
     for _, d in ipairs({ EVENT, PROCESSING }) do
-      local n = C.weir_timers_count(inst.timers, d)
-      if n > 0 then
-        local buf = timers_array_t(n)
-        C.weir_timers_list(inst.timers, d, buf, n)
-        for i = 0, n - 1 do
-          local kid = tonumber(buf[i].key)
-          local g = group(state.key_group(node, inst.keys[kid]) or 0)
-          g.timers[#g.timers + 1] = { k = key_index(g, kid), d = d, t = buf[i].time_ms,
-                                      st = inst.index, o = i,
-                                      ns = buf[i].start ~= 0 and tonumber(buf[i].start) or nil }
-        end
+      local buf, n = util.timers_list(inst.timers, d)
+      for i = 0, n - 1 do
+        local kid = tonumber(buf[i].key)
+        local g = group(state.key_group(node, inst.keys[kid]) or 0)
+        g.timers[#g.timers + 1] = { k = key_index(g, kid), d = d, t = buf[i].time_ms,
+                                    st = inst.index, o = i,
+                                    ns = buf[i].start ~= 0 and tonumber(buf[i].start) or nil }
       end
     end
   end
