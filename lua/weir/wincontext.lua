@@ -438,7 +438,8 @@ function M.floor_of(node, inst, key, w)
   if not floors then
     return w
   end
-  local maxp, tk, kg = node.max_parallelism, type(key), nil
+  local maxp, tk = node.max_parallelism, type(key)
+  local kg
   if tk == "string" then
     kg = C.weir_keygroup_of_string(key, #key, maxp)
   elseif tk == "number" then

@@ -15,8 +15,9 @@
 
 STOP=80000
 # line n: key, n, its timestamp t (5 ms a line, and a 1000 ms pause every 100 lines, so that
-# sessions close); after every 500th line (and every 3rd of the 15000 lines after STOP, where the savepoint is taken: the source
-# stops a few thousand lines after the line that sent SIGTERM) a late record of 15 s
+# sessions close); after every 500th line (and every 3rd of the 15000 lines after STOP, where
+# the savepoint is taken: the source stops a few thousand lines after the line that sent
+# SIGTERM) a late record of 15 s
 # ago (late for every window) and one of 1.5 s ago (late for the tumbling window, on time for
 # the sliding one, late or merging for a session)
 seq 1 200000 | awk -v stop=$STOP '{
@@ -40,7 +41,9 @@ local records = env:read_text_file("in.txt"):map(function(l)
     return { k, n, ts, kind == "o" }
   end):set_parallelism(1):uid("parse")
   :assign_timestamps_and_watermarks(weir.watermarks.custom{
-    on_event = function(_, v, ts, out) if v[4] and v[2] % 50 == 0 then out:emit_watermark(ts - 1) end end,
+    on_event = function(_, v, ts, out)
+      if v[4] and v[2] % 50 == 0 then out:emit_watermark(ts - 1) end
+    end,
   }:with_timestamp_assigner(function(v) return v[3] end)):set_parallelism(1):uid("ts")
 local keyed = records:key_by(function(v) return v[1] end)
 local late1, late2 = weir.output_tag("late1"), weir.output_tag("late2")
@@ -87,14 +90,16 @@ sp=$(ls -d ck/sp-* | tail -1)
 mkdir at_stop && cp $OUTPUTS at_stop/
 n=$(grep -c . at_stop/late1.txt)
 m=$(grep -c . want/late1.txt)
-{ [ "$n" -gt 0 ] && [ "$n" -lt "$m" ]; } && ok || bad "the stop was not among the late records: $n of $m"
+{ [ "$n" -gt 0 ] && [ "$n" -lt "$m" ]; } && ok \
+  || bad "the stop was not among the late records: $n of $m"
 run_weir checkpoint inspect "$sp"
 at=$(grep -o 'in.txt \[source-file-1\]: offset [0-9]*, line [0-9]*' out | grep -o '[0-9]*$')
 { [ -n "$at" ] && [ "$at" -gt $STOP ] && [ "$at" -lt $((STOP + 14000)) ]; } && ok \
   || bad "the savepoint is not among the late records: line '$at'"
 # late records after the savepoint before the next watermark (every 50th on-time line)
-tail -n +$((at + 1)) in.txt | awk '$4 == "o" && $2 % 50 == 0 { exit } $4 == "l" { n++ } END { exit n < 2 }' \
-  && ok || bad "no late records between the savepoint (line $at) and the next watermark"
+tail -n +$((at + 1)) in.txt \
+  | awk '$4 == "o" && $2 % 50 == 0 { exit } $4 == "l" { n++ } END { exit n < 2 }' && ok \
+  || bad "no late records between the savepoint (line $at) and the next watermark"
 
 for p in 2 1 3 4; do
   rm -rf run && mkdir run && cp at_stop/* run/ && cp job.lua in.txt run/
@@ -102,13 +107,15 @@ for p in 2 1 3 4; do
     > out 2> err)
   rc=$?
   [ $rc = 0 ] && ok || bad "restore at parallelism $p: exit $rc ($(head -c 300 run/err))"
-  grep -q "restored ../$sp" run/err && ok || bad "restore at parallelism $p: not restored: $(cat run/err)"
+  grep -q "restored ../$sp" run/err && ok \
+    || bad "restore at parallelism $p: not restored: $(cat run/err)"
   for f in $OUTPUTS; do
     cmp -s <(sort run/$f) <(sort want/$f) && ok || bad "restore at parallelism $p: $f differs:
 $(diff <(sort run/$f) <(sort want/$f) | head -5)"
   done
   got_late=$(late_count run/err)
-  [ "$got_late" = "$want_late" ] && ok || bad "restore at parallelism $p: '$got_late' late records counted, the uninterrupted run '$want_late'"
+  [ "$got_late" = "$want_late" ] && ok || bad "restore at parallelism $p: '$got_late' late \
+records counted, the uninterrupted run '$want_late'"
 done
 
 finish
