@@ -38,6 +38,7 @@ local M = {}
 
 local INF = math.huge
 local no_timestamp, late = wc.no_timestamp, wc.late
+local floor_of, pass_floors = wc.floor_of, wc.pass_floors
 local reduce_nil, aggregate_nil = wc.reduce_nil, wc.aggregate_nil
 local abs, MAX_TIME = math.abs, duration.MAX_TIME
 
@@ -170,6 +171,9 @@ local function tumbling_push(node, intern, o)
     end
     local kid = intern(inst, key)
     local W = inst.watermark
+    if inst.floor_top > W then -- after a rescale: the key group's lateness floor
+      W = floor_of(node, inst, key, W)
+    end
     -- Tumbling: the key's last window is remembered (start and id). Consecutive elements of a
     -- key mostly fall in it, and then neither the window's start is computed (a division) nor C
     -- called (a C call also keeps the JIT from sinking the record); it is open, so not late.
@@ -247,6 +251,9 @@ local function sliding_push(node, intern, o)
     end
     local kid = intern(inst, key)
     local W = inst.watermark
+    if inst.floor_top > W then -- after a rescale: the key group's lateness floor
+      W = floor_of(node, inst, key, W)
+    end
     local q = ts - (ts - offset) % slide -- the element's slice: its latest window starts there
     if cleanup_of(q + size - 1) <= W then
       return late(node, st, v, ts, key) -- every window of the element is late
@@ -384,6 +391,9 @@ local function wire_watermark(node, guard, o)
   -- cleared at its cleanup time (the same timer when there is no allowed lateness). The timers
   -- due go in (time, registration) order, a chunk of a time's entries at a time.
   node.on_watermark = function(inst, w)
+    if inst.floors then
+      pass_floors(inst, w)
+    end
     local q = inst.tq
     local times, buckets = q.times, q.buckets
     inst.firing = true

@@ -14,6 +14,7 @@ local failure = require("weir.failure")
 local keyed = require("weir.keyed")
 local watermarks = require("weir.watermarks")
 local windowing = require("weir.windowing")
+local winckpt = require("weir.winckpt")
 
 local M = {}
 local INF = math.huge
@@ -312,6 +313,13 @@ local function operator_part(ck, node)
           olds[k] = v.subtasks[i + 1]
         end
         inst.watermark = min_of(olds, function(s) return s.watermark end)
+        if node.kind == "window" then -- and per key group the old owner's (lateness floors)
+          local wms = {}
+          for i = 1, p do
+            wms[i] = v.subtasks[i].watermark
+          end
+          winckpt.restore_floors(node, inst, p, wms)
+        end
         if inst.valve and same and olds[1].valve then
           for c, ch in ipairs(olds[1].valve.ch) do
             C.weir_valve_restore(inst.valve, c - 1, ch[1], ch[2])
@@ -360,6 +368,8 @@ local function operator_part(ck, node)
     end,
   }
 end
+
+M.operator_part = operator_part -- (for the specs)
 
 -- Keyed state and timers (weir.keyed's snapshot_groups): one section per key group. A restore
 -- waits until open() has made the states (Ck:after_open), then gives each subtask the key

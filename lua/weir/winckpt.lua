@@ -37,6 +37,7 @@ local M = {}
 
 local new_table = require("table.new")
 
+local INF = math.huge
 local EVENT, PROCESSING = tonumber(C.WEIR_TIME_EVENT), tonumber(C.WEIR_TIME_PROCESSING)
 local VERSION = 1
 local MAX_COPY_DEPTH = 95 -- the codec refuses deeper values itself, naming the path
@@ -608,6 +609,35 @@ function M.restore(job, node, repr, groups)
   end
   if processing then
     job:processing_timers_changed()
+  end
+end
+
+---The lateness floors of window subtask inst after the restore of its operator's watermarks
+---(weir.checkpoint_parts): old_p the parallelism at the snapshot, old_wm[i + 1] old subtask
+---i's watermark. Per key group inst owns now, the watermark of the old subtask that owned it,
+---kept when it is above inst's (the minimum of them): a record of that group is late against
+---it (weir.wincontext.floor_of). Every key group, not only those with a section: a group whose
+---windows all fired and were purged has none and needs its floor the most. At the same
+---parallelism (or on a stream that is not keyed) there are none.
+function M.restore_floors(node, inst, old_p, old_wm)
+  inst.floors, inst.floor_top = false, -INF
+  local maxp, p, st = node.max_parallelism, node.parallelism, inst.index
+  if not node.keyed or not maxp or old_p == p then
+    return
+  end
+  local w, floors, top = inst.watermark, nil, -INF
+  for g = 0, maxp - 1 do
+    if C.weir_keygroup_subtask(g, maxp, p) == st then
+      local f = old_wm[C.weir_keygroup_subtask(g, maxp, old_p) + 1]
+      if f ~= nil and f > w then
+        floors = floors or {}
+        floors[g] = f
+        top = math.max(top, f)
+      end
+    end
+  end
+  if floors then
+    inst.floors, inst.floor_top = floors, top
   end
 end
 

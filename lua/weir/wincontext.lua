@@ -8,6 +8,7 @@ local windows = require("weir.windows")
 local triggers = require("weir.triggers")
 local util = require("weir.util")
 local duration = require("weir.duration")
+local keys = require("weir.keys")
 
 local M = {}
 
@@ -102,7 +103,12 @@ local TriggerContext = {}
 TriggerContext.__index = TriggerContext
 
 function TriggerContext:current_watermark()
-  return self.inst.watermark
+  local inst = self.inst
+  local w = inst.watermark
+  if inst.floor_top > w then -- a restore at another parallelism: the key's group's floor
+    return M.floor_of(self.node, inst, self.key, w)
+  end
+  return w
 end
 
 function TriggerContext:current_processing_time()
@@ -411,6 +417,52 @@ function M.contexts(job, node, inst, home)
   inst.tctx = setmetatable({ inst = inst, node = node, job = job, states = {}, slot = -1,
                              home = home }, TriggerContext)
   inst.wctx = setmetatable({ inst = inst, node = node, job = job, home = home }, WindowContext)
+  inst.floors, inst.floor_top = false, -INF -- lateness floors (M.floor_of): none
+end
+
+-- Lateness floors. After a restore at another parallelism a subtask's watermark is the minimum
+-- of the old subtasks' it inherits (weir.checkpoint_parts), lower than the watermark the old
+-- subtask owning a key group had: a record that subtask would have found late could re-create
+-- a window it had fired and purged. So the subtask keeps, per key group whose old watermark
+-- (its floor) is above its own, that floor (inst.floors: key group -> floor; inst.floor_top:
+-- the highest, -inf when none; weir.winckpt.restore_floors sets them), and a record of such a
+-- group is late, and its windows due, against max(watermark, floor). The per-element functions
+-- test `inst.floor_top > W` only (one branch); the floors go once the watermark passes the
+-- highest (M.pass_floors, from on_watermark).
+
+---The watermark a record of key meets in subtask inst while floors are active: its key
+---group's floor when that is above w (the subtask's watermark), else w. The key group as the
+---hash exchange computes it (weir.codegen).
+function M.floor_of(node, inst, key, w)
+  local floors = inst.floors
+  if not floors then
+    return w
+  end
+  local maxp, tk = node.max_parallelism, type(key)
+  local kg
+  if tk == "string" then
+    kg = C.weir_keygroup_of_string(key, #key, maxp)
+  elseif tk == "number" then
+    kg = C.weir_keygroup_of_number(key, maxp)
+  else
+    local h, why = keys.java_hash(key)
+    if not h then
+      keys.bad_key(key, why)
+    end
+    kg = C.weir_keygroup_of(h, maxp)
+  end
+  local f = floors[tonumber(kg)]
+  if f ~= nil and f > w then
+    return f
+  end
+  return w
+end
+
+---Drops subtask inst's floors once its watermark w has passed the highest.
+function M.pass_floors(inst, w)
+  if w >= inst.floor_top then
+    inst.floors, inst.floor_top = false, -INF
+  end
 end
 
 ---What both operators set on a window node before wiring it: its trigger state cells (general
@@ -437,10 +489,21 @@ end
 local TRACE_LATE = 50
 
 ---A late record of subtask st: into the trace's late log (the last TRACE_LATE).
+-- The watermark record key of subtask st was late against (its key group's floor, M.floor_of,
+-- when that is above the subtask's watermark).
+local function late_against(node, st, key)
+  local inst = node.instances[st + 1]
+  local w = inst.watermark
+  if inst.floor_top > w then
+    return M.floor_of(node, inst, key, w)
+  end
+  return w
+end
+
 function M.trace_late(node, st, v, ts, key)
   local log = node.trace.late
   log[#log + 1] = { value = v, ts = ts, key = key, operator = node.label, subtask = st,
-                    watermark = node.instances[st + 1].watermark }
+                    watermark = late_against(node, st, key) }
   if #log > TRACE_LATE then
     table.remove(log, 1)
   end
@@ -480,7 +543,7 @@ function M.late(node, st, v, ts, key)
     node.late_dropped = node.late_dropped + 1
     if not node.first_late then
       node.first_late = { value = v, ts = ts, key = key, subtask = st,
-                          watermark = node.instances[st + 1].watermark }
+                          watermark = late_against(node, st, key) }
     end
   end
 end

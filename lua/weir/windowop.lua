@@ -354,9 +354,13 @@ local function wire_push(job, node, intern, c, o, m)
     local kid = intern(inst, key)
     local s, e = assigner:session(v, ts, not is_event_time and job:now() or 0)
     local entry = add_window(inst, key, kid, s, e)
-    if is_event_time and cleanup_time(node, entry.stop - 1) <= inst.watermark then
+    local W = inst.watermark
+    if inst.floor_top > W then -- after a rescale: the key group's lateness floor
+      W = wc.floor_of(node, inst, key, W)
+    end
+    if is_event_time and cleanup_time(node, entry.stop - 1) <= W then
       mergeset.retire(inst.msets, kid, entry.start, entry.stop)
-      if ts + lateness <= inst.watermark then
+      if ts + lateness <= W then
         wc.late(node, st, v, ts, key)
       end
       return
@@ -387,6 +391,9 @@ local function wire_push(job, node, intern, c, o, m)
     local kid = intern(inst, key)
     local n = assigner:assign(ts, not is_event_time and job:now() or 0, starts)
     local W = inst.watermark
+    if inst.floor_top > W then -- after a rescale: the key group's lateness floor
+      W = wc.floor_of(node, inst, key, W)
+    end
     local skipped = true
     local ctx = inst.tctx
     for i = 1, n do
@@ -464,6 +471,9 @@ local function wire_timers(job, node, guard, o)
 
   ---Fires every event-time timer at or before the new watermark w (inst.watermark is w).
   node.on_watermark = function(inst, w)
+    if inst.floors then
+      wc.pass_floors(inst, w)
+    end
     local tm = inst.timer
     inst.firing = true
     while C.weir_timers_pop(inst.timers, EVENT, w, tm) == 1 do

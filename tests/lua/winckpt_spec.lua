@@ -370,4 +370,130 @@ it("an open numeric-aggregate window costs at most 64 bytes on disk", function()
   eq(per <= 64, true, ("%.1f bytes per window"):format(per))
 end)
 
+-- Lateness after a rescale (docs/API.md, Checkpoints): old subtask 0 had watermark 30, old
+-- subtask 1 watermark 10 (weir's subtasks see the same watermarks, so the savepoint is made
+-- here: the operator part restores them). Restored at parallelism 1, 3 and 4, a subtask's
+-- watermark is the minimum it inherits, but a record of a key group old subtask 0 owned is late
+-- against 30, as it was there: its windows, fired and purged there, are not made again; with
+-- allowed lateness a window due at 30 fires with each element, as it did there. Once the
+-- watermark passes 30 the floors go. Both operators, every late path (the side output, the
+-- count, allowed lateness).
+local checkpoint_parts = require("weir.checkpoint_parts")
+local keys_mod = require("weir.keys")
+
+local function floor_run(case, records, p, old_wms, count_late)
+  local sink = {}
+  local env = weir.env()
+  local watch = winjob.watch()
+  local instantiate = windowing.instantiate
+  windowing.instantiate = function(job, node)
+    instantiate(job, node)
+    windowing.instantiate = instantiate
+    checkpoint_parts.operator_part({}, node).restore({ parallelism = #old_wms,
+      channels = node.channels, ports = {}, subtasks = old_wms })
+  end
+  local w = env:from_collection(records)
+    :assign_timestamps_and_watermarks(winjob.punctuated)
+    :filter(function(e) return e.wm == nil end)
+    :key_by(function(e) return e[1] end)
+    :window(case.assigner())
+  if case.lateness then
+    w = w:allowed_lateness(case.lateness)
+  end
+  local late = weir.output_tag("late")
+  if not count_late then
+    w = w:side_output_late_data(late)
+  end
+  local r = case.fn == "aggregate" and w:aggregate(counted, emit_fire(sink))
+    or w:process(emit_fire(sink))
+  r:set_parallelism(p):sink(function() end)
+  if not count_late then
+    r:get_side_output(late):sink(function(e)
+      sink[#sink + 1] = ("%s late %s:%s"):format(format.value(e[1]), e[2], e[3])
+    end)
+  end
+  aggwindow.disabled = case.general == true
+  local ok, err = pcall(env.execute, env)
+  aggwindow.disabled = false
+  local node = watch.nodes[#watch.nodes].node
+  watch.stop()
+  if not ok then
+    error(err, 0)
+  end
+  if case.fast and not case.general then
+    eq(node.window_op == aggwindow, true, case.name .. " runs on the fast operator")
+  end
+  local floors = false
+  for _, inst in ipairs(node.instances) do
+    floors = floors or inst.floors ~= false
+  end
+  eq(floors, false, "the floors are gone once the watermark passed them")
+  return sorted(sink), node.late_dropped
+end
+
+it("after a rescale a key group's records are late against its old subtask's watermark", function()
+  -- a key of each old subtask (parallelism 2, max parallelism 128)
+  -- a key of each old subtask (parallelism 2, max parallelism 128) whose groups both go to
+  -- subtask 2/3 at parallelism 3 (at 4 each new subtask has the groups of one old subtask)
+  local old = {}
+  for i = 1, 1000 do
+    local k = "k" .. i
+    if keys_mod.subtask(k, 128, 3) == 1 then
+      old[keys_mod.subtask(k, 128, 2)] = old[keys_mod.subtask(k, 128, 2)] or k
+    end
+  end
+  local a, b = old[0], old[1] -- a: old subtask 0 (watermark 30), b: old subtask 1 (10)
+  local records = { { a, 15, 1 }, { b, 15, 2 }, { a, 25, 3 }, { a, 26, 4 }, { b, 26, 5 },
+                    { wm = 40 }, { a, 15, 6 }, { b, 15, 7 }, { a, 45, 8 }, { wm = 60 } }
+  local cases = {
+    { name = "tumbling (fast)", fast = "tumbling", fn = "aggregate",
+      assigner = function() return W.tumbling_event_time(10) end },
+    { name = "tumbling, lateness 5 (fast)", fast = "tumbling", fn = "aggregate", lateness = 5,
+      assigner = function() return W.tumbling_event_time(10) end },
+    { name = "tumbling (general)", fn = "aggregate", general = true, lateness = 5,
+      assigner = function() return W.tumbling_event_time(10) end },
+    { name = "sliced sliding (fast)", fast = "sliced", fn = "aggregate", lateness = 5,
+      assigner = function() return W.sliding_event_time(20, 10) end },
+    { name = "sliding, process (general)", fn = "process",
+      assigner = function() return W.sliding_event_time(20, 10) end },
+    { name = "sessions (general, merging)", fn = "process", lateness = 5,
+      assigner = function() return W.event_time_session(3) end },
+  }
+  for _, case in ipairs(cases) do
+    -- what the old subtasks did: a's records at watermark 30, b's at 10 (each key alone on a
+    -- subtask with that watermark)
+    local function alone(k, wm, count_late)
+      local recs = {}
+      for _, e in ipairs(records) do
+        if e.wm or e[1] == k then
+          recs[#recs + 1] = e
+        end
+      end
+      return floor_run(case, recs, 1, { { watermark = wm } }, count_late)
+    end
+    local want = {}
+    for _, l in ipairs(alone(a, 30)) do want[#want + 1] = l end
+    for _, l in ipairs(alone(b, 10)) do want[#want + 1] = l end
+    want = sorted(want)
+    for _, p in ipairs({ 1, 3, 4 }) do
+      local got = floor_run(case, records, p, { { watermark = 30 }, { watermark = 10 } })
+      eq(got, want, ("%s restored at parallelism %d"):format(case.name, p))
+    end
+    -- the same parallelism: each subtask its own watermark, no floors (none are needed)
+    eq(floor_run(case, records, 2, { { watermark = 30 }, { watermark = 10 } }), want,
+      case.name .. " restored at parallelism 2")
+    -- late records counted (no side output): the count is the old subtasks' together
+    local _, n = floor_run(case, records, 3, { { watermark = 30 }, { watermark = 10 } }, true)
+    local _, na = alone(a, 30, true)
+    local _, nb = alone(b, 10, true)
+    eq(n > 0, true, case.name .. ": some records are late")
+    eq(n, na + nb, case.name .. ": late records counted as the old subtasks did")
+  end
+  -- the floors matter: with both old watermarks at the minimum, a's records are accepted
+  local case = cases[1]
+  local without = floor_run(case, records, 1, { { watermark = 10 }, { watermark = 10 } })
+  local with = floor_run(case, records, 1, { { watermark = 30 }, { watermark = 10 } })
+  eq(table.concat(without, "\n") ~= table.concat(with, "\n"), true, "the floors change the result")
+end)
+
 spec.finish()
