@@ -512,7 +512,8 @@ function M.registry(ck)
       local text = checkpoint.read_all(node.path)
       node.ckpt_crc = text and tonumber(C.weir_ckpt_crc32(0, text, #text))
     end
-    reg:add("source/" .. node.ckpt_uid, source_part(ck, node))
+    reg:add("source/" .. node.ckpt_uid, node.source == "kafka"
+      and require("weir.kafka").checkpoint_part(ck, node, say) or source_part(ck, node))
   end
   for _, node in ipairs(job.plan.nodes) do
     reg:add("op/" .. node.ckpt_uid, operator_part(ck, node))

@@ -30,6 +30,8 @@ local function describe_source(node)
       parts[#parts + 1] = "rate " .. node.rate .. "/s"
     end
     return "generate" .. (#parts > 0 and (" (" .. table.concat(parts, ", ") .. ")") or "")
+  elseif k == "kafka" then
+    return require("weir.kafka").describe(node)
   elseif k == "nexmark" then
     return "nexmark_bids" .. (node.count >= 0 and (" (count " .. node.count .. ")") or "")
   end
