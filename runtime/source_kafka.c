@@ -380,41 +380,44 @@ static const wr_source_ops_t kafka_ops = {
     .seek = kafka_seek,
 };
 
-/* The partitions of topics, from the cluster's metadata (within timeout_ms). */
+/* The partitions of topics, from the cluster's metadata (within timeout_ms). All topics are
+ * asked for: a request naming one may create it (auto-creation), and a missing topic is an
+ * error here. */
 static int load_partitions(kafka_source_t *k, const char *const *topics, int32_t ntopics)
 {
     weir_rt_t *rt = k->base.rt;
-    for (int32_t t = 0; t < ntopics; t++) {
-        rd_kafka_topic_t *rkt = rd_kafka_topic_new(k->rk, topics[t], NULL);
-        const struct rd_kafka_metadata *md = NULL;
-        rd_kafka_resp_err_t err =
-            rd_kafka_metadata(k->rk, 0, rkt, &md, (int)k->timeout_ms);
-        rd_kafka_topic_destroy(rkt);
-        if (err) {
-            if (err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__TIMED_OUT) {
-                return wr_err_set(&rt->err, WEIR_ESOURCE,
-                                  "no answer from the bootstrap servers within %lld ms "
-                                  "(%s): is a Kafka broker listening there?",
-                                  (long long)k->timeout_ms,
-                                  rd_kafka_err2str(err));
-            }
-            return wr_err_set(&rt->err, WEIR_ESOURCE, "metadata of topic %s: %s", topics[t],
-                              rd_kafka_err2str(err));
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(k->rk, 1, NULL, &md, (int)k->timeout_ms);
+    if (err) {
+        if (err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__TIMED_OUT) {
+            return wr_err_set(&rt->err, WEIR_ESOURCE,
+                              "no answer from the bootstrap servers within %lld ms (%s): is a "
+                              "Kafka broker listening there?",
+                              (long long)k->timeout_ms, rd_kafka_err2str(err));
         }
-        const struct rd_kafka_metadata_topic *mt = md->topic_cnt == 1 ? &md->topics[0] : NULL;
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "the cluster's metadata: %s",
+                          rd_kafka_err2str(err));
+    }
+    int rc = 0;
+    for (int32_t t = 0; t < ntopics && rc == 0; t++) {
+        const struct rd_kafka_metadata_topic *mt = NULL;
+        for (int i = 0; i < md->topic_cnt; i++) {
+            if (strcmp(md->topics[i].topic, topics[t]) == 0) {
+                mt = &md->topics[i];
+            }
+        }
         if (!mt || mt->err || mt->partition_cnt == 0) {
-            rd_kafka_resp_err_t terr = mt ? mt->err : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
-            rd_kafka_metadata_destroy(md);
-            return wr_err_set(&rt->err, WEIR_ESOURCE, "topic %s: %s", topics[t],
-                              terr == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
-                                  ? "no such topic"
-                                  : rd_kafka_err2str(terr));
+            rc = wr_err_set(&rt->err, WEIR_ESOURCE, "topic %s: %s", topics[t],
+                            !mt || mt->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
+                                ? "no such topic"
+                                : rd_kafka_err2str(mt->err));
+            break;
         }
         /* partitions in id order (metadata may list them in any) */
-        int32_t base = k->nparts;
         k->parts = wr_xreallocarray(k->parts, (size_t)(k->nparts + mt->partition_cnt),
                                     sizeof *k->parts);
-        for (int32_t id = 0, found = 0; found < mt->partition_cnt; id++) {
+        int32_t found = 0;
+        for (int32_t id = 0; found < mt->partition_cnt && id <= 1000000; id++) {
             for (int j = 0; j < mt->partition_cnt; j++) {
                 if (mt->partitions[j].id == id) {
                     k->parts[k->nparts++] = (kafka_part_t){
@@ -422,15 +425,11 @@ static int load_partitions(kafka_source_t *k, const char *const *topics, int32_t
                     found++;
                 }
             }
-            if (id > 1000000) {
-                break; /* ids are 0..count-1 in Kafka; a gap this large is not */
-            }
         }
-        (void)base;
-        rd_kafka_metadata_destroy(md);
     }
+    rd_kafka_metadata_destroy(md);
     k->nleft = k->nparts;
-    return 0;
+    return rc;
 }
 
 int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const *conf,
@@ -496,6 +495,7 @@ int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const
     k->base.ops = &kafka_ops;
     k->base.kind = "kafka_source";
     k->base.io = 1;
+    k->base.rt = rt;
     k->base.describe = (char *)describe; /* for messages until wr_source_add copies it */
     int rc = load_partitions(k, topics, ntopics);
     k->base.describe = NULL;
