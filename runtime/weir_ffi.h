@@ -175,6 +175,22 @@ int weir_kafka_set_range(weir_rt_t *rt, int32_t source, int32_t i, double start,
 double weir_kafka_next_offset(const weir_rt_t *rt, int32_t source, int32_t i);
 const weir_kafka_meta_t *weir_kafka_meta(const weir_rt_t *rt, int32_t source);
 int weir_kafka_commit(weir_rt_t *rt, int32_t source, int32_t wait);
+/* The Kafka sink (kafka_sink.c): a producer to topic with the librdkafka properties conf
+ * (name, value, ...); NULL with the reason in err (err_size bytes) when librdkafka refuses
+ * them. send copies one message (key_len -1: no key; partition -1: librdkafka's partitioner
+ * over the key) and serves delivery reports; a full queue waits for deliveries. send and
+ * flush return WEIR_ESOURCE once a delivery failed (after librdkafka's retries) or flush
+ * timed out, with the reason in weir_kafka_sink_error ("" while none); flush waits up to
+ * timeout_ms for every acknowledgement. free drops what is not flushed. */
+typedef struct weir_kafka_sink weir_kafka_sink_t;
+weir_kafka_sink_t *weir_kafka_sink_new(const char *const *conf, int32_t nconf, const char *topic,
+                                       char *err, int32_t err_size);
+int weir_kafka_sink_send(weir_kafka_sink_t *k, const char *key, int32_t key_len,
+                         const char *value, int32_t value_len, int32_t partition);
+int weir_kafka_sink_flush(weir_kafka_sink_t *k, double timeout_ms);
+const char *weir_kafka_sink_error(const weir_kafka_sink_t *k);
+double weir_kafka_sink_delivered(const weir_kafka_sink_t *k);
+void weir_kafka_sink_free(weir_kafka_sink_t *k);
 int weir_replay_add(weir_rt_t *rt, int32_t source, double time_ms, int32_t offset, int32_t len,
                     int32_t line_no);
 double weir_source_stat(const weir_rt_t *rt, int32_t source, int32_t what);

@@ -452,6 +452,8 @@ local function sink_part(ck, node)
         end
       end,
     }
+  elseif node.sink == "kafka" then
+    return require("weir.kafka").sink_part(ck, node)
   elseif node.sink == "write_text" then
     return {
       what = node.label,

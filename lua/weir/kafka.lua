@@ -440,6 +440,142 @@ function M.committed(job, node, final)
   end
 end
 
+-- The sink ---------------------------------------------------------------------------------
+
+local SINK_OPTS = { bootstrap_servers = true, topic = true, key = true, partition = true,
+  format = true, properties = true, flush_timeout = true }
+
+---Checks ds:kafka_sink's options into the node's fields (user functions: key, partition).
+function M.sink_opts(opts)
+  if type(opts) ~= "table" then
+    util.build_error("kafka_sink: expected a table of options { bootstrap_servers = ..., "
+      .. "topic = ... }")
+  end
+  opts = util.check_opts("kafka_sink", opts, SINK_OPTS)
+  if type(opts.bootstrap_servers) ~= "string" or opts.bootstrap_servers == "" then
+    util.build_error("kafka_sink: bootstrap_servers must be a string such as \"127.0.0.1:9092\"")
+  end
+  if type(opts.topic) ~= "string" or opts.topic == "" then
+    util.build_error("kafka_sink: topic must be a topic name")
+  end
+  for _, f in ipairs({ "key", "partition" }) do
+    if opts[f] ~= nil and type(opts[f]) ~= "function" then
+      util.build_error("kafka_sink: %s must be a function of the record", f)
+    end
+  end
+  if opts.format ~= nil and opts.format ~= "text" and opts.format ~= "json" then
+    util.build_error("kafka_sink: format must be \"text\" or \"json\"")
+  end
+  local props = {}
+  for k, v in pairs(opts.properties or {}) do
+    if type(k) ~= "string" or (type(v) ~= "string" and type(v) ~= "number"
+        and type(v) ~= "boolean") then
+      util.build_error("kafka_sink: properties are librdkafka's, name = string, number or "
+        .. "boolean; got %s = %s", tostring(k), tostring(v))
+    end
+    if k == "bootstrap.servers" then
+      util.build_error("kafka_sink: properties: bootstrap.servers is an option of its own")
+    end
+    props[#props + 1] = { k, tostring(v) }
+  end
+  table.sort(props, function(a, b) return a[1] < b[1] end)
+  return { bootstrap_servers = opts.bootstrap_servers, topic = opts.topic, key_fn = opts.key,
+    partition_fn = opts.partition, json = opts.format == "json", properties = props,
+    flush_timeout = opts.flush_timeout ~= nil and duration.parse_nonneg(opts.flush_timeout,
+      "kafka_sink flush_timeout", true) or 600000 }
+end
+
+function M.describe_sink(node)
+  return ("kafka_sink %s %s"):format(node.bootstrap_servers, node.topic)
+end
+
+codegen.add_templates({ kafka_sink = [[
+local C, sink, fmt, keyf, partf, out_n, failed, all, bad_key, bad_part = ...
+local type, tostring = type, tostring
+return function(st, v, ts, key)
+  out_n[1] = out_n[1] + 1
+  local s = v
+  if all or type(v) ~= "string" then s = fmt(v) end
+  local k, kn = nil, -1
+  if keyf then
+    k = keyf(v)
+    local tk = type(k)
+    if tk == "number" then k = tostring(k) elseif k ~= nil and tk ~= "string" then bad_key(k) end
+    if k ~= nil then kn = #k end
+  end
+  local p = -1
+  if partf then
+    p = partf(v)
+    if type(p) ~= "number" or p % 1 ~= 0 or p < 0 or p > 2147483647 then bad_part(p) end
+  end
+  if C.weir_kafka_sink_send(sink, k, kn, s, #s, p) ~= 0 then failed() end
+end]] })
+
+local function sink_failed(node)
+  job_error(("%s: %s"):format(node.label, ffi.string(C.weir_kafka_sink_error(node.kafka_sink))))
+end
+
+---The sink's push (weir.run's instantiate_sink): one producer for all its subtasks.
+function M.instantiate_sink(job, node)
+  local conf = { "bootstrap.servers", node.bootstrap_servers }
+  for _, kv in ipairs(node.properties) do
+    conf[#conf + 1] = kv[1]
+    conf[#conf + 1] = kv[2]
+  end
+  local err = ffi.new("char[512]")
+  local sink = C.weir_kafka_sink_new(ffi.new("const char *[?]", #conf, conf), #conf, node.topic,
+    err, 512)
+  if sink == nil then
+    job_error(("%s: %s"):format(node.label, ffi.string(err)))
+  end
+  node.kafka_sink = ffi.gc(sink, C.weir_kafka_sink_free)
+  job.kafka_sinks = job.kafka_sinks or {}
+  job.kafka_sinks[#job.kafka_sinks + 1] = node
+  local format = require("weir.format")
+  node.push = job:generate(node, "kafka_sink", false, C, node.kafka_sink,
+    node.json and json.encode or format.value, node.key_fn or false, node.partition_fn or false,
+    job.out_count, function() sink_failed(node) end, node.json,
+    function(k) error(("the key function returned a %s, not a string or number"):format(
+      type(k)), 0) end,
+    function(p) error(("the partition function returned %s, not a partition number"):format(
+      tostring(p)), 0) end)
+end
+
+---Waits until every message the sink sent is acknowledged (a checkpoint, the job's end): a
+---failed delivery fails the job.
+function M.flush_sink(node)
+  if C.weir_kafka_sink_flush(node.kafka_sink, node.flush_timeout) ~= 0 then
+    sink_failed(node)
+  end
+end
+
+---The sink's part of a checkpoint: nothing to keep, but every message before it acknowledged
+---(at-least-once, as Flink's KafkaSink with DeliveryGuarantee.AT_LEAST_ONCE).
+function M.sink_part(_, node)
+  return {
+    what = node.label,
+    snapshot = function()
+      M.flush_sink(node)
+      return { delivered = C.weir_kafka_sink_delivered(node.kafka_sink) }
+    end,
+    restore = function() end,
+  }
+end
+
+---At the job's end (check) every sink flushes; at close (no check) the producers go.
+function M.close_sinks(job, check)
+  for _, node in ipairs(job.kafka_sinks or {}) do
+    if node.kafka_sink ~= nil then
+      if check then
+        M.flush_sink(node)
+      else
+        C.weir_kafka_sink_free(ffi.gc(node.kafka_sink, nil))
+        node.kafka_sink = nil
+      end
+    end
+  end
+end
+
 jit.off(true) -- this chunk: set-up code
 for _, f in pairs(M) do
   if type(f) == "function" then jit.off(f) end

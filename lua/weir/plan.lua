@@ -50,6 +50,8 @@ function M.label(node)
   local kind = node.kind == "sink" and (node.sink == "fn" and "sink" or node.sink) or node.kind
   if node.kind == "sink" and node.sink == "print" and node.fd == 2 then
     kind = "print_to_err"
+  elseif node.kind == "sink" and node.sink == "kafka" then
+    kind = "kafka_sink " .. node.topic
   elseif node.kind == "timestamps" then
     kind = "assign_timestamps_and_watermarks"
   elseif node.kind == "rolling" then
