@@ -49,6 +49,8 @@ exec 9<&-
 lines_before=$(wc -l < killed.txt)
 [ "$lines_before" -lt 400 ] && ls ck | grep -q '^chk-' && ok \
   || bad "killed mid-run with a checkpoint taken: $lines_before lines, $(ls ck)"
+run_weir checkpoint inspect "ck/$(ls ck | grep '^chk-' | tail -1)"
+expect_out_has "next offsets sums/0@" "inspect shows each partition's next offset"
 run_weir run sum.lua --checkpoint-dir ck -- "$BS" killed.txt
 expect_rc 0 "the restored run"
 expect_err_has "continues at sums/" "the restore names the offsets it continues at"
