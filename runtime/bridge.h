@@ -42,6 +42,8 @@ typedef struct wr_bridge_job {
     const char *restore;             /* --restore PATH, or NULL */
     int fresh;                       /* --fresh */
     int allow_non_restored_state;    /* --allow-non-restored-state */
+    int input_log;                   /* --input-log */
+    int verify_checkpoints;          /* --verify-checkpoints (weir.roundtrip) */
     int argc; /* ARGS after "--", reaching the job as weir.args */
     char **argv;
 } wr_bridge_job_t;

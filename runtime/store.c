@@ -426,6 +426,19 @@ int32_t weir_store_count(const weir_store_t *fs, int32_t slot)
     return wr_store_count(&fs->s, slot);
 }
 
+int weir_store_window(const weir_store_t *fs, int32_t slot, double *out)
+{
+    int64_t key, start, stop;
+    int rc = wr_store_window(&fs->s, slot, &key, &start, &stop);
+    if (rc != 0) {
+        return rc;
+    }
+    out[0] = wr_ms_to_double(key);
+    out[1] = wr_ms_to_double(start);
+    out[2] = wr_ms_to_double(stop);
+    return 0;
+}
+
 double weir_store_stat(const weir_store_t *fs, int32_t what)
 {
     switch (what) {

@@ -87,15 +87,35 @@ local function inspect(path)
       end
       where = "next offsets " .. table.concat(parts, " ")
     elseif p then
+      local how = ""
+      if p.replayable == 0 then
+        how = ", not replayable (what it read after this checkpoint is lost)"
+      elseif p.replayable == 2 then
+        how = ", in its input log (--input-log)"
+      end
       where = ("offset %d, line %d, %d records%s%s"):format(p.offset, p.line, p.records,
-        p.ended == 1 and ", ended" or "", p.replayable == 0
-        and ", not replayable (what it read after this checkpoint is lost)" or "")
+        p.ended == 1 and ", ended" or "", how)
     end
     out("  %s [%s]: %s", src.label, src.uid, where)
   end
   out("operators:")
+  local winckpt = require("weir.winckpt")
   for _, op in ipairs(man.operators or {}) do
     out("  %s [%s]: %s, parallelism %d", op.label, op.uid, op.kind, op.parallelism)
+    -- window state: windows and timers, and the key groups they are in
+    local w, t, sl, lo, hi, n = 0, 0, 0, math.huge, -math.huge, 0
+    for _, s in ipairs(sections) do
+      if s.name == "window/" .. op.uid .. "/state" then
+        local sw, st, ss = winckpt.counts(s.value)
+        w, t, sl, n = w + sw, t + st, sl + ss, n + 1
+        lo, hi = math.min(lo, s.key_group), math.max(hi, s.key_group)
+      end
+    end
+    if n > 0 then
+      out("    %d %s, %d timers, in %d key group%s%s", sl > 0 and sl or w,
+        sl > 0 and "slices" or "windows", t, n, n == 1 and "" or "s",
+        lo >= 0 and (" (%d..%d)"):format(lo, hi) or "")
+    end
   end
   out("sections:")
   for i, s in ipairs(sections) do

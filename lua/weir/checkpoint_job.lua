@@ -6,16 +6,15 @@
 -- longer has) before handing its sections to the parts (keyed state once open() has run:
 -- Ck:after_open), and takes checkpoints between batches (the consistent point: nothing is in
 -- flight), a savepoint at a stop by signal and a final checkpoint at the end of input.
--- What each part of the job keeps is weir.checkpoint_parts'. Window operators plug in through
--- weir.windowing when it offers checkpoint parts; until then a job with one refuses
--- --checkpoint-dir.
+-- What each part of the job keeps is weir.checkpoint_parts' (window state: weir.windowing's
+-- parts, written by weir.winckpt).
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local checkpoint = require("weir.checkpoint")
 local duration = require("weir.duration")
 local failure = require("weir.failure")
+local inputlog = require("weir.inputlog")
 local parts = require("weir.checkpoint_parts")
-local windowing = require("weir.windowing")
 
 local M = {}
 local Job = {}
@@ -84,12 +83,6 @@ function M.prepare(job)
     end
   end
   M.assign_uids(job.plan)
-  for _, node in ipairs(job.plan.nodes) do
-    if node.kind == "window" and not windowing.checkpoint_parts then
-      usage("--checkpoint-dir: %s: window state is not in checkpoints yet (docs/API.md, "
-        .. "Checkpoints); run this job without --checkpoint-dir", node.label)
-    end
-  end
   if self.dir then
     local rc = C.weir_out_mkdirs(self.dir)
     if rc ~= 0 then
@@ -109,6 +102,7 @@ function M.prepare(job)
     end
     self.next_id = checkpoint.next_id(self.dir)
   end
+  inputlog.prepare(self)
   local from
   if given then
     from = given
@@ -256,6 +250,7 @@ end
 function Ck:attach()
   self.restored_sources = {}
   self.after_open_work = {} -- what waits for open(): keyed state (weir.checkpoint_parts)
+  inputlog.attach(self)
   self.registry = parts.registry(self)
   if self.from then
     self:restore(self.from)
@@ -397,8 +392,9 @@ function Ck:write(sections, kind, start)
   local sources = {}
   for _, node in ipairs(job.plan.sources) do
     sources[#sources + 1] = { uid = node.ckpt_uid, label = node.label, kind = node.source,
-                              path = node.path }
+                              path = node.path, log_offset = inputlog.offset(self, node) }
   end
+  inputlog.sync_paths(self, sync)
   local manifest = {
     id = id, kind = kind, finished = kind == "final", start = start or nil,
     taken_ms = job.rt and C.weir_rt_now(job.rt) or nil,
@@ -428,6 +424,7 @@ function Ck:write(sections, kind, start)
     end
   end
   checkpoint.prune(self.dir, KEPT)
+  inputlog.release(self)
   return path
 end
 

@@ -28,7 +28,10 @@ end
 M.say = say
 
 local function describe_position(src, pos)
-  if src.source == "file" or src.source == "stdin" then
+  if pos.replayable == 2 then -- weir.inputlog
+    return ("%s continues after line %d (byte %d of its input log)"):format(src.label,
+      pos.line, pos.offset)
+  elseif src.source == "file" or src.source == "stdin" then
     return ("%s continues after line %d (byte %d)"):format(src.label, pos.line, pos.offset)
   elseif src.source == "replay" then
     return ("%s continues at entry %d"):format(src.label, pos.offset + 1)
@@ -99,8 +102,8 @@ local function source_part(ck, node)
       end
       local p = v.position
       if p.replayable == 0 then
-        say("%s cannot go back: records it delivered after the checkpoint are lost",
-          node.label)
+        say("%s cannot go back: records it delivered after the checkpoint are lost "
+          .. "(--input-log keeps them)", node.label)
         return
       end
       local pos = position_t()
@@ -368,6 +371,9 @@ local function keyed_part(ck, node)
     what = node.label, keyed = true, raw = true,
     snapshot = function()
       return keyed.snapshot_groups(node, checkpoint.encode)
+    end,
+    reset = function() -- --verify-checkpoints: empty, then the restore puts back what it kept
+      keyed.reset(node)
     end,
     restore = function(groups)
       local function work()

@@ -23,7 +23,6 @@ local INF = math.huge
 local MAX_TIME = duration.MAX_TIME
 local CLEANUP = state.CLEANUP
 local timer_t = ffi.typeof("weir_timer_t")
-local timers_array_t = ffi.typeof("weir_timer_t[?]")
 local dropped_t = ffi.typeof("int32_t[?]")
 local row_ptr_t = ffi.typeof("double *[1]")
 
@@ -270,13 +269,9 @@ function M.end_horizon(inst)
   local h = inst.horizon
   if not h then
     h = -INF
-    local n = C.weir_timers_count(inst.timers, PROCESSING)
-    if n > 0 then
-      local buf = timers_array_t(n)
-      C.weir_timers_list(inst.timers, PROCESSING, buf, n)
-      for i = 0, n - 1 do
-        h = math.max(h, buf[i].time_ms)
-      end
+    local buf, n = util.timers_list(inst.timers, PROCESSING)
+    for i = 0, n - 1 do
+      h = math.max(h, buf[i].time_ms)
     end
     inst.horizon = h
   end
@@ -310,15 +305,11 @@ M.entries = state.entries
 function M.timers(_, inst)
   local out = {}
   for _, d in ipairs({ EVENT, PROCESSING }) do
-    local n = C.weir_timers_count(inst.timers, d)
-    if n > 0 then
-      local buf = timers_array_t(n)
-      C.weir_timers_list(inst.timers, d, buf, n)
-      for i = 0, n - 1 do
-        out[#out + 1] = { domain = d == EVENT and "event_time" or "processing_time",
-                          time = buf[i].time_ms, key = inst.keys[buf[i].key],
-                          ns = buf[i].start ~= 0 and buf[i].start or nil } -- weir.interval's side
-      end
+    local buf, n = util.timers_list(inst.timers, d)
+    for i = 0, n - 1 do
+      out[#out + 1] = { domain = d == EVENT and "event_time" or "processing_time",
+                        time = buf[i].time_ms, key = inst.keys[buf[i].key],
+                        ns = buf[i].start ~= 0 and buf[i].start or nil } -- weir.interval's side
     end
   end
   return out
@@ -339,6 +330,36 @@ function M.restore(node, inst, entries, timers)
   end
   if changed then
     inst.kctx.job:processing_timers_changed(inst)
+  end
+end
+
+---Empties every subtask of node: its keyed state (every state of every key) and its timers of
+---both domains, as a fresh job has them (`--verify-checkpoints` calls it before a restore, so
+---what the restore does not bring back is gone). Between batches only.
+function M.reset(node)
+  local key = ffi.new("double[1]")
+  for _, inst in ipairs(node.instances) do
+    local kids = {}
+    for r = 0, C.weir_kstate_capacity(inst.kstate) - 1 do
+      if C.weir_kstate_at(inst.kstate, r, key) ~= nil then
+        kids[#kids + 1] = key[0]
+      end
+    end
+    for _, kid in ipairs(kids) do
+      for sid = 0, #node.state_list - 1 do
+        C.weir_kstate_clear(inst.kstate, kid, sid)
+      end
+    end
+    for k in pairs(inst.vals) do
+      inst.vals[k] = nil
+    end
+    for k in pairs(inst.exps) do
+      inst.exps[k] = nil
+    end
+    for _, d in ipairs({ EVENT, PROCESSING }) do
+      while C.weir_timers_pop(inst.timers, d, math.huge, inst.timer) == 1 do end
+    end
+    inst.kid = 0
   end
 end
 
@@ -399,17 +420,13 @@ function M.snapshot_groups(node, encode)
       g.entries[#g.entries + 1] = x
     end
     for _, d in ipairs({ EVENT, PROCESSING }) do
-      local n = C.weir_timers_count(inst.timers, d)
-      if n > 0 then
-        local buf = timers_array_t(n)
-        C.weir_timers_list(inst.timers, d, buf, n)
-        for i = 0, n - 1 do
-          local kid = tonumber(buf[i].key)
-          local g = group(state.key_group(node, inst.keys[kid]) or 0)
-          g.timers[#g.timers + 1] = { k = key_index(g, kid), d = d, t = buf[i].time_ms,
-                                      st = inst.index, o = i,
-                                      ns = buf[i].start ~= 0 and tonumber(buf[i].start) or nil }
-        end
+      local buf, n = util.timers_list(inst.timers, d)
+      for i = 0, n - 1 do
+        local kid = tonumber(buf[i].key)
+        local g = group(state.key_group(node, inst.keys[kid]) or 0)
+        g.timers[#g.timers + 1] = { k = key_index(g, kid), d = d, t = buf[i].time_ms,
+                                    st = inst.index, o = i,
+                                    ns = buf[i].start ~= 0 and tonumber(buf[i].start) or nil }
       end
     end
   end

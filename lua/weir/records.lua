@@ -134,6 +134,11 @@ function M.record_type(name, fields)
   return ct
 end
 
+---The record type declared as name, or nil (a checkpoint's restore finds records' types).
+function M.declared(name)
+  return declared[name]
+end
+
 ---What weir.record_type declared for ct: { name, names = {field...}, types = {type...} }, or nil
 ---when ct is not a record type.
 ---@return table|nil

@@ -407,6 +407,9 @@ function Job:batch_done()
   if C.weir_mem_alarm() ~= 0 then
     self:check_memory()
   end
+  if self.roundtrip then
+    self.roundtrip:after_batch() -- --verify-checkpoints (weir.roundtrip)
+  end
   self:sync_wakeup() -- before the next poll, which is where the runtime reads it
   if self.progress_on then
     self:show_progress(false)
@@ -464,7 +467,7 @@ function M.new(plan)
     firers = {}, places = {}, user_places = {},
     by_source = {}, files = {}, progress = { 0, 0 }, events = event_array_t(BATCH),
     assigners = {}, timer_nodes = {}, check_triggers = plan.env.job.check_triggers,
-    rebalance_counters = {},
+    rebalance_counters = {}, roundtrip = false,
     live = #plan.sources, stopped = false, unread_errors = 0, unread_fires = 0, arrival = 0,
     records_in = 0, polled = 0,
     -- weir.timeflow's sweeps (Job:make_sweeps, at start)
@@ -507,6 +510,9 @@ function Job:start(opts)
   self:open_functions()
   if self.checkpointer then
     self.checkpointer:after_open() -- keyed state goes into the states open() made
+  end
+  if plan.env.job.verify_checkpoints then
+    self.roundtrip = require("weir.roundtrip").new(self)
   end
   self:sync_wakeup() -- a processing-time timer open() made (a keyed operator's restore)
   local job = plan.env.job

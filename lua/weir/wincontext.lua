@@ -69,6 +69,7 @@ local function cell_index(node, name)
   end
   return idx
 end
+M.cell_index = cell_index -- a checkpoint's restore gives trigger state its cell (weir.winckpt)
 
 -- The state lives where the operator's state module (ctx.home, weir.winstate) keeps it.
 function State:get()

@@ -321,6 +321,49 @@ function M.next_processing_time(node, inst)
   return node.window_op.next_processing_time(node, inst)
 end
 
+-- Checkpoints ------------------------------------------------------------------------------
+
+---Which operator state a window node has: "general", "tumbling" or "sliced" (nil for a node
+---that runs on no window operator).
+local function repr_of(node)
+  if node.window_op == windowop then
+    return "general"
+  elseif node.window_op == aggwindow then
+    return node.assigner.size == node.assigner.slide and "tumbling" or "sliced"
+  end
+  return nil
+end
+M.repr_of = repr_of
+
+---The checkpoint parts of window node (weir.checkpoint's registry, by weir.checkpoint_parts):
+---{ state = part }, a part whose snapshot is a section per key group (weir.winckpt writes
+---them) and whose restore routes each key group to the subtask that owns it now; reset()
+---throws the subtasks' window state away (the round-trip mode, weir.roundtrip).
+function M.checkpoint_parts(job, node)
+  local repr = repr_of(node)
+  if not repr then
+    return {}
+  end
+  local winckpt = require("weir.winckpt")
+  local keyed = node.keyed and true or false
+  return {
+    state = {
+      what = node.label .. " (its windows)",
+      keyed = keyed,
+      snapshot = function()
+        local groups = winckpt.snapshot(node, repr)
+        return keyed and groups or groups[-1]
+      end,
+      restore = function(v)
+        winckpt.restore(job, node, repr, keyed and v or { [-1] = v })
+      end,
+      reset = function()
+        winckpt.reset(node, repr)
+      end,
+    },
+  }
+end
+
 ---The key of key id kid in one subtask.
 function M.key_of(node, inst, kid)
   return node.window_op.key_of(node, inst, kid)

@@ -222,6 +222,11 @@ START_TEST(test_store_ffi_maps_global_window_bounds_to_infinities)
     int32_t t = weir_store_slot(s, 3.7, 1000.9, 2000.2); /* truncated toward zero */
     ck_assert_int_ne(t, g);
     ck_assert_int_eq(weir_store_find(s, 3, 1000, 2000), t);
+    double w[3];
+    ck_assert_int_eq(weir_store_window(s, t, w), 0); /* what a checkpoint reads of a slot */
+    ck_assert(w[0] == 3 && w[1] == 1000 && w[2] == 2000);
+    ck_assert_int_eq(weir_store_window(s, g, w), 0);
+    ck_assert(w[1] == -INFINITY && w[2] == INFINITY);
     ck_assert(isnan(weir_store_cells(s, g)[0]));
     ck_assert_int_eq(weir_store_count_add(s, g, 3), 3);
     ck_assert_int_eq(weir_store_count(s, g), 3);
@@ -248,6 +253,8 @@ START_TEST(test_store_ffi_rejects_nan_bad_slots_and_bad_sizes)
     ck_assert_int_eq(weir_store_find(s, 1, 0, 10), -1);
     ck_assert_int_eq(weir_store_drop(s, 0), WEIR_EINVAL);
     ck_assert_int_eq(weir_store_count(s, 0), WEIR_EINVAL);
+    double w[3];
+    ck_assert_int_eq(weir_store_window(s, 0, w), WEIR_EINVAL);
     ck_assert_int_eq(weir_store_count_add(s, 0, 1), WEIR_EINVAL);
     ck_assert_ptr_null(weir_store_cells(s, 0));
     ck_assert(weir_store_stat(s, WEIR_STORE_OPEN) == 0);

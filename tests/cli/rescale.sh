@@ -61,15 +61,25 @@ keyed:process({
 }):uid("proc"):write_text("timers.txt"):set_parallelism(1):uid("timers")
 keyed:sum(2):uid("rsum"):map(function(v) return v[1] .. " " .. v[2] end):uid("fmt")
   :write_text("sums.txt"):set_parallelism(1):uid("sums")
--- WINDOW (h-wckpt): enable after window state is in checkpoints: a keyed tumbling window
--- over the same records, compared sorted like timers.txt
--- keyed:window(weir.windows.tumbling_event_time(5000)):reduce(function(a, b)
---   return { a[1], a[2] + b[2] } end):uid("win")
---   :map(function(v) return v[1] .. " " .. v[2] end):uid("winfmt")
---   :write_text("windows.txt"):set_parallelism(1):uid("windows")
+-- windows over the same records: a keyed tumbling reduce (the fast operator), a session
+-- window with a process function (the general operator, merging) and a sliding count,
+-- compared sorted like timers.txt
+local fmt = function(v) return v[1] .. " " .. v[2] end
+keyed:window(weir.windows.tumbling_event_time(5000)):reduce(function(a, b)
+  return { a[1], a[2] + b[2] } end):uid("win")
+  :map(fmt):uid("winfmt"):write_text("windows.txt"):set_parallelism(1):uid("windows")
+keyed:window(weir.windows.event_time_session(700)):process(function(key, ctx, els, out)
+  local w = ctx:window()
+  out(("%s [%d,%d) %d"):format(key, w.start, w.stop, #els)) end):uid("sess")
+  :write_text("sessions.txt"):set_parallelism(1):uid("sessions")
+keyed:window(weir.windows.sliding_event_time(6000, 2000)):aggregate({
+  create = function() return 0 end, add = function(_, acc) return acc + 1 end,
+  result = function(acc) return acc end, merge = function(a, b) return a + b end })
+  :uid("slide"):map(function(n) return tostring(n) end):uid("slidefmt")
+  :write_text("sliding.txt"):set_parallelism(1):uid("sliding")
 env:execute()
 LUA
-OUTPUTS="timers.txt sums.txt" # WINDOW (h-wckpt): add windows.txt
+OUTPUTS="timers.txt sums.txt windows.txt sessions.txt sliding.txt"
 
 run_weir run job.lua --parallelism 2 -- none
 expect_rc 0 "the uninterrupted run at parallelism 2"
@@ -106,7 +116,10 @@ $(diff run/timers.txt want/timers.txt | head -5)"
   fi
   cmp -s <(sort run/timers.txt) <(sort want/timers.txt) && ok || bad "restore at parallelism $p: timer lines differ:
 $(diff <(sort run/timers.txt) <(sort want/timers.txt) | head -5)"
-  # WINDOW (h-wckpt): cmp -s <(sort run/windows.txt) <(sort want/windows.txt) && ok || bad ...
+  for w in windows sessions sliding; do
+    cmp -s <(sort run/$w.txt) <(sort want/$w.txt) && ok || bad "restore at parallelism $p: $w differ:
+$(diff <(sort run/$w.txt) <(sort want/$w.txt) | head -5)"
+  done
 done
 
 # write_text at the job's parallelism (a directory of files 1..N): a savepoint at parallelism
@@ -116,11 +129,11 @@ done
 sed -e 's/:write_text("sums.txt"):set_parallelism(1)/:write_text("sums")/' \
   -e 's/os.execute("kill -TERM $PPID")/os.execute("kill -" .. weir.args[2] .. " $PPID")/' \
   job.lua > dir.lua
-rm -rf ck4 sums timers.txt sums.txt
+rm -rf ck4 sums $OUTPUTS
 run_weir run dir.lua --parallelism 4 -- none
 expect_rc 0 "the uninterrupted run with a directory sink"
 cat sums/* | sort > want/sums.sorted
-rm -rf sums timers.txt
+rm -rf sums $OUTPUTS
 run_weir run dir.lua --parallelism 4 --checkpoint-dir ck4 -- 30000 TERM
 expect_rc 0 "a savepoint at parallelism 4"
 committed=$(ls -d ck4/sp-* | tail -1)

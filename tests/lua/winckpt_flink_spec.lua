@@ -1,0 +1,251 @@
+-- Flink's WindowOperatorTest snapshot/restore cases (flink-streaming-java, operators/windowing):
+-- each test there runs elements and watermarks into a harness, takes testHarness.snapshot(),
+-- closes it and restores the snapshot into a new harness (initializeState) mid-test, and checks
+-- the output against the same expectations. Here the elements before the restore point run in
+-- one job, its window node's sections (weir.winckpt, encoded and decoded as a state file holds
+-- them) are restored into a fresh job that runs the rest, and the two jobs' fires together must
+-- be Flink's expected output (sorted, as assertOutputEqualsSorted compares), on both window
+-- operators where the shape runs on both. Elements are {key, value, ts}; {wm = W} is a
+-- watermark; SNAP is the restore point.
+local spec = require("spec")
+local weir = require("weir")
+local checkpoint = require("weir.checkpoint")
+local windowing = require("weir.windowing")
+local aggwindow = require("weir.aggwindow")
+local it, eq = spec.it, spec.eq
+local W = weir.windows
+local SNAP = { snap = true }
+
+local punctuated = weir.watermarks.custom{
+  on_event = function(_, e, _, out)
+    if e.wm then out:emit_watermark(e.wm) end
+  end,
+}:with_timestamp_assigner(function(e) return e[3] or 0 end)
+
+local function sum(a, b) return { a[1], a[2] + b[2], a[3] } end
+
+-- Flink's outputs: (key, sum) at the window's max timestamp ...
+local function pass_through(key, ctx, els, out)
+  out(("(%s,%d)@%s"):format(key, els[1][2], tostring(ctx:window():max_timestamp())))
+end
+-- ... SessionWindowFunction: (key-sum, start, end) of the elements
+local function session_fn(key, ctx, els, out)
+  local s = 0
+  for _, e in ipairs(els) do
+    s = s + e[2]
+  end
+  local w = ctx:window()
+  out(("(%s-%d,%d,%d)@%d"):format(key, s, w.start, w.stop, w:max_timestamp()))
+end
+-- ... ReducedSessionWindowFunction: the same from the reduced element
+local function reduced_session_fn(key, ctx, els, out)
+  local w = ctx:window()
+  out(("(%s-%d,%d,%d)@%d"):format(key, els[1][2], w.start, w.stop, w:max_timestamp()))
+end
+
+-- Runs steps (restore at SNAP) through key_by(e[1]) + window(assigner) + build(windowed).
+local function run_steps(steps, assigner, build, opts)
+  opts = opts or {}
+  local cut
+  for i, s in ipairs(steps) do
+    if s == SNAP then
+      cut = i
+    end
+  end
+  assert(cut, "a case has a restore point")
+  local function job(records, restore)
+    local got, snap = {}, nil
+    local env = weir.env{ parallelism = opts.parallelism or 1 }
+    local node
+    local instantiate = windowing.instantiate
+    windowing.instantiate = function(j, n)
+      instantiate(j, n)
+      node = n
+      if restore then
+        windowing.checkpoint_parts(j, n).state.restore(
+          assert(checkpoint.decode_state(restore.bytes, 1))[1].value)
+        for _, inst in ipairs(n.instances) do
+          inst.watermark = restore.watermark
+        end
+      end
+    end
+    local w = env:from_collection(records)
+      :map(function(e)
+        if e.snap then
+          local v = windowing.checkpoint_parts(nil, node).state.snapshot()
+          snap = { bytes = checkpoint.encode_state(1, { { name = "w", key_group = 0, value = v } }),
+                   watermark = node.instances[1].watermark, fired = #got }
+        end
+        return e
+      end)
+      :filter(function(e) return not e.snap end)
+      :assign_timestamps_and_watermarks(punctuated)
+      :filter(function(e) return e.wm == nil end)
+      :key_by(function(e) return e[1] end)
+      :window(assigner)
+    if opts.trigger then
+      w = w:trigger(opts.trigger)
+    end
+    build(w):sink(function(v) got[#got + 1] = v end)
+    aggwindow.disabled = opts.general == true
+    local ok, err = pcall(env.execute, env)
+    aggwindow.disabled = false
+    windowing.instantiate = instantiate
+    if not ok then
+      error(err, 0)
+    end
+    return got, snap, node
+  end
+  local before, after = {}, {}
+  for i = 1, cut do
+    before[i] = steps[i]
+  end
+  for i = cut + 1, #steps do
+    after[#after + 1] = steps[i]
+  end
+  -- the first job's fires up to the restore point (its end of input fires the rest: not kept)
+  local got1, snap, node = job(before)
+  local got2 = job(after, snap)
+  local all = {}
+  for i = 1, snap.fired do
+    all[#all + 1] = got1[i]
+  end
+  for _, v in ipairs(got2) do
+    all[#all + 1] = v
+  end
+  table.sort(all)
+  return all, node
+end
+
+local function expect(want)
+  table.sort(want)
+  return want
+end
+
+local function e(k, v, ts) return { k, v, ts } end
+local function wm(t) return { wm = t } end
+
+-- testTumblingEventTimeWindows (Reduce, Apply): restore after the watermark 1999
+local TUMBLING = {
+  e("key2", 1, 3999), e("key2", 1, 3000), e("key1", 1, 20), e("key1", 1, 0), e("key1", 1, 999),
+  e("key2", 1, 1998), e("key2", 1, 1999), e("key2", 1, 1000), wm(999), wm(1999), SNAP,
+  wm(2999), wm(3999), wm(4999), wm(5999), wm(6999), wm(7999),
+}
+local TUMBLING_OUT = { "(key1,3)@2999", "(key2,3)@2999", "(key2,2)@5999" }
+
+-- testSlidingEventTimeWindows (Reduce, Apply): restore after the watermark 2999
+local SLIDING = {
+  e("key2", 1, 3999), e("key2", 1, 3000), e("key1", 1, 20), e("key1", 1, 0), e("key1", 1, 999),
+  e("key2", 1, 1998), e("key2", 1, 1999), e("key2", 1, 1000), wm(999), wm(1999), wm(2999), SNAP,
+  wm(3999), wm(4999), wm(5999), wm(6999), wm(7999),
+}
+local SLIDING_OUT = { "(key1,3)@999", "(key1,3)@1999", "(key2,3)@1999", "(key1,3)@2999",
+                      "(key2,3)@2999", "(key2,5)@3999", "(key2,2)@4999", "(key2,2)@5999" }
+
+local function reduce_pass(w) return w:reduce(sum, pass_through) end
+local function apply_sum(w)
+  return w:apply(function(key, win, els, out)
+    local s = 0
+    for _, x in ipairs(els) do
+      s = s + x[2]
+    end
+    out(("(%s,%d)@%s"):format(key, s, tostring(win:max_timestamp())))
+  end)
+end
+local sum_agg = { create = function() return 0 end, add = function(x, a) return a + x[2] end,
+                  result = function(a) return a end, merge = function(a, b) return a + b end }
+local function aggregate_pass(w)
+  return w:aggregate(sum_agg, function(key, ctx, els, out)
+    out(("(%s,%d)@%s"):format(key, els[1], tostring(ctx:window():max_timestamp())))
+  end)
+end
+
+local SESSION = {
+  e("key2", 1, 0), e("key2", 2, 1000), e("key2", 3, 2500), e("key1", 1, 10), e("key1", 2, 1000),
+  SNAP,
+  e("key1", 3, 2500), e("key2", 4, 5501), e("key2", 5, 6000), e("key2", 5, 6000),
+  e("key2", 6, 6050), wm(12000), e("key2", 10, 15000), e("key2", 20, 15000), wm(17999),
+}
+local SESSION_OUT = { "(key1-6,10,5500)@5499", "(key2-6,0,5500)@5499",
+                      "(key2-20,5501,9050)@9049", "(key2-30,15000,18000)@17999" }
+
+local REDUCE_SESSION = {
+  e("key2", 1, 0), e("key2", 2, 1000), e("key2", 3, 2500), SNAP,
+  e("key1", 1, 10), e("key1", 2, 1000), e("key1", 3, 2500), e("key2", 4, 5501),
+  e("key2", 5, 6000), e("key2", 5, 6000), e("key2", 6, 6050), wm(12000),
+  e("key2", 10, 15000), e("key2", 20, 15000), wm(17999),
+}
+
+local COUNT_SESSION = {
+  e("key2", 1, 0), e("key2", 2, 1000), e("key2", 3, 2500), e("key2", 4, 3500),
+  e("key1", 1, 10), e("key1", 2, 1000), SNAP,
+  e("key1", 3, 2500), e("key1", 1, 6000), e("key1", 2, 6500), e("key1", 3, 7000),
+  e("key1", 10, 4500),
+}
+local COUNT_SESSION_OUT = { "(key2-10,0,6500)@6499", "(key1-22,10,10000)@9999" }
+
+local COUNT = {
+  e("key2", 1, 3000), e("key2", 1, 3999), e("key1", 1, 20), e("key1", 1, 0), e("key1", 1, 999),
+  e("key2", 1, 1998), e("key2", 1, 1999), SNAP,
+  e("key2", 1, 1000), e("key1", 1, 10999), e("key2", 1, 1000), e("key2", 1, 1000),
+  e("key2", 1, 1000),
+}
+local COUNT_OUT = { "(key2,4)@inf", "(key1,4)@inf", "(key2,4)@inf" }
+
+for _, general in ipairs({ false, true }) do
+  local on = general and " (general operator)" or ""
+  it("testTumblingEventTimeWindowsReduce" .. on, function()
+    local got, node = run_steps(TUMBLING, W.tumbling_event_time(3000), reduce_pass,
+      { general = general })
+    eq(node.window_op == aggwindow, not general, "the operator")
+    eq(got, expect(TUMBLING_OUT))
+  end)
+  it("testSlidingEventTimeWindows, an aggregate" .. on, function()
+    local got, node = run_steps(SLIDING, W.sliding_event_time(3000, 1000), aggregate_pass,
+      { general = general })
+    eq(node.window_op == aggwindow, not general, "the operator (sliced)")
+    eq(got, expect(SLIDING_OUT))
+  end)
+end
+
+it("testTumblingEventTimeWindowsApply", function()
+  eq(run_steps(TUMBLING, W.tumbling_event_time(3000), apply_sum), expect(TUMBLING_OUT))
+end)
+
+it("testSlidingEventTimeWindowsReduce", function()
+  eq(run_steps(SLIDING, W.sliding_event_time(3000, 1000), reduce_pass), expect(SLIDING_OUT))
+end)
+
+it("testSlidingEventTimeWindowsApply", function()
+  eq(run_steps(SLIDING, W.sliding_event_time(3000, 1000), apply_sum), expect(SLIDING_OUT))
+end)
+
+it("testSessionWindows", function()
+  eq(run_steps(SESSION, W.event_time_session(3000), function(w) return w:process(session_fn) end),
+    expect(SESSION_OUT))
+end)
+
+it("testReduceSessionWindows", function()
+  eq(run_steps(REDUCE_SESSION, W.event_time_session(3000),
+    function(w) return w:reduce(sum, reduced_session_fn) end), expect(SESSION_OUT))
+end)
+
+it("testSessionWindowsWithCountTrigger", function()
+  eq(run_steps(COUNT_SESSION, W.event_time_session(3000),
+    function(w) return w:process(session_fn) end,
+    { trigger = weir.triggers.purging(weir.triggers.count(4)) }), expect(COUNT_SESSION_OUT))
+end)
+
+it("testCountTrigger", function()
+  eq(run_steps(COUNT, W.global(), reduce_pass,
+    { trigger = weir.triggers.purging(weir.triggers.count(4)) }), expect(COUNT_OUT))
+end)
+
+it("a restore at parallelism 2 gives the same output", function()
+  eq(run_steps(SESSION, W.event_time_session(3000), function(w) return w:process(session_fn) end,
+    { parallelism = 2 }), expect(SESSION_OUT))
+  eq(run_steps(TUMBLING, W.tumbling_event_time(3000), reduce_pass, { parallelism = 2 }),
+    expect(TUMBLING_OUT))
+end)
+
+spec.finish()
