@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bridge.h"
+#include "kafka_mock.h"
 #include "out.h"
 #include "weir.h"
 
@@ -69,6 +70,9 @@ static const char TIMELINE_USAGE[] =
 
 static const char CHECKPOINT_USAGE[] =
     "usage: weir checkpoint list DIR | inspect PATH | verify PATH\n";
+
+static const char KAFKA_MOCK_USAGE[] =
+    "usage: weir kafka-mock [--brokers N] [--topic NAME:PARTITIONS]...\n";
 
 #define OPT_PARALLELISM \
     "  -p, --parallelism N\n" \
@@ -194,6 +198,22 @@ static const char CHECKPOINT_HELP[] =
     "                   file and the section\n"
     "(docs/API.md, Checkpoints)\n";
 
+static const char KAFKA_MOCK_HELP[] =
+    "Starts librdkafka's mock Kafka cluster on 127.0.0.1 (a real Kafka-protocol\n"
+    "endpoint: kcat and any client can produce and consume), prints\n"
+    "bootstrap.servers=HOST:PORT,... as its first line of stdout, and serves until\n"
+    "SIGINT/SIGTERM (exit 0). Its data lives in memory only. Lines on stdin are\n"
+    "commands, each answered with ok or error: ... on stdout: down ID and up ID set\n"
+    "a broker down or up again, topic NAME:PARTITIONS creates a topic\n"
+    "(docs/API.md, Kafka).\n"
+    "\n"
+    "Options:\n"
+    "  --brokers N      how many brokers (1 to 16, default 1)\n"
+    "  --topic NAME:PARTITIONS\n"
+    "                   create topic NAME with PARTITIONS partitions (repeatable);\n"
+    "                   a topic a client asks for that does not exist is created\n"
+    "                   with 1 partition\n" OPT_HELP;
+
 static const command_t COMMANDS[] = {
     {"run", RUN_USAGE, RUN_HELP,
      O_REPLAY | O_CHECK_TRIGGERS | O_PROGRESS | O_STALL | O_MEMORY | O_JIT | O_ARGS | O_PARAM
@@ -205,6 +225,7 @@ static const command_t COMMANDS[] = {
     {"timeline", TIMELINE_USAGE, TIMELINE_HELP,
      O_REPLAY | O_STALL | O_MEMORY | O_ARGS | O_PARAM | O_OUTPUT},
     {"checkpoint", CHECKPOINT_USAGE, CHECKPOINT_HELP, 0},
+    {"kafka-mock", KAFKA_MOCK_USAGE, KAFKA_MOCK_HELP, 0},
 };
 enum { N_COMMANDS = sizeof COMMANDS / sizeof COMMANDS[0] };
 
@@ -223,6 +244,7 @@ static const char HELP[] =
     "  timeline JOB.lua run the job and draw what happened as an SVG picture\n"
     "  checkpoint list DIR | inspect PATH | verify PATH\n"
     "                   the checkpoints in DIR; what one holds; check its checksums\n"
+    "  kafka-mock       a mock Kafka cluster on 127.0.0.1 to try jobs against\n"
     "  help [COMMAND]   this help, or a command's (as weir COMMAND --help)\n"
     "\n"
     "  -V, --version    print the version\n"
@@ -590,6 +612,33 @@ static int checkpoint_command(const command_t *cmd, int argc, char **argv)
     return status;
 }
 
+/* weir kafka-mock [--brokers N] [--topic NAME:PARTITIONS]...: the work is kafka_mock.c's. */
+static int kafka_mock_command(const command_t *cmd, int argc, char **argv)
+{
+    wr_kafka_mock_opts_t o = {.brokers = 1};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            return command_help(cmd);
+        } else if (strcmp(a, "--brokers") == 0) {
+            if (i + 1 >= argc || parse_positive(argv[i + 1], &o.brokers) != 0 || o.brokers > 16) {
+                return usage_error(cmd, "%s needs an integer from 1 to 16", a);
+            }
+            i++;
+        } else if (strcmp(a, "--topic") == 0) {
+            if (i + 1 >= argc || wr_kafka_mock_add_topic(&o, argv[i + 1]) != 0) {
+                return usage_error(cmd, "--topic needs NAME:PARTITIONS (letters, digits, . _ -; "
+                                        "1 to 10000 partitions; at most 64 topics), got %s",
+                                   i + 1 < argc ? argv[i + 1] : "nothing");
+            }
+            i++;
+        } else {
+            return usage_error(cmd, "kafka-mock: unexpected argument %s", a);
+        }
+    }
+    return wr_kafka_mock_serve(&o);
+}
+
 int wr_cli_main(int argc, char **argv)
 {
     wr_out_init();
@@ -622,6 +671,9 @@ int wr_cli_main(int argc, char **argv)
     const command_t *cmd = find_command(name);
     if (cmd && strcmp(name, "checkpoint") == 0) {
         return checkpoint_command(cmd, argc - 2, argv + 2);
+    }
+    if (cmd && strcmp(name, "kafka-mock") == 0) {
+        return kafka_mock_command(cmd, argc - 2, argv + 2);
     }
     if (cmd) {
         return run_command(cmd, argc - 2, argv + 2);

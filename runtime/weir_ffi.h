@@ -37,6 +37,7 @@ enum {
     /* weir_event_t.flags for WEIR_EV_LINE */
     WEIR_LINE_TRUNCATED_EOF = 1, /* the last line of the input had no delimiter */
     WEIR_LINE_MALFORMED = 2,     /* a source parsing into records could not parse this line */
+    WEIR_LINE_KAFKA_NULL = 4,    /* a Kafka message without a value (a tombstone) */
 
     /* weir_fields_add kinds: the numeric field types of weir.record_type */
     WEIR_FIELD_INT8 = 1,
@@ -140,6 +141,56 @@ typedef struct weir_nexmark_config {
 } weir_nexmark_config_t;
 int32_t weir_source_nexmark(weir_rt_t *rt, double count, const weir_nexmark_config_t *config,
                             int32_t record_size);
+
+/* Kafka (source_kafka.c; docs/API.md, Kafka). weir_source_kafka: a consumer with the
+ * librdkafka properties conf (nconf strings: name, value, name, value, ...) that reads every
+ * partition of topics, asking the cluster for their metadata now (within timeout_ms: an
+ * unreachable cluster or a missing topic is WEIR_ESOURCE, detail in weir_rt_error). Its
+ * partitions are numbered 0..weir_kafka_partitions-1 in topic order, then partition id.
+ * weir_kafka_offsets, before start: out[0] the partition's low and out[1] its high watermark
+ * (the offset the next produced message gets), out[2] the group's committed offset (-1: none,
+ * or no group.id), asked of the cluster now. weir_kafka_set_range, before start: read from
+ * offset start (>= 0) and, with stop >= 0, until the next offset reaches stop (-1: unbounded).
+ * Every message is a WEIR_EV_LINE event (its value; flags WEIR_LINE_KAFKA_NULL when it has
+ * none) whose index is its slot in weir_kafka_meta's array (valid until the next poll).
+ * weir_kafka_next_offset: the offset after the last message delivered (the start before the
+ * first). weir_kafka_commit: commits every partition's next offset to the group (async, or
+ * with wait until the cluster answers; a failure is reported on stderr; nothing without
+ * group.id). */
+typedef struct {
+    const char *key;    /* NULL: the message has no key */
+    int32_t key_len;    /* -1 without a key */
+    int32_t partition;  /* the source's partition number (weir_kafka_topic/_partition_id) */
+    double offset;
+    double timestamp;   /* ms since the epoch (CreateTime or LogAppendTime); -inf: none */
+} weir_kafka_meta_t;
+int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const *conf,
+                          int32_t nconf, const char *const *topics, int32_t ntopics,
+                          double timeout_ms);
+int32_t weir_kafka_partitions(const weir_rt_t *rt, int32_t source);
+const char *weir_kafka_topic(const weir_rt_t *rt, int32_t source, int32_t i);
+int32_t weir_kafka_partition_id(const weir_rt_t *rt, int32_t source, int32_t i);
+int weir_kafka_offsets(weir_rt_t *rt, int32_t source, int32_t i, double *out);
+int weir_kafka_set_range(weir_rt_t *rt, int32_t source, int32_t i, double start, double stop);
+double weir_kafka_next_offset(const weir_rt_t *rt, int32_t source, int32_t i);
+const weir_kafka_meta_t *weir_kafka_meta(const weir_rt_t *rt, int32_t source);
+int weir_kafka_commit(weir_rt_t *rt, int32_t source, int32_t wait);
+/* The Kafka sink (kafka_sink.c): a producer to topic with the librdkafka properties conf
+ * (name, value, ...); NULL with the reason in err (err_size bytes) when librdkafka refuses
+ * them. send copies one message (key_len -1: no key; partition -1: librdkafka's partitioner
+ * over the key) and serves delivery reports; a full queue waits for deliveries. send and
+ * flush return WEIR_ESOURCE once a delivery failed (after librdkafka's retries) or flush
+ * timed out, with the reason in weir_kafka_sink_error ("" while none); flush waits up to
+ * timeout_ms for every acknowledgement. free drops what is not flushed. */
+typedef struct weir_kafka_sink weir_kafka_sink_t;
+weir_kafka_sink_t *weir_kafka_sink_new(const char *const *conf, int32_t nconf, const char *topic,
+                                       char *err, int32_t err_size);
+int weir_kafka_sink_send(weir_kafka_sink_t *k, const char *key, int32_t key_len,
+                         const char *value, int32_t value_len, int32_t partition);
+int weir_kafka_sink_flush(weir_kafka_sink_t *k, double timeout_ms);
+const char *weir_kafka_sink_error(const weir_kafka_sink_t *k);
+double weir_kafka_sink_delivered(const weir_kafka_sink_t *k);
+void weir_kafka_sink_free(weir_kafka_sink_t *k);
 int weir_replay_add(weir_rt_t *rt, int32_t source, double time_ms, int32_t offset, int32_t len,
                     int32_t line_no);
 double weir_source_stat(const weir_rt_t *rt, int32_t source, int32_t what);

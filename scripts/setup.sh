@@ -24,6 +24,8 @@ WEIR_PACKAGES=(gcc cmake pkg-config libluajit2-5.1-dev libuv1-dev libedit-dev ch
   libsimdjson-dev
   libjansson-dev
   zlib1g-dev
+  librdkafka-dev
+  kcat
   luajit2)
 missing=()
 for p in "${WEIR_PACKAGES[@]}"; do

@@ -80,7 +80,13 @@ local function inspect(path)
     local s = by_name["source/" .. src.uid]
     local p = s and s.value.position
     local where = "?"
-    if p then
+    if s and s.value.kind == "kafka" then -- weir.kafka: the next offset per partition
+      local parts = {}
+      for _, q in ipairs(s.value.partitions) do
+        parts[#parts + 1] = ("%s/%d@%d"):format(q.topic, q.partition, q.offset)
+      end
+      where = "next offsets " .. table.concat(parts, " ")
+    elseif p then
       local how = ""
       if p.replayable == 0 then
         how = ", not replayable (what it read after this checkpoint is lost)"

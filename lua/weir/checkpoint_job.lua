@@ -418,6 +418,11 @@ function Ck:write(sections, kind, start)
   self.failures = 0
   self.taken = self.taken + 1
   self.last_path, self.last_bytes = path, bytes
+  for _, node in ipairs(job.plan.sources) do
+    if node.source == "kafka" and job.rt then -- Kafka's offsets, once the checkpoint holds them
+      require("weir.kafka").committed(job, node, kind ~= "checkpoint")
+    end
+  end
   checkpoint.prune(self.dir, KEPT)
   inputlog.release(self)
   return path

@@ -468,6 +468,8 @@ local function sink_part(ck, node)
         end
       end,
     }
+  elseif node.sink == "kafka" then
+    return require("weir.kafka").sink_part(ck, node)
   elseif node.sink == "write_text" then
     return {
       what = node.label,
@@ -528,7 +530,8 @@ function M.registry(ck)
       local text = checkpoint.read_all(node.path)
       node.ckpt_crc = text and tonumber(C.weir_ckpt_crc32(0, text, #text))
     end
-    reg:add("source/" .. node.ckpt_uid, source_part(ck, node))
+    reg:add("source/" .. node.ckpt_uid, node.source == "kafka"
+      and require("weir.kafka").checkpoint_part(ck, node, say) or source_part(ck, node))
   end
   for _, node in ipairs(job.plan.nodes) do
     reg:add("op/" .. node.ckpt_uid, operator_part(ck, node))

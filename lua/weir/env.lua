@@ -245,6 +245,20 @@ function Env:socket_text_stream(host, port, opts)
     max_line_bytes = opts.max_line_bytes }))
 end
 
+---env:kafka_source{...} (docs/API.md, Kafka): the options are checked by weir.kafka.
+function Env:kafka_source(opts)
+  if type(opts) ~= "table" then
+    util.build_error("kafka_source: expected a table of options { bootstrap_servers = ..., "
+      .. "topics = ... }")
+  end
+  opts = util.check_opts("kafka_source", opts, require("weir.kafka").OPTS)
+  if opts.header ~= nil then
+    util.build_error("kafka_source: header is not an option (a message is one row)")
+  end
+  return source(self, "kafka", require("weir.kafka").build(opts,
+    record_opts("kafka_source", opts, {})))
+end
+
 function Env:generate(fn, opts)
   local f = stream.user_fn("generate", fn, "generate")
   opts = util.check_opts("generate", opts, { count = true, rate = true })

@@ -30,6 +30,8 @@ local function describe_source(node)
       parts[#parts + 1] = "rate " .. node.rate .. "/s"
     end
     return "generate" .. (#parts > 0 and (" (" .. table.concat(parts, ", ") .. ")") or "")
+  elseif k == "kafka" then
+    return require("weir.kafka").describe(node)
   elseif k == "nexmark" then
     return "nexmark_bids" .. (node.count >= 0 and (" (count " .. node.count .. ")") or "")
   end
@@ -48,6 +50,8 @@ function M.label(node)
   local kind = node.kind == "sink" and (node.sink == "fn" and "sink" or node.sink) or node.kind
   if node.kind == "sink" and node.sink == "print" and node.fd == 2 then
     kind = "print_to_err"
+  elseif node.kind == "sink" and node.sink == "kafka" then
+    kind = "kafka_sink " .. node.topic
   elseif node.kind == "timestamps" then
     kind = "assign_timestamps_and_watermarks"
   elseif node.kind == "rolling" then

@@ -212,6 +212,8 @@ function Job:instantiate_sink(node, f, rich)
     end
     node.push = self:generate(node, "write_text", false, files,
       node.json and json.encode or format.value, self.out_count, failed, node.json)
+  elseif s == "kafka" then
+    require("weir.kafka").instantiate_sink(self, node)
   end
 end
 
@@ -287,6 +289,9 @@ end
 ---Closes every write_text file; with check, a failed close (the last buffered data could not
 ---be written: disk full, I/O error) fails the job, after the other files are closed.
 function Job:close_files(check)
+  if self.kafka_sinks then -- Kafka sinks: flushed at the end (check), freed at close
+    require("weir.kafka").close_sinks(self, check)
+  end
   local broken
   for _, f in ipairs(self.files) do
     local ok, err = f.fh:close()

@@ -14,6 +14,7 @@ local codegen = require("weir.codegen")
 local failure = require("weir.failure")
 local json = require("weir.json")
 local csv = require("weir.csv")
+local kafka = require("weir.kafka")
 
 local M = {}
 local Job = {}
@@ -41,7 +42,8 @@ local function line_error(node, e, what)
     shown = shown:sub(1, RECORD_CUT) .. "..."
   end
   node.bad_line = line -- for the error handler: the record that failed
-  error(("line %d: %s: %s"):format(e.index, what,
+  local where = node.source == "kafka" and kafka.where(node, e) or ("line %d"):format(e.index)
+  error(("%s: %s: %s"):format(where, what,
     (("%q"):format(shown):gsub("\\\n", "\\n"))), 0)
 end
 
@@ -201,6 +203,9 @@ local function malformed_line(node, layout, e, code)
   return line_error(node, e, what)
 end
 
+-- Kafka (weir.kafka): its driver parses typed records itself, with the wording above.
+KINDS.kafka = kafka.kind({ line_error = line_error, malformed_line = malformed_line })
+
 ---The drivers of a typed source (node.record): C records, and lines parsed here.
 function Job:instantiate_record_source(node)
   local progress, ct = self.progress, node.record
@@ -218,7 +223,7 @@ end
 
 ---A source node's drivers: what dispatch calls with its events (f, rich: its user function).
 function Job:instantiate_source(node, f, rich)
-  if node.record then
+  if node.record and not KINDS[node.source].typed_driver then
     return self:instantiate_record_source(node)
   end
   self.drivers[KINDS[node.source].driver(self, node, f, rich)] = node

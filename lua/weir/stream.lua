@@ -220,6 +220,11 @@ function Stream:write_text(path, opts)
     json = SINK_FORMATS[opts.format] or false })
 end
 
+---ds:kafka_sink{...} (docs/API.md, Kafka): the options are checked by weir.kafka.
+function Stream:kafka_sink(opts)
+  return sink(self, "kafka", require("weir.kafka").sink_opts(opts))
+end
+
 function Stream:sink(fn)
   local f = user_fn("sink", fn, "sink", "invoke")
   return sink(self, "fn", f)

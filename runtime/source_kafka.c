@@ -1,0 +1,623 @@
+/* SPDX-License-Identifier: MIT */
+/* source_kafka.c: the Kafka source (env:kafka_source), a librdkafka consumer that assigns every
+ * partition of its topics itself (as Flink's KafkaSource: no group rebalancing; the group id is
+ * only where offsets are committed). Set-up (weir_source_kafka, weir_kafka_offsets) asks the
+ * cluster synchronously, before the job starts; from weir_rt_start on everything is driven by
+ * the loop: librdkafka writes a byte into a pipe when its consumer or main queue goes non-empty
+ * (rd_kafka_queue_io_event_enable), a uv_poll on the pipe wakes the loop, and fill takes
+ * messages with rd_kafka_consume_batch_queue(timeout 0) and serves callbacks with
+ * rd_kafka_poll(0), both on the loop's thread: librdkafka's threads never reach weir. Each
+ * message is a LINE event (its value) whose index is its slot in the meta array (key,
+ * partition, offset, timestamp) Lua reads; messages stay alive until the next poll begins.
+ * Bounded: a partition with a stop offset is done when its next offset reaches it (it is then
+ * paused and later messages of it dropped); the source ends when every partition is done.
+ * librdkafka's memory is outside weir's account (it takes no allocator). */
+#include <errno.h>
+#include <fcntl.h>
+#include <librdkafka/rdkafka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "loop.h"
+#include "mem.h"
+#include "out.h"
+#include "rt.h"
+#include "source.h"
+
+enum { KAFKA_CAP = 2 * WEIR_BATCH_MAX };
+
+typedef struct kafka_part {
+    char *topic; /* owned */
+    int32_t partition;
+    int64_t start; /* the first offset to read (concrete, >= 0) */
+    int64_t stop;  /* -1: unbounded; else done when next >= stop */
+    int64_t next;  /* the offset after the last message delivered */
+    int done;
+} kafka_part_t;
+
+typedef struct kafka_source {
+    wr_source_t base;
+    rd_kafka_t *rk;
+    rd_kafka_queue_t *queue; /* the consumer queue */
+    rd_kafka_queue_t *main;  /* errors, logs, commit results */
+    int pipe_fd[2];
+    uv_poll_t poll;
+    int poll_started;
+    kafka_part_t *parts;
+    int32_t nparts;
+    int32_t nleft; /* partitions not done */
+    int has_group;
+    int64_t timeout_ms;
+    rd_kafka_message_t *buf[KAFKA_CAP]; /* [0, given) handed out by this poll, [given, n) kept */
+    int32_t given;
+    int32_t n;
+    int more; /* the last consume filled what it asked for: the queue may hold more */
+    weir_kafka_meta_t meta[KAFKA_CAP];
+    char last_error[256]; /* the last error_cb message printed (a repeat is not) */
+    double errors;
+} kafka_source_t;
+
+static kafka_source_t *kafka_of(const wr_source_t *s)
+{
+    return (kafka_source_t *)s;
+}
+
+/* The partition slot of (topic, partition), or -1. */
+static int32_t find_part(const kafka_source_t *k, const char *topic, int32_t partition)
+{
+    for (int32_t i = 0; i < k->nparts; i++) {
+        if (k->parts[i].partition == partition && strcmp(k->parts[i].topic, topic) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* librdkafka's error callback (served by rd_kafka_poll on the loop's thread). A fatal error
+ * fails the job; others (a broker down, all brokers down) are reported once each, and
+ * librdkafka goes on reconnecting. */
+static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+    kafka_source_t *k = opaque;
+    k->errors += 1;
+    if (err == RD_KAFKA_RESP_ERR__FATAL) {
+        char fatal[512];
+        rd_kafka_fatal_error(rk, fatal, sizeof fatal);
+        wr_loop_fail(k->base.rt, WEIR_ESOURCE, "%s: %s", k->base.describe, fatal);
+        return;
+    }
+    if (strncmp(k->last_error, reason, sizeof k->last_error - 1) == 0) {
+        return;
+    }
+    snprintf(k->last_error, sizeof k->last_error, "%s", reason);
+    weir_out_flush();
+    wr_out_clear_status();
+    fprintf(stderr, "weir: %s: %s (librdkafka reconnects; the job goes on)\n", k->base.describe,
+            reason);
+}
+
+/* librdkafka's log lines (log.queue: served on the loop's thread): errors and worse only. */
+static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    (void)rk;
+    (void)fac;
+    (void)buf;
+    (void)level; /* everything a job must know also reaches on_error */
+}
+
+static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                      rd_kafka_topic_partition_list_t *offsets, void *opaque)
+{
+    kafka_source_t *k = opaque;
+    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
+        weir_out_flush();
+        wr_out_clear_status();
+        fprintf(stderr, "weir: %s: committing offsets to Kafka failed: %s (the checkpoint "
+                        "holds them; Kafka's copy is for monitoring)\n",
+                k->base.describe, rd_kafka_err2str(err));
+    }
+}
+
+static void on_readable(uv_poll_t *p, int status, int events)
+{
+    kafka_source_t *k = p->data;
+    char drain[64];
+    while (read(k->pipe_fd[0], drain, sizeof drain) > 0) {
+    }
+}
+
+static void pause_part(kafka_source_t *k, kafka_part_t *p)
+{
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, p->topic, p->partition);
+    rd_kafka_pause_partitions(k->rk, l);
+    rd_kafka_topic_partition_list_destroy(l);
+}
+
+static void mark_done(kafka_source_t *k, kafka_part_t *p)
+{
+    if (!p->done) {
+        p->done = 1;
+        k->nleft--;
+    }
+}
+
+static int kafka_open(wr_source_t *s)
+{
+    kafka_source_t *k = kafka_of(s);
+    weir_rt_t *rt = s->rt;
+    if (pipe(k->pipe_fd) != 0) {
+        k->pipe_fd[0] = k->pipe_fd[1] = -1;
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "%s: pipe: %s", s->describe, strerror(errno));
+    }
+    for (int i = 0; i < 2; i++) {
+        fcntl(k->pipe_fd[i], F_SETFL, fcntl(k->pipe_fd[i], F_GETFL) | O_NONBLOCK);
+        fcntl(k->pipe_fd[i], F_SETFD, FD_CLOEXEC);
+    }
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(k->nparts);
+    for (int32_t i = 0; i < k->nparts; i++) {
+        kafka_part_t *p = &k->parts[i];
+        p->next = p->start;
+        if (p->stop >= 0 && p->start >= p->stop) {
+            mark_done(k, p);
+            continue; /* nothing to read: not assigned */
+        }
+        rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = p->start;
+    }
+    rd_kafka_resp_err_t err = rd_kafka_assign(k->rk, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    if (err) {
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "%s: assigning the partitions: %s",
+                          s->describe, rd_kafka_err2str(err));
+    }
+    k->queue = rd_kafka_queue_get_consumer(k->rk);
+    k->main = rd_kafka_queue_get_main(k->rk);
+    rd_kafka_queue_io_event_enable(k->queue, k->pipe_fd[1], "1", 1);
+    rd_kafka_queue_io_event_enable(k->main, k->pipe_fd[1], "1", 1);
+    int rc = uv_poll_init(&rt->loop, &k->poll, k->pipe_fd[0]);
+    if (rc < 0) {
+        return wr_err_set(&rt->err, rc, "%s: uv_poll_init: %s", s->describe, uv_strerror(rc));
+    }
+    k->poll.data = k;
+    k->poll_started = 1;
+    uv_poll_start(&k->poll, UV_READABLE, on_readable);
+    k->more = 1; /* the queue may have filled before io events were enabled */
+    return 0;
+}
+
+/* Messages of the previous poll are no longer referenced. */
+static void kafka_begin(wr_source_t *s)
+{
+    kafka_source_t *k = kafka_of(s);
+    if (k->given == 0) {
+        return;
+    }
+    for (int32_t i = 0; i < k->given; i++) {
+        rd_kafka_message_destroy(k->buf[i]);
+    }
+    memmove(k->buf, k->buf + k->given, (size_t)(k->n - k->given) * sizeof *k->buf);
+    k->n -= k->given;
+    k->given = 0;
+}
+
+/* A message that is an error (rkm->err): the end of a partition is nothing; an unknown topic
+ * or partition fails the job; the rest are reported like on_error's. */
+static void message_error(kafka_source_t *k, const rd_kafka_message_t *m)
+{
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        return;
+    }
+    const char *topic = m->rkt ? rd_kafka_topic_name(m->rkt) : "?";
+    if (m->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
+        m->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+        m->err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+        m->err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
+        m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
+        wr_loop_fail(k->base.rt, WEIR_ESOURCE, "%s: topic %s partition %d: %s",
+                     k->base.describe, topic, (int)m->partition, rd_kafka_message_errstr(m));
+        return;
+    }
+    on_error(k->rk, m->err, rd_kafka_message_errstr(m), k);
+}
+
+/* Takes messages from the queue into buf[n, ...) when buf has nothing waiting. */
+static void refill(kafka_source_t *k)
+{
+    if (k->n > k->given) {
+        return;
+    }
+    int32_t room = KAFKA_CAP - k->n;
+    int32_t want = room < WEIR_BATCH_MAX ? room : WEIR_BATCH_MAX;
+    if (want <= 0) {
+        return;
+    }
+    ssize_t got = rd_kafka_consume_batch_queue(k->queue, 0, k->buf + k->n, (size_t)want);
+    if (got < 0) {
+        wr_loop_fail(k->base.rt, WEIR_ESOURCE, "%s: consume: %s", k->base.describe,
+                     rd_kafka_err2str(rd_kafka_last_error()));
+        return;
+    }
+    k->more = got == want;
+    k->n += (int32_t)got;
+}
+
+static void kafka_fill(wr_source_t *s)
+{
+    kafka_source_t *k = kafka_of(s);
+    weir_rt_t *rt = s->rt;
+    if (!s->stopping) {
+        rd_kafka_poll(k->rk, 0); /* errors, commit results */
+    }
+    for (;;) {
+        if (rt->fail.code != 0) {
+            return;
+        }
+        if (k->nleft == 0 || s->stopping) {
+            wr_source_emit_end(rt, s, k->nleft == 0 ? WEIR_END_EXHAUSTED : WEIR_END_STOPPED);
+            return;
+        }
+        refill(k);
+        if (k->n == k->given) {
+            return; /* nothing waiting */
+        }
+        if (rt->n >= rt->max) {
+            return;
+        }
+        int32_t i = k->given;
+        rd_kafka_message_t *m = k->buf[i];
+        if (m->err) {
+            message_error(k, m);
+            k->given++;
+            continue;
+        }
+        int32_t pi = find_part(k, rd_kafka_topic_name(m->rkt), m->partition);
+        kafka_part_t *p = pi >= 0 ? &k->parts[pi] : NULL;
+        if (p == NULL || p->done || m->offset < p->next) {
+            k->given++; /* beyond its stop offset, or not ours: not delivered */
+            continue;
+        }
+        weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
+        if (e == NULL) {
+            return;
+        }
+        k->given++;
+        e->ptr = m->payload ? m->payload : "";
+        e->len = m->len > INT32_MAX ? INT32_MAX : (int32_t)m->len;
+        e->index = (double)i;
+        e->flags = m->payload ? 0 : WEIR_LINE_KAFKA_NULL;
+        rd_kafka_timestamp_type_t tt;
+        int64_t ts = rd_kafka_message_timestamp(m, &tt);
+        weir_kafka_meta_t *meta = &k->meta[i];
+        meta->key = m->key;
+        meta->key_len = m->key ? (int32_t)m->key_len : -1;
+        meta->partition = pi;
+        meta->offset = (double)m->offset;
+        meta->timestamp = tt == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -INFINITY : (double)ts;
+        s->stat[WEIR_STAT_RECORDS] += 1;
+        s->stat[WEIR_STAT_BYTES] += (double)m->len;
+        p->next = m->offset + 1;
+        if (p->stop >= 0 && p->next >= p->stop) {
+            mark_done(k, p);
+            pause_part(k, p);
+        }
+    }
+}
+
+static int kafka_pending(const wr_source_t *s, int64_t now_ms)
+{
+    const kafka_source_t *k = kafka_of(s);
+    if (k->n > k->given || k->nleft == 0) {
+        return 1;
+    }
+    /* what librdkafka holds in the queue: its length, read without taking anything */
+    return k->queue != NULL && rd_kafka_queue_length(k->queue) > 0;
+}
+
+static void kafka_close(wr_source_t *s)
+{
+    kafka_source_t *k = kafka_of(s);
+    if (k->poll_started) {
+        uv_poll_stop(&k->poll);
+        uv_close((uv_handle_t *)&k->poll, NULL);
+    }
+}
+
+static void kafka_destroy(wr_source_t *s)
+{
+    kafka_source_t *k = kafka_of(s);
+    for (int32_t i = 0; i < k->n; i++) {
+        rd_kafka_message_destroy(k->buf[i]);
+    }
+    if (k->queue) {
+        rd_kafka_queue_io_event_enable(k->queue, -1, NULL, 0);
+        rd_kafka_queue_destroy(k->queue);
+    }
+    if (k->main) {
+        rd_kafka_queue_io_event_enable(k->main, -1, NULL, 0);
+        rd_kafka_queue_destroy(k->main);
+    }
+    if (k->rk) {
+        rd_kafka_consumer_close(k->rk);
+        rd_kafka_destroy(k->rk);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (k->pipe_fd[i] >= 0) {
+            close(k->pipe_fd[i]);
+        }
+    }
+    for (int32_t i = 0; i < k->nparts; i++) {
+        wr_free(k->parts[i].topic);
+    }
+    wr_free(k->parts);
+    wr_free(k);
+}
+
+/* The counters only: the offsets are weir_kafka_next_offset's, per partition. */
+static void kafka_position(const wr_source_t *s, weir_source_position_t *pos)
+{
+    pos->offset = kafka_of(s)->base.stat[WEIR_STAT_RECORDS];
+    pos->replayable = 1;
+}
+
+static int kafka_seek(wr_source_t *s, const weir_source_position_t *pos)
+{
+    return 0; /* weir_kafka_set_range sets each partition's offset */
+}
+
+static const wr_source_ops_t kafka_ops = {
+    .open = kafka_open,
+    .begin = kafka_begin,
+    .fill = kafka_fill,
+    .next_due = NULL,
+    .pending = kafka_pending,
+    .stop = NULL,
+    .close = kafka_close,
+    .destroy = kafka_destroy,
+    .position = kafka_position,
+    .seek = kafka_seek,
+};
+
+/* The partitions of topics, from the cluster's metadata (within timeout_ms). All topics are
+ * asked for: a request naming one may create it (auto-creation), and a missing topic is an
+ * error here. */
+static int load_partitions(kafka_source_t *k, const char *const *topics, int32_t ntopics)
+{
+    weir_rt_t *rt = k->base.rt;
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(k->rk, 1, NULL, &md, (int)k->timeout_ms);
+    if (err) {
+        if (err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__TIMED_OUT) {
+            return wr_err_set(&rt->err, WEIR_ESOURCE,
+                              "no answer from the bootstrap servers within %lld ms (%s): is a "
+                              "Kafka broker listening there?",
+                              (long long)k->timeout_ms, rd_kafka_err2str(err));
+        }
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "the cluster's metadata: %s",
+                          rd_kafka_err2str(err));
+    }
+    int rc = 0;
+    for (int32_t t = 0; t < ntopics && rc == 0; t++) {
+        const struct rd_kafka_metadata_topic *mt = NULL;
+        for (int i = 0; i < md->topic_cnt; i++) {
+            if (strcmp(md->topics[i].topic, topics[t]) == 0) {
+                mt = &md->topics[i];
+            }
+        }
+        if (!mt || mt->err || mt->partition_cnt == 0) {
+            rc = wr_err_set(&rt->err, WEIR_ESOURCE, "topic %s: %s", topics[t],
+                            !mt || mt->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
+                                ? "no such topic"
+                                : rd_kafka_err2str(mt->err));
+            break;
+        }
+        /* partitions in id order (metadata may list them in any) */
+        k->parts = wr_xreallocarray(k->parts, (size_t)(k->nparts + mt->partition_cnt),
+                                    sizeof *k->parts);
+        int32_t found = 0;
+        for (int32_t id = 0; found < mt->partition_cnt && id <= 1000000; id++) {
+            for (int j = 0; j < mt->partition_cnt; j++) {
+                if (mt->partitions[j].id == id) {
+                    k->parts[k->nparts++] = (kafka_part_t){
+                        .topic = wr_xstrdup(topics[t]), .partition = id, .stop = -1};
+                    found++;
+                }
+            }
+        }
+    }
+    rd_kafka_metadata_destroy(md);
+    k->nleft = k->nparts;
+    return rc;
+}
+
+int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const *conf,
+                          int32_t nconf, const char *const *topics, int32_t ntopics,
+                          double timeout_ms)
+{
+    if (rt == NULL || describe == NULL || (nconf > 0 && conf == NULL) || topics == NULL ||
+        ntopics < 1 || !(timeout_ms >= 1 && timeout_ms <= 3.6e6)) {
+        if (rt) {
+            wr_err_set(&rt->err, WEIR_EINVAL, "weir_source_kafka: bad arguments");
+        }
+        return WEIR_EINVAL;
+    }
+    if (!wr_source_may_add(rt)) {
+        return WEIR_ESTATE;
+    }
+    char errstr[512];
+    rd_kafka_conf_t *c = rd_kafka_conf_new();
+    int has_group = 0;
+    for (int32_t i = 0; i + 1 < nconf; i += 2) {
+        if (rd_kafka_conf_set(c, conf[i], conf[i + 1], errstr, sizeof errstr) !=
+            RD_KAFKA_CONF_OK) {
+            rd_kafka_conf_destroy(c);
+            return wr_err_set(&rt->err, WEIR_ESOURCE, "property %s: %s", conf[i], errstr);
+        }
+        has_group |= strcmp(conf[i], "group.id") == 0;
+    }
+    /* librdkafka's assign needs a group handle: without group_id one of weir's own, never
+     * joined or committed to */
+    if (!has_group && rd_kafka_conf_set(c, "group.id", "weir-kafka-source", errstr,
+                                        sizeof errstr) != RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(c);
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "%s", errstr);
+    }
+    kafka_source_t *k = wr_xcalloc(1, sizeof *k);
+    k->pipe_fd[0] = k->pipe_fd[1] = -1;
+    k->has_group = has_group;
+    k->timeout_ms = (int64_t)timeout_ms;
+    rd_kafka_conf_set_opaque(c, k);
+    rd_kafka_conf_set_error_cb(c, on_error);
+    rd_kafka_conf_set_log_cb(c, on_log);
+    rd_kafka_conf_set_offset_commit_cb(c, on_commit);
+    static const char *const fixed[][2] = {
+        {"enable.auto.commit", "false"},  /* offsets are committed after a checkpoint */
+        {"enable.auto.offset.store", "false"},
+        {"log.queue", "true"},            /* logs are served on the loop's thread */
+        {"enable.partition.eof", "false"},
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        if (rd_kafka_conf_set(c, fixed[i][0], fixed[i][1], errstr, sizeof errstr) !=
+            RD_KAFKA_CONF_OK) {
+            rd_kafka_conf_destroy(c);
+            wr_free(k);
+            return wr_err_set(&rt->err, WEIR_ESOURCE, "%s", errstr);
+        }
+    }
+    k->rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, errstr, sizeof errstr);
+    if (!k->rk) {
+        wr_free(k);
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "%s", errstr);
+    }
+    rd_kafka_set_log_queue(k->rk, NULL);
+    k->base.ops = &kafka_ops;
+    k->base.kind = "kafka_source";
+    k->base.io = 1;
+    k->base.rt = rt;
+    k->base.describe = (char *)describe; /* for messages until wr_source_add copies it */
+    int rc = load_partitions(k, topics, ntopics);
+    k->base.describe = NULL;
+    if (rc < 0) {
+        wr_source_destroy(&k->base);
+        return rc;
+    }
+    return wr_source_add(rt, &k->base, describe);
+}
+
+/* The Kafka source with that id, or NULL with the error set. */
+static kafka_source_t *find_kafka(const weir_rt_t *rt, int32_t source)
+{
+    if (source < 0 || source >= rt->nsources || rt->sources[source]->ops != &kafka_ops) {
+        return NULL;
+    }
+    return kafka_of(rt->sources[source]);
+}
+
+int32_t weir_kafka_partitions(const weir_rt_t *rt, int32_t source)
+{
+    const kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    return k ? k->nparts : WEIR_EINVAL;
+}
+
+const char *weir_kafka_topic(const weir_rt_t *rt, int32_t source, int32_t i)
+{
+    const kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    return k && i >= 0 && i < k->nparts ? k->parts[i].topic : NULL;
+}
+
+int32_t weir_kafka_partition_id(const weir_rt_t *rt, int32_t source, int32_t i)
+{
+    const kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    return k && i >= 0 && i < k->nparts ? k->parts[i].partition : WEIR_EINVAL;
+}
+
+int weir_kafka_offsets(weir_rt_t *rt, int32_t source, int32_t i, double *out)
+{
+    kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k || i < 0 || i >= k->nparts || !out) {
+        return rt ? wr_err_set(&rt->err, WEIR_EINVAL, "weir_kafka_offsets: bad arguments")
+                  : WEIR_EINVAL;
+    }
+    kafka_part_t *p = &k->parts[i];
+    int64_t low = 0;
+    int64_t high = 0;
+    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(k->rk, p->topic, p->partition,
+                                                               &low, &high, (int)k->timeout_ms);
+    if (err) {
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "offsets of %s partition %d: %s", p->topic,
+                          (int)p->partition, rd_kafka_err2str(err));
+    }
+    out[0] = (double)low;
+    out[1] = (double)high;
+    out[2] = -1;
+    if (k->has_group) {
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_list_add(l, p->topic, p->partition);
+        err = rd_kafka_committed(k->rk, l, (int)k->timeout_ms);
+        if (!err && l->elems[0].err == 0 && l->elems[0].offset >= 0) {
+            out[2] = (double)l->elems[0].offset;
+        }
+        rd_kafka_topic_partition_list_destroy(l);
+        if (err) {
+            return wr_err_set(&rt->err, WEIR_ESOURCE,
+                              "the group's committed offset of %s partition %d: %s", p->topic, (int)p->partition,
+                              rd_kafka_err2str(err));
+        }
+    }
+    return 0;
+}
+
+int weir_kafka_set_range(weir_rt_t *rt, int32_t source, int32_t i, double start, double stop)
+{
+    kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k || i < 0 || i >= k->nparts || !(start >= 0 && start < 9.0e15) ||
+        !(stop >= -1 && stop < 9.0e15)) {
+        return rt ? wr_err_set(&rt->err, WEIR_EINVAL, "weir_kafka_set_range: bad arguments")
+                  : WEIR_EINVAL;
+    }
+    if (rt->started) {
+        return wr_err_set(&rt->err, WEIR_ESTATE, "weir_kafka_set_range: after start");
+    }
+    k->parts[i].start = (int64_t)start;
+    k->parts[i].next = (int64_t)start;
+    k->parts[i].stop = (int64_t)stop;
+    return 0;
+}
+
+double weir_kafka_next_offset(const weir_rt_t *rt, int32_t source, int32_t i)
+{
+    const kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    return k && i >= 0 && i < k->nparts ? (double)k->parts[i].next : -1;
+}
+
+const weir_kafka_meta_t *weir_kafka_meta(const weir_rt_t *rt, int32_t source)
+{
+    const kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    return k ? k->meta : NULL;
+}
+
+int weir_kafka_commit(weir_rt_t *rt, int32_t source, int32_t wait)
+{
+    kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k) {
+        return WEIR_EINVAL;
+    }
+    if (!k->has_group || !rt->started) {
+        return 0;
+    }
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(k->nparts);
+    for (int32_t i = 0; i < k->nparts; i++) {
+        rd_kafka_topic_partition_list_add(l, k->parts[i].topic, k->parts[i].partition)->offset =
+            k->parts[i].next;
+    }
+    /* async: on_commit reports; waiting: the last one, before the consumer closes */
+    rd_kafka_resp_err_t err = rd_kafka_commit(k->rk, l, wait ? 0 : 1);
+    rd_kafka_topic_partition_list_destroy(l);
+    if (err) {
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "%s: commit: %s", k->base.describe,
+                          rd_kafka_err2str(err));
+    }
+    return 0;
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Kafka offsets in checkpoints on the mock cluster: a keyed rolling sum, and a windowed count
+# with per-partition watermarks, over 4 partitions into
+# write_text, checkpointed every batch, killed with SIGKILL after some output and restored from
+# its checkpoint: the file then equals an uninterrupted run's (nothing lost, nothing twice).
+# The group's committed offsets follow completed checkpoints. No sleeps: the kill comes after a
+# number of lines read from the job's stdout (a FIFO).
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.bash"
+. "$HERE/kafka_lib.bash"
+
+start_mock --topic sums:4 --topic wins:4
+for i in $(seq 1 400); do
+  echo "k$((i % 7)):k$((i % 7)),$i"
+done | kc -P -t sums -K:
+
+cat > sum.lua <<'LUA'
+local weir = require("weir")
+local env = weir.env{ batch_size = 8 }
+local s = env:kafka_source{ bootstrap_servers = weir.args[1], topics = "sums", format = "csv",
+  group_id = "sums-job", stopping_offsets = "latest",
+  properties = { ["max.partition.fetch.bytes"] = 256 } }
+  :map(function(r) return { r[1], tonumber(r[2]) } end)
+  :key_by(function(r) return r[1] end)
+  :sum(2)
+  :map(function(r) return r[1] .. " " .. r[2] end)
+s:write_text(weir.args[2])
+-- stdout (the test's FIFO) gets long lines, so the job blocks on it long before its end
+local pad = string.rep(".", 4000)
+s:map(function(l) return l .. " " .. pad end):print()
+env:execute()
+LUA
+
+run_weir run sum.lua -- "$BS" clean.txt
+expect_rc 0 "the uninterrupted run"
+[ "$(wc -l < clean.txt)" = 400 ] && ok || bad "400 running sums: $(wc -l < clean.txt)"
+
+# killed after 30 lines of output, restored, run to the end
+rm -f job.out && mkfifo job.out
+"$WEIR" run sum.lua --checkpoint-dir ck --checkpoint-interval 0 -- "$BS" killed.txt \
+  > job.out 2> job.err &
+JOB=$!
+exec 9< job.out
+n=0
+while [ "$n" -lt 30 ] && read -r -t 120 line <&9; do n=$((n + 1)); done
+kill -KILL $JOB
+{ wait $JOB; } 2>/dev/null
+exec 9<&-
+[ "$n" = 30 ] && ok || bad "30 lines before the kill: $n ($(cat job.err))"
+lines_before=$(wc -l < killed.txt)
+[ "$lines_before" -lt 400 ] && ls ck | grep -q '^chk-' && ok \
+  || bad "killed mid-run with a checkpoint taken: $lines_before lines, $(ls ck)"
+run_weir checkpoint inspect "ck/$(ls ck | grep '^chk-' | tail -1)"
+expect_out_has "next offsets sums/0@" "inspect shows each partition's next offset"
+run_weir run sum.lua --checkpoint-dir ck -- "$BS" killed.txt
+expect_rc 0 "the restored run"
+expect_err_has "continues at sums/" "the restore names the offsets it continues at"
+# per key the sums must be the same sequence (partitions interleave differently between runs)
+for f in clean killed; do sort -s -k1,1 $f.txt > $f.bykey; done
+cmp -s clean.bykey killed.bykey && ok || bad "after kill -9 and restore every running sum is there exactly once ($lines_before lines before the restore): $(diff clean.bykey killed.bykey | head -5)"
+
+# a windowed job (per-partition watermarks, tumbling 2 s counts per key) killed with SIGKILL
+# and restored: every window result once in write_text. Every partition gets data (an empty
+# one would hold the watermark back to the end), each in time order, so nothing is late.
+for p in 0 1 2 3; do
+  for i in $(seq $((p + 1)) 4 400); do echo "k$((i % 7)),$i"; done | kc -P -t wins -p $p
+done
+cat > win.lua <<'LUA'
+local weir = require("weir")
+local env = weir.env{ batch_size = 8, auto_watermark_interval = 10 }
+local s = env:kafka_source{ bootstrap_servers = weir.args[1], topics = "wins", format = "csv",
+  stopping_offsets = "latest", properties = { ["max.partition.fetch.bytes"] = 256 },
+  watermarks = weir.watermarks.monotonous():with_timestamp_assigner(function(r)
+    return tonumber(r[2]) * 100 end) }
+  :key_by(function(r) return r[1] end)
+  :window(weir.windows.tumbling_event_time("2s"))
+  :aggregate({
+    create = function() return 0 end,
+    add = function(_, n) return n + 1 end,
+    result = function(n) return n end,
+  }, function(key, ctx, counts, out)
+    out(("%s %d %d"):format(key, ctx:window().start, counts[1]))
+  end)
+s:write_text(weir.args[2])
+local pad = string.rep(".", 4000)
+s:map(function(l) return l .. " " .. pad end):print()
+env:execute()
+LUA
+run_weir run win.lua -- "$BS" wclean.txt
+expect_rc 0 "the uninterrupted windowed run"
+[ "$(wc -l < wclean.txt)" -gt 20 ] && ok || bad "window results: $(wc -l < wclean.txt)"
+rm -f job.out && mkfifo job.out
+"$WEIR" run win.lua --checkpoint-dir wck --checkpoint-interval 0 -- "$BS" wkilled.txt \
+  > job.out 2> job.err &
+JOB=$!
+exec 9< job.out
+n=0
+while [ "$n" -lt 5 ] && read -r -t 120 line <&9; do n=$((n + 1)); done
+kill -KILL $JOB
+{ wait $JOB; } 2>/dev/null
+exec 9<&-
+[ "$n" = 5 ] && ok || bad "5 window results before the kill: $n ($(cat job.err))"
+[ "$(wc -l < wkilled.txt)" -lt "$(wc -l < wclean.txt)" ] && ok || bad "killed mid-run"
+run_weir run win.lua --checkpoint-dir wck -- "$BS" wkilled.txt
+expect_rc 0 "the restored windowed run"
+sort wclean.txt > wclean.sorted
+sort wkilled.txt > wkilled.sorted
+cmp -s wclean.sorted wkilled.sorted && ok || bad "after kill -9 and restore every window result is there exactly once: $(diff wclean.sorted wkilled.sorted | head -5)"
+
+# the group's offsets were committed after the checkpoints: a job starting from them finds
+# nothing left
+cat > rest.lua <<'LUA'
+local weir = require("weir")
+local env = weir.env()
+env:kafka_source{ bootstrap_servers = weir.args[1], topics = "sums", group_id = "sums-job",
+  starting_offsets = "committed", stopping_offsets = "latest" }:print()
+env:execute()
+LUA
+run_weir run rest.lua -- "$BS"
+expect_rc 0 "a job from the committed offsets"
+expect_out "" "the committed offsets are the end: nothing left to read"
+
+stop_mock
+finish
