@@ -10,6 +10,7 @@
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local util = require("weir.util")
+local ckvalue = require("weir.ckvalue")
 local duration = require("weir.duration")
 local format = require("weir.format")
 local wc = require("weir.wincontext")
@@ -386,7 +387,7 @@ function M.snapshot_groups(node, encode)
     return g
   end
   local function enc(inst, key, name, v)
-    local ok, s = pcall(encode, v, "value")
+    local ok, s = pcall(encode, ckvalue.copy(v), "value") -- records and json.null as markers
     if not ok then
       error(("%s, subtask %d/%d, key %s, state '%s': %s"):format(node.label, inst.index + 1,
         node.parallelism, format.value(key), name, tostring(s)), 0)
@@ -463,7 +464,7 @@ function M.restore_groups(node, inst, groups, decode, skip)
       if not (skip and skip[x.s]) then
         local v = x.n
         if v == nil then
-          v = decode(x.v)
+          v = ckvalue.thaw(decode(x.v))
         end
         entries[#entries + 1] = { key = ks[x.k], state = x.s, value = v, expires = x.e,
                                   elem_expires = x.x and decode(x.x) or nil }

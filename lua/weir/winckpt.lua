@@ -29,8 +29,7 @@ local aggstate = require("weir.aggstate")
 local timerq = require("weir.timerq")
 local wc = require("weir.wincontext")
 local failure = require("weir.failure")
-local json = require("weir.json")
-local records = require("weir.records")
+local ckvalue = require("weir.ckvalue")
 local util = require("weir.util")
 
 local M = {}
@@ -40,73 +39,10 @@ local new_table = require("table.new")
 local INF = math.huge
 local EVENT, PROCESSING = tonumber(C.WEIR_TIME_EVENT), tonumber(C.WEIR_TIME_PROCESSING)
 local VERSION = 1
-local MAX_COPY_DEPTH = 95 -- the codec refuses deeper values itself, naming the path
 
--- Values weir compares by identity (json.null) and weir.record_type records (cdata: their
--- bytes and type name) are written as marker tables and made again at a restore (a section
--- that has one says so: `marked`).
-local SENTINELS = { ["json.null"] = json.null }
-local MARK = "\0weir.sentinel"
-local marked = false -- set by copy while one snapshot runs
-
--- A copy of a value for a section: tables are copied (keeping metatables, which the codec
--- then refuses by name), so values the job shares between windows (a record in several
--- sliding windows) are written once per window, as Flink serialises each window's state.
-local function copy(v, depth)
-  local t = type(v)
-  if t == "cdata" then
-    local info = records.info_of(v)
-    if info then -- a weir.record_type record: its bytes, and its type by name
-      marked = true
-      local box = ffi.new(ffi.typeof("$[1]", ffi.typeof(v)))
-      box[0] = v
-      return { [MARK] = "record", n = info.name, b = ffi.string(box, ffi.sizeof(v)) }
-    end
-    return v
-  end
-  if t ~= "table" or depth > MAX_COPY_DEPTH then
-    return v
-  end
-  if v == json.null then
-    marked = true
-    return { [MARK] = "json.null" }
-  end
-  local out = {}
-  for k, x in pairs(v) do
-    out[k] = copy(x, depth + 1)
-  end
-  local mt = getmetatable(v)
-  if mt ~= nil then
-    setmetatable(out, mt)
-  end
-  return out
-end
-
--- The value of a restored v: its marker tables made the values they stand for again.
-local function thaw(v, depth)
-  if type(v) ~= "table" or depth > MAX_COPY_DEPTH then
-    return v
-  end
-  local m = v[MARK]
-  if m == "record" then
-    local ct = records.declared(v.n)
-    if not ct or ffi.sizeof(ct) ~= #v.b then
-      error(("a window holds a record of type %s, which this job does not declare (or declares "
-        .. "with another layout)"):format(tostring(v.n)), 0)
-    end
-    local r = ct()
-    ffi.copy(r, v.b, #v.b)
-    return r
-  elseif m ~= nil and SENTINELS[m] then
-    return SENTINELS[m]
-  end
-  for k, x in pairs(v) do
-    if type(x) == "table" then
-      v[k] = thaw(x, depth + 1)
-    end
-  end
-  return v
-end
+-- Values weir compares by identity (json.null) and weir.record_type records are written as
+-- marker tables (weir.ckvalue; a section that has one says so: `marked`).
+local copy, thaw = ckvalue.copy, ckvalue.thaw
 
 -- Packed columns ------------------------------------------------------------------------------
 
@@ -333,7 +269,7 @@ end
 ---its one section under -1).
 function M.snapshot(node, repr)
   local out = {}
-  marked = false
+  ckvalue.reset_marked()
   for _, inst in ipairs(node.instances) do
     local sec = repr == "general" and snapshot_general(node, inst, out)
       or snapshot_fast(node, inst, out, repr)
@@ -344,7 +280,7 @@ function M.snapshot(node, repr)
       end
     end
   end
-  if marked then
+  if ckvalue.marked() then
     for _, sec in pairs(out) do
       sec.marked = true
     end

@@ -108,4 +108,33 @@ run_weir run rec.lua --verify-checkpoints
 expect_rc 0 "records in windows, round trip"
 sort "$TMP/out" | diff - rec.want >/dev/null && ok || bad "records in windows: the round trip changed the output: $(cat "$TMP/out")"
 
+# the same in keyed state (a value_state holding a record, another weir.json.null)
+cat > krec.lua <<'LUA'
+local weir = require("weir")
+local P = weir.record_type("P", { "string k", "double n" })
+local env = weir.env()
+env:from_collection({ { "a", 1 }, { "b", 2 }, { "a", 3 }, { "b", 4 }, { "a", 5 } })
+  :key_by(function(v) return v[1] end)
+  :process({
+    open = function(self, rt)
+      self.last, self.null = rt:value_state("last"), rt:value_state("null")
+    end,
+    process = function(self, v, _, out)
+      local p = self.last:value()
+      out(("%s prev=%s null=%s"):format(v[1], p and (p.k .. p.n) or "-",
+        tostring(self.null:value() == weir.json.null)))
+      self.last:update(P{ k = v[1], n = v[2] })
+      self.null:update(weir.json.null)
+    end,
+  }):print()
+env:execute()
+LUA
+run_weir run krec.lua
+expect_rc 0 "records in keyed state"
+cp "$TMP/out" krec.want
+grep -q "a prev=a3 null=true" krec.want && ok || bad "the keyed job's own output: $(cat krec.want)"
+run_weir run krec.lua --verify-checkpoints
+expect_rc 0 "records in keyed state, round trip"
+diff "$TMP/out" krec.want >/dev/null && ok || bad "records in keyed state: the round trip changed the output: $(cat "$TMP/out")"
+
 finish
