@@ -114,6 +114,8 @@ static void push_job(lua_State *L, const wr_bridge_job_t *job)
     lua_setfield(L, -2, "fresh");
     lua_pushboolean(L, job->allow_non_restored_state);
     lua_setfield(L, -2, "allow_non_restored_state");
+    lua_pushboolean(L, job->input_log);
+    lua_setfield(L, -2, "input_log");
     lua_pushboolean(L, job->verify_checkpoints);
     lua_setfield(L, -2, "verify_checkpoints");
     lua_createtable(L, job->argc, 0);

@@ -42,9 +42,9 @@ static const char RUN_USAGE[] =
     "usage: weir run JOB.lua [--parallelism N] [--replay FILE] [--check-triggers]\n"
     "                [--progress] [--stall-warning DURATION] [--max-memory SIZE]\n"
     "                [--jit-verbose] [--param NAME=VALUE]...\n"
-    "                [--checkpoint-dir DIR [--checkpoint-interval DURATION]]\n"
-    "                [--restore PATH] [--fresh] [--allow-non-restored-state]\n"
-    "                [--verify-checkpoints]\n"
+    "                [--checkpoint-dir DIR [--checkpoint-interval DURATION]\n"
+    "                [--input-log]] [--restore PATH] [--fresh]\n"
+    "                [--allow-non-restored-state] [--verify-checkpoints]\n"
     "                [-- ARGS...]\n";
 
 static const char EXPLAIN_USAGE[] =
@@ -109,7 +109,7 @@ static const char CHECKPOINT_USAGE[] =
     "                   newest valid one. The first SIGINT/SIGTERM then writes a\n" \
     "                   savepoint and exits 0; a job that ends by end of input\n" \
     "                   leaves a final checkpoint, and a rerun says so and exits 0\n" \
-    "                   (docs/API.md, Checkpoints: what is covered so far)\n" \
+    "                   (docs/API.md, Checkpoints)\n" \
     "  --checkpoint-interval DURATION\n" \
     "                   time between checkpoints (processing time; 0: every batch)\n" \
     "  --restore PATH   restore from this checkpoint or savepoint instead of DIR's\n" \
@@ -118,6 +118,9 @@ static const char CHECKPOINT_USAGE[] =
     "  --allow-non-restored-state\n" \
     "                   restore although the checkpoint holds state of operators the\n" \
     "                   job no longer has (that state is dropped)\n" \
+    "  --input-log      log what socket and stdin (pipe) sources read into\n" \
+    "                   DIR/input-UID.log, so a restore replays what they had read\n" \
+    "                   after the checkpoint instead of losing it\n" \
     "  --verify-checkpoints\n" \
     "                   after every batch: snapshot the job, encode, decode, throw\n" \
     "                   the operators' state away and restore it (checks that its\n" \
@@ -433,12 +436,15 @@ static int run_command(const command_t *cmd, int argc, char **argv)
                 return 2;
             }
             job.verify_checkpoints = 1;
-        } else if (strcmp(a, "--fresh") == 0 || strcmp(a, "--allow-non-restored-state") == 0) {
+        } else if (strcmp(a, "--fresh") == 0 || strcmp(a, "--allow-non-restored-state") == 0
+                   || strcmp(a, "--input-log") == 0) {
             if (!takes(cmd, O_CKPT, a)) {
                 return 2;
             }
             if (a[2] == 'f') {
                 job.fresh = 1;
+            } else if (a[2] == 'i') {
+                job.input_log = 1;
             } else {
                 job.allow_non_restored_state = 1;
             }
@@ -520,6 +526,10 @@ static int run_command(const command_t *cmd, int argc, char **argv)
     }
     if (job.checkpoint_interval && !job.checkpoint_dir) {
         return usage_error(cmd, "--checkpoint-interval needs --checkpoint-dir%s", "");
+    }
+    if (job.input_log && !job.checkpoint_dir) {
+        return usage_error(cmd, "--input-log needs --checkpoint-dir (the logs are kept there)%s",
+                           "");
     }
     if (job.fresh && job.restore) {
         return usage_error(cmd, "--fresh and --restore exclude each other%s", "");

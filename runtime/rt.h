@@ -47,6 +47,8 @@ typedef struct wr_source_ops {
      * keeps pos for open; returns 0 or a negative code with the detail set. */
     void (*position)(const wr_source_t *s, weir_source_position_t *pos);
     int (*seek)(wr_source_t *s, const weir_source_position_t *pos);
+    /* --input-log (inputlog.h): release the log's bytes before offset; optional. */
+    int (*release_log)(wr_source_t *s, int64_t offset);
 
     /* The input delivered alone (wr_source_add_alone) only, each optional: */
     /* The poll is about to wait in uv_run (after stdout was flushed): show a prompt. */
@@ -71,6 +73,7 @@ struct wr_source {
     int ended;         /* its END is in a delivered batch (delivered alone: not reading) */
     int drop_reported; /* the first overlong record has been reported on stderr */
     double stat[4];    /* WEIR_STAT_* */
+    char *input_log;   /* owned; weir_source_input_log's path (inputlog.h), or NULL */
 };
 
 struct weir_rt {

@@ -29,6 +29,8 @@ void wr_source_destroy(wr_source_t *s)
 {
     wr_free(s->describe);
     s->describe = NULL;
+    wr_free(s->input_log);
+    s->input_log = NULL;
     s->ops->destroy(s);
 }
 
@@ -290,6 +292,39 @@ int weir_source_seek(weir_rt_t *rt, int32_t source, const weir_source_position_t
     s->stat[WEIR_STAT_DROPPED] = pos->dropped;
     s->drop_reported = pos->dropped > 0; /* the first drop was reported before */
     return s->ops->seek(s, pos);
+}
+
+int weir_source_input_log(weir_rt_t *rt, int32_t source, const char *path)
+{
+    wr_source_t *s = find_source(rt, source);
+    if (s == NULL || path == NULL || path[0] == '\0') {
+        return WEIR_EINVAL;
+    }
+    if (rt->started) {
+        return wr_err_set(&rt->err, WEIR_ESTATE, "%s: input log after start", s->describe);
+    }
+    if (strcmp(s->kind, "socket_text_stream") != 0 && strcmp(s->kind, "stdin") != 0) {
+        return wr_err_set(&rt->err, WEIR_EINVAL, "%s: only a socket or stdin has an input log",
+                          s->describe);
+    }
+    wr_free(s->input_log);
+    s->input_log = wr_xstrdup(path);
+    return 0;
+}
+
+int weir_source_input_log_release(weir_rt_t *rt, int32_t source, double offset)
+{
+    wr_source_t *s = find_source(rt, source);
+    if (s == NULL || !(offset >= 0 && offset < 9.0e15)) {
+        return WEIR_EINVAL;
+    }
+    if (s->ops->release_log == NULL) {
+        return 0;
+    }
+    int rc = s->ops->release_log(s, (int64_t)offset);
+    return rc < 0 ? wr_err_set(&rt->err, rc, "%s: input log %s: %s", s->describe,
+                               s->input_log ? s->input_log : "", weir_strerror(rc))
+                  : 0;
 }
 
 int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name)

@@ -17,6 +17,7 @@
 
 #include "ckpt.h"
 #include "fields.h"
+#include "inputlog.h"
 #include "lines.h"
 #include "linestream.h"
 #include "loop.h"
@@ -45,6 +46,10 @@ typedef struct file_source {
     int64_t read_to;   /* regular: the file offset of the buffer's tail */
     int seeked;        /* weir_source_seek: open continues from seek_at */
     weir_source_position_t seek_at;
+    /* a stream with --input-log (inputlog.h): bytes read are logged; a restore replays the
+     * log's bytes after the checkpoint before the stream starts */
+    wr_inputlog_t log;
+    int live_waits; /* the stream starts reading once the replay is done */
 } file_source_t;
 
 static file_source_t *file_of(wr_source_t *s)
@@ -58,6 +63,12 @@ static void on_stream(wr_linestream_t *ls, ssize_t n)
     wr_source_t *s = &f->base;
     if (n > 0) {
         s->stat[WEIR_STAT_BYTES] += (double)n;
+        int rc = wr_inputlog_append(&f->log, f->lines.buf + f->lines.tail - n, (size_t)n);
+        if (rc < 0) {
+            wr_linestream_stop(ls);
+            wr_loop_fail(s->rt, rc, "%s: input log %s: %s", s->describe, s->input_log,
+                         weir_strerror(rc));
+        }
     } else if (n != UV_EOF) {
         wr_loop_fail(s->rt, (int)n, "%s: %s", s->describe, weir_strerror((int)n));
     } else {
@@ -85,7 +96,11 @@ static int open_stream(file_source_t *f, int fd, uv_handle_type type)
     if (rc == 0) {
         f->streaming = 1;
         s->io = 1;
-        rc = wr_linestream_start(&f->ls);
+        if (wr_inputlog_replaying(&f->log)) {
+            f->live_waits = 1; /* file_fill starts it after the replay */
+        } else {
+            rc = wr_linestream_start(&f->ls);
+        }
     }
     if (rc < 0) {
         return wr_err_set(&s->rt->err, rc, "%s: %s", s->describe, weir_strerror(rc));
@@ -168,17 +183,41 @@ static int file_open(wr_source_t *s)
     if (S_ISDIR(st.st_mode)) {
         return wr_err_set(&s->rt->err, UV_EISDIR, "%s: %s", s->describe, weir_strerror(UV_EISDIR));
     }
+    int from_log = f->seeked && f->seek_at.replayable == 2;
     if (S_ISREG(st.st_mode)) {
         f->regular = 1;
+        if (from_log) {
+            return wr_err_set(&s->rt->err, WEIR_ESOURCE,
+                              "%s: cannot continue from the checkpoint: it read a pipe through "
+                              "its input log, and this is a regular file",
+                              s->describe);
+        }
         return f->seeked ? continue_at(f, &st) : 0;
     }
-    if (f->seeked) {
+    uv_handle_type type = uv_guess_handle(fd);
+    int stream = type == UV_TTY || type == UV_NAMED_PIPE || type == UV_TCP;
+    if (f->seeked && !(from_log && stream)) {
         return wr_err_set(&s->rt->err, WEIR_ESOURCE,
                           "%s: cannot continue from the checkpoint: not a regular file",
                           s->describe);
     }
-    uv_handle_type type = uv_guess_handle(fd);
-    if (type == UV_TTY || type == UV_NAMED_PIPE || type == UV_TCP) {
+    if (stream && s->input_log != NULL) {
+        char why[512];
+        int rc = wr_inputlog_open(&f->log, s->input_log, from_log ? (int64_t)f->seek_at.offset : -1,
+                                  from_log ? f->seek_at.check : -1, why, sizeof why);
+        if (rc < 0) {
+            return why[0] ? wr_err_set(&s->rt->err, WEIR_ESOURCE,
+                                       "%s: cannot continue from the checkpoint: %s",
+                                       s->describe, why)
+                          : wr_err_set(&s->rt->err, rc, "%s: input log %s: %s", s->describe,
+                                       s->input_log, weir_strerror(rc));
+        }
+        if (from_log) {
+            f->lines.count = (int64_t)f->seek_at.line;
+            f->lines.skipping = f->seek_at.skipping != 0;
+        }
+    }
+    if (stream) {
         return open_stream(f, fd, type);
     }
     return 0; /* a character device such as /dev/null: plain reads */
@@ -269,6 +308,30 @@ static void file_fill(wr_source_t *s)
             wr_source_emit_end(rt, s, WEIR_END_EXHAUSTED);
             return;
         }
+        if (f->streaming && wr_inputlog_replaying(&f->log)) {
+            /* a restore with an input log: its bytes after the checkpoint come first */
+            int64_t before = f->log.fed;
+            int rc = wr_inputlog_replay(&f->log, &f->lines, FILE_CHUNK, FILE_MIN_READ);
+            if (rc < 0) {
+                wr_loop_fail(rt, rc, "%s: input log %s: %s", s->describe, s->input_log,
+                             weir_strerror(rc));
+                return;
+            }
+            if (rc == 1) {
+                return;
+            }
+            s->stat[WEIR_STAT_BYTES] += (double)(f->log.fed - before);
+            if (!wr_inputlog_replaying(&f->log) && f->live_waits) {
+                /* replayed: live input now (started here, so the loop waits for it) */
+                f->live_waits = 0;
+                rc = wr_linestream_start(&f->ls);
+                if (rc < 0) {
+                    wr_loop_fail(rt, rc, "%s: %s", s->describe, weir_strerror(rc));
+                    return;
+                }
+            }
+            continue;
+        }
         if (f->streaming || read_chunk(f) < 0) {
             return;
         }
@@ -286,7 +349,7 @@ static int file_pending(const wr_source_t *s, int64_t now_ms)
     if (s->stopping) {
         return wr_lines_has_record(&f->lines, 0);
     }
-    if (wr_lines_has_record(&f->lines, f->eof)) {
+    if (wr_lines_has_record(&f->lines, f->eof) || wr_inputlog_replaying(&f->log)) {
         return 1;
     }
     if (!f->streaming) {
@@ -314,6 +377,7 @@ static void file_close(wr_source_t *s)
 static void file_destroy(wr_source_t *s)
 {
     file_source_t *f = file_of(s);
+    wr_inputlog_close(&f->log);
     wr_lines_close(&f->lines);
     weir_fields_free(f->fields);
     wr_free(f->recs);
@@ -330,6 +394,15 @@ static void file_position(const wr_source_t *s, weir_source_position_t *pos)
         *pos = f->seek_at; /* not started yet: where it will continue */
         return;
     }
+    if (f->log.fd >= 0) {
+        int64_t at = wr_inputlog_position(&f->log, wr_lines_pending(&f->lines));
+        pos->offset = (double)at;
+        pos->line = (double)f->lines.count;
+        pos->skipping = f->lines.skipping;
+        pos->replayable = 2; /* an offset in the input log */
+        pos->check = wr_inputlog_check(&f->log, at);
+        return;
+    }
     int64_t offset = f->read_to - (int64_t)wr_lines_pending(&f->lines);
     pos->offset = (double)offset;
     pos->line = (double)f->lines.count;
@@ -344,9 +417,21 @@ static int file_seek(wr_source_t *s, const weir_source_position_t *pos)
     if (!(pos->offset >= 0 && pos->offset < 9.0e15 && pos->line >= 0)) {
         return wr_err_set(&s->rt->err, WEIR_EINVAL, "%s: bad position", s->describe);
     }
+    if (pos->replayable == 2 && s->input_log == NULL) {
+        return wr_err_set(&s->rt->err, WEIR_EINVAL,
+                          "%s: the checkpoint continues from the input log: run with "
+                          "--input-log",
+                          s->describe);
+    }
     f->seek_at = *pos;
     f->seeked = 1;
     return 0;
+}
+
+static int file_release_log(wr_source_t *s, int64_t offset)
+{
+    file_source_t *f = file_of(s);
+    return wr_inputlog_release(&f->log, offset);
 }
 
 static const wr_source_ops_t file_ops = {
@@ -360,6 +445,7 @@ static const wr_source_ops_t file_ops = {
     .destroy = file_destroy,
     .position = file_position,
     .seek = file_seek,
+    .release_log = file_release_log,
 };
 
 int32_t wr_source_file_add(weir_rt_t *rt, const char *kind, const char *path,
@@ -378,6 +464,7 @@ int32_t wr_source_file_add(weir_rt_t *rt, const char *kind, const char *path,
     f->base.ops = &file_ops;
     f->base.kind = kind;
     f->fd = -1;
+    wr_inputlog_init(&f->log);
     f->path = path ? wr_xstrdup(path) : NULL;
     wr_lines_init(&f->lines, delimiter, max_line_bytes);
 

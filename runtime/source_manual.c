@@ -89,8 +89,28 @@ static void manual_destroy(wr_source_t *s)
     wr_free(m);
 }
 
+/* A checkpoint (the REPL's :undo, :savepoint): the records delivered so far. What was pushed
+ * is not kept: a restore goes on with the next record pushed, numbered after them. */
+static void manual_position(const wr_source_t *s, weir_source_position_t *pos)
+{
+    pos->offset = (double)manual_of(s)->count;
+    pos->replayable = 1;
+}
+
+static int manual_seek(wr_source_t *s, const weir_source_position_t *pos)
+{
+    if (!(pos->offset >= 0 && pos->offset < 4.0e18)) {
+        return wr_err_set(&s->rt->err, WEIR_EINVAL, "%s: cannot continue at record %.0f",
+                          s->describe, pos->offset);
+    }
+    manual_of(s)->count = (int64_t)pos->offset;
+    return 0;
+}
+
 static const wr_source_ops_t manual_ops = {
     .open = NULL,
+    .position = manual_position,
+    .seek = manual_seek,
     .begin = manual_begin,
     .fill = manual_fill,
     .next_due = NULL,

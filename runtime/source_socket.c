@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inputlog.h"
 #include "lines.h"
 #include "loop.h"
 #include "mem.h"
@@ -72,6 +73,12 @@ typedef struct socket_source {
 
     size_t high_water;
     wr_lines_t lines;
+
+    /* --input-log (inputlog.h): bytes read are logged; a restore replays the log's bytes
+     * after the checkpoint before reading the connection (reading waits, paused) */
+    wr_inputlog_t log;
+    int seeked;
+    weir_source_position_t seek_at;
 } socket_source_t;
 
 static socket_source_t *sock_of(wr_source_t *s)
@@ -180,11 +187,18 @@ static void pause_reading(socket_source_t *k)
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
-    (void)buf;
     socket_source_t *k = st->data;
     if (nread > 0) {
         wr_lines_commit(&k->lines, (size_t)nread);
         k->base.stat[WEIR_STAT_BYTES] += (double)nread;
+        int rc = wr_inputlog_append(&k->log, buf->base, (size_t)nread);
+        if (rc < 0) {
+            k->state = SOCK_FAILED;
+            close_tcp(k, AFTER_NOTHING);
+            wr_loop_fail(k->base.rt, rc, "%s: input log %s: %s", k->base.describe,
+                         k->base.input_log, weir_strerror(rc));
+            return;
+        }
         if (wr_lines_pending(&k->lines) > k->high_water) {
             pause_reading(k);
         }
@@ -203,7 +217,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 
 static int start_reading(socket_source_t *k)
 {
-    if (k->sealed) {
+    if (k->sealed || wr_inputlog_replaying(&k->log)) {
         k->paused = 1; /* sock_fill starts reading once the last connection's bytes are cut */
         return 0;
     }
@@ -317,6 +331,22 @@ static int sock_open(wr_source_t *s)
     k->retry_open = 1;
     k->retry.data = k;
     s->io = 1;
+    if (s->input_log != NULL) {
+        char why[512];
+        rc = wr_inputlog_open(&k->log, s->input_log, k->seeked ? (int64_t)k->seek_at.offset : -1,
+                              k->seeked ? k->seek_at.check : -1, why, sizeof why);
+        if (rc < 0) {
+            return why[0] ? wr_err_set(&s->rt->err, WEIR_ESOURCE,
+                                       "%s: cannot continue from the checkpoint: %s",
+                                       s->describe, why)
+                          : wr_err_set(&s->rt->err, rc, "%s: input log %s: %s", s->describe,
+                                       s->input_log, weir_strerror(rc));
+        }
+        if (k->seeked) {
+            k->lines.count = (int64_t)k->seek_at.line;
+            k->lines.skipping = k->seek_at.skipping != 0;
+        }
+    }
     start_connect(k); /* resolution and connect are asynchronous: failures surface in poll */
     return 0;
 }
@@ -342,8 +372,30 @@ static void sock_fill(wr_source_t *s)
     }
     int done = k->state == SOCK_DONE;
     /* After STOP only complete records still count: the partial tail is dropped. */
-    if (!wr_source_emit_text(rt, s, &k->lines, (done || k->sealed) && !s->stopping)) {
-        return;
+    for (;;) {
+        if (!wr_source_emit_text(rt, s, &k->lines, (done || k->sealed) && !s->stopping)) {
+            return; /* the batch is full */
+        }
+        if (s->stopping || !wr_inputlog_replaying(&k->log)) {
+            break;
+        }
+        /* a restore with an input log: its bytes after the checkpoint come first */
+        int64_t before = k->log.fed;
+        int rc = wr_inputlog_replay(&k->log, &k->lines, READ_CHUNK, READ_CHUNK / 4);
+        if (rc < 0) {
+            k->state = SOCK_FAILED;
+            wr_loop_fail(rt, rc, "%s: input log %s: %s", s->describe, s->input_log,
+                         weir_strerror(rc));
+            return;
+        }
+        if (rc == 1) {
+            return; /* this poll's records pin the buffer: the next poll goes on */
+        }
+        s->stat[WEIR_STAT_BYTES] += (double)(k->log.fed - before);
+        if (!wr_inputlog_replaying(&k->log) && k->paused && k->state == SOCK_CONNECTED &&
+            !quiet(k) && start_reading(k) < 0) {
+            close_tcp(k, AFTER_DISCONNECT);
+        }
     }
     if (s->stopping) {
         wr_source_emit_end(rt, s, WEIR_END_STOPPED);
@@ -367,6 +419,9 @@ static int sock_pending(const wr_source_t *s, int64_t now_ms)
     (void)now_ms;
     const socket_source_t *k = (const socket_source_t *)s;
     int closed = k->state == SOCK_DONE || k->sealed;
+    if (wr_inputlog_replaying(&k->log) && !s->stopping) {
+        return 1;
+    }
     if (wr_lines_has_record(&k->lines, closed && !s->stopping)) {
         return 1;
     }
@@ -402,13 +457,56 @@ static void sock_close(wr_source_t *s)
     }
 }
 
+/* With an input log: the log offset of the first byte not yet cut into a record. */
+static void sock_position(const wr_source_t *s, weir_source_position_t *pos)
+{
+    const socket_source_t *k = (const socket_source_t *)s;
+    if (k->seeked && k->log.fd < 0) {
+        *pos = k->seek_at; /* not started yet: where it will continue */
+        return;
+    }
+    if (s->input_log == NULL || k->log.fd < 0) {
+        return; /* not replayable: the counters only */
+    }
+    int64_t offset = wr_inputlog_position(&k->log, wr_lines_pending(&k->lines));
+    pos->offset = (double)offset;
+    pos->line = (double)k->lines.count;
+    pos->skipping = k->lines.skipping;
+    pos->replayable = 2;
+    pos->check = wr_inputlog_check(&k->log, offset);
+}
+
+static int sock_seek(wr_source_t *s, const weir_source_position_t *pos)
+{
+    socket_source_t *k = sock_of(s);
+    if (pos->replayable != 2 || s->input_log == NULL) {
+        return wr_err_set(&s->rt->err, WEIR_EINVAL,
+                          "%s: the checkpoint continues from the input log: run with "
+                          "--input-log",
+                          s->describe);
+    }
+    if (!(pos->offset >= 0 && pos->offset < 9.0e15 && pos->line >= 0)) {
+        return wr_err_set(&s->rt->err, WEIR_EINVAL, "%s: bad position", s->describe);
+    }
+    k->seek_at = *pos;
+    k->seeked = 1;
+    return 0;
+}
+
 static void sock_destroy(wr_source_t *s)
 {
     socket_source_t *k = sock_of(s);
+    wr_inputlog_close(&k->log);
     free_addrs(k);
     wr_lines_close(&k->lines);
     wr_free(k->host);
     wr_free(k);
+}
+
+static int sock_release_log(wr_source_t *s, int64_t offset)
+{
+    socket_source_t *k = sock_of(s);
+    return wr_inputlog_release(&k->log, offset);
 }
 
 static const wr_source_ops_t socket_ops = {
@@ -420,6 +518,9 @@ static const wr_source_ops_t socket_ops = {
     .stop = sock_stop,
     .close = sock_close,
     .destroy = sock_destroy,
+    .position = sock_position,
+    .seek = sock_seek,
+    .release_log = sock_release_log,
 };
 
 int32_t weir_source_socket(weir_rt_t *rt, const char *host, int32_t port, const char *delimiter,
@@ -455,6 +556,7 @@ int32_t weir_source_socket(weir_rt_t *rt, const char *host, int32_t port, const 
     k->max_retry = max_retry;
     k->state = SOCK_IDLE;
     wr_lines_init(&k->lines, delimiter, max_line_bytes);
+    wr_inputlog_init(&k->log);
     size_t partial = wr_lines_partial_max(&k->lines) + READ_CHUNK;
     k->high_water = partial > HIGH_WATER ? partial : HIGH_WATER;
 

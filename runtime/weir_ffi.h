@@ -161,7 +161,8 @@ int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name);
  * dropped ones included), the WEIR_STAT_* counters, ended (its END was delivered), skipping
  * (inside an overlong line), check (a file: crc32 of the up to 4096 bytes before offset, so a
  * restore notices a replaced file) and replayable (0: a pipe, socket or manual source, which
- * cannot go back; only the counters mean something). It returns 0 or WEIR_EINVAL (unknown id).
+ * cannot go back; only the counters mean something; 2: an offset in its input log, see
+ * weir_source_input_log). It returns 0 or WEIR_EINVAL (unknown id).
  * seek, before start: the source continues from pos when the runtime starts (a file is
  * reopened at offset after its check bytes are compared: WEIR_ESOURCE from weir_rt_start when
  * the file is shorter or differs); WEIR_ESTATE after start, WEIR_EINVAL for a kind that cannot
@@ -180,6 +181,17 @@ typedef struct {
 } weir_source_position_t;
 int weir_source_position(const weir_rt_t *rt, int32_t source, weir_source_position_t *out);
 int weir_source_seek(weir_rt_t *rt, int32_t source, const weir_source_position_t *pos);
+/* weir run --input-log: before start, a socket_text_stream or a stdin source that turns out to
+ * be a pipe, tty or socket appends every byte it reads to the file at path (runtime/inputlog.h),
+ * and its position becomes an offset in that log (replayable 2); seek to such a position
+ * replays the log from there before live input. A fresh start empties the log. stdin from a
+ * regular file needs no log and makes none. WEIR_EINVAL for other kinds, WEIR_ESTATE after
+ * start. */
+int weir_source_input_log(weir_rt_t *rt, int32_t source, const char *path);
+/* After a checkpoint committed: the bytes of the source's input log before offset (the oldest
+ * position a kept checkpoint holds) are released (a hole punched; no-op without a log, or where
+ * the file system cannot punch). 0 or a negative code with the detail set. */
+int weir_source_input_log_release(weir_rt_t *rt, int32_t source, double offset);
 /* The clock and the tick grid, for a checkpoint: out[0] now, out[1] the reading at start,
  * out[2] the next tick (+inf: none). restore_clock, before start, on the virtual clock: moves
  * the clock to now_ms and makes start continue the grid of start_ms with the next tick at

@@ -81,9 +81,14 @@ local function inspect(path)
     local p = s and s.value.position
     local where = "?"
     if p then
+      local how = ""
+      if p.replayable == 0 then
+        how = ", not replayable (what it read after this checkpoint is lost)"
+      elseif p.replayable == 2 then
+        how = ", in its input log (--input-log)"
+      end
       where = ("offset %d, line %d, %d records%s%s"):format(p.offset, p.line, p.records,
-        p.ended == 1 and ", ended" or "", p.replayable == 0
-        and ", not replayable (what it read after this checkpoint is lost)" or "")
+        p.ended == 1 and ", ended" or "", how)
     end
     out("  %s [%s]: %s", src.label, src.uid, where)
   end
@@ -125,6 +130,10 @@ local function inspect(path)
       brief = " " .. table.concat(fs, "; ")
     elseif s.name:match("^sink/") and v.values then
       brief = (" %d values"):format(#v.values)
+    elseif s.name:match("^keyed/") and v.entries then
+      local ok, ks = pcall(checkpoint.decode, v.keys)
+      brief = (" %d keys, %d state entries, %d timers"):format(ok and #ks or 0, #v.entries,
+        #v.timers)
     end
     out("  %d. %s%s: %s%s", i, s.name, kg, size(s.bytes), brief)
   end

@@ -2,9 +2,10 @@
 -- Gives the plan's nodes their uids, chooses what a start restores (DIR's newest valid
 -- checkpoint, --restore PATH, or --fresh) and writes a fresh start's first checkpoint, reopens
 -- write_text files at their committed length, checks a checkpoint against the job (operators
--- by uid, kind, parallelism, max parallelism; state the job no longer has) before handing its
--- sections to the parts, and takes checkpoints between batches (the consistent point: nothing
--- is in flight), a savepoint at a stop by signal and a final checkpoint at the end of input.
+-- by uid, kind, a keyed operator's max parallelism, write_text's shape; state the job no
+-- longer has) before handing its sections to the parts (keyed state once open() has run:
+-- Ck:after_open), and takes checkpoints between batches (the consistent point: nothing is in
+-- flight), a savepoint at a stop by signal and a final checkpoint at the end of input.
 -- What each part of the job keeps is weir.checkpoint_parts' (window state: weir.windowing's
 -- parts, written by weir.winckpt).
 local ffi = require("ffi")
@@ -12,6 +13,7 @@ local C = require("weir.ffi")
 local checkpoint = require("weir.checkpoint")
 local duration = require("weir.duration")
 local failure = require("weir.failure")
+local inputlog = require("weir.inputlog")
 local parts = require("weir.checkpoint_parts")
 
 local M = {}
@@ -63,7 +65,8 @@ Ck.__index = Ck
 ---already ended by end of input and must not run again.
 function M.prepare(job)
   local o = job.plan.env.job
-  if not (o.checkpoint_dir or o.restore) then
+  local given = job.restore_from -- in memory: the REPL's :undo and :restore (weir.repl_undo)
+  if not (o.checkpoint_dir or o.restore or given) then
     return nil
   end
   local self = setmetatable({ job = job, dir = o.checkpoint_dir, opts = o, failures = 0,
@@ -100,12 +103,20 @@ function M.prepare(job)
     end
     self.next_id = checkpoint.next_id(self.dir)
   end
+  inputlog.prepare(self)
   local from
   local read_t0 = C.weir_ckpt_clock_ms()
-  if o.restore then
+  if given then
+    from = given
+  elseif o.restore then
     local man, sections = checkpoint.read(o.restore)
     if not man then
       job_error(("--restore %s: not a valid checkpoint: %s"):format(o.restore, sections))
+    end
+    if man.repl_manual then
+      usage("--restore %s: a REPL savepoint of records typed at the prompt (%s), which no file "
+        .. "holds: weir run cannot go on from it; weir repl %s --manual and :restore %s can",
+        o.restore, man.repl_manual, o.script or "JOB.lua", o.restore)
     end
     from = { path = o.restore, name = o.restore:match("([^/]+)/*$"), manifest = man,
              sections = sections }
@@ -135,9 +146,26 @@ function M.prepare(job)
   if from then
     -- write_text files are reopened at their committed length (Job:reopen_file)
     job.restore_files = {}
+    local by_uid = {}
+    for _, node in ipairs(job.plan.nodes) do
+      by_uid[node.ckpt_uid] = node
+    end
     for _, s in ipairs(from.sections) do
       if s.name:match("^sink/") and type(s.value) == "table" and s.value.files then
-        for _, f in ipairs(s.value.files) do
+        local node = by_uid[s.name:match("^sink/(.*)$")]
+        local files = s.value.files
+        if node and node.sink == "write_text" and #files > 0 then
+          -- a rescale keeps the files' shape: one file at parallelism 1, else a directory
+          local was_dir = #files > 1 or files[1].path ~= node.path
+          if was_dir ~= (node.parallelism > 1) then
+            job_error(("cannot restore %s: %s wrote %s, at parallelism %d it writes %s; "
+              .. "keep the sink's parallelism 1 or above 1 (set_parallelism on the sink)")
+              :format(from.name, node.label, was_dir and ("the directory " .. node.path)
+                or ("the file " .. node.path), node.parallelism, node.parallelism > 1
+                and "a directory" or "a file"))
+          end
+        end
+        for _, f in ipairs(files) do
           job.restore_files[f.path] = f.length
         end
       end
@@ -224,6 +252,8 @@ end
 ---registers the parts, and restores the chosen checkpoint into them.
 function Ck:attach()
   self.restored_sources = {}
+  self.after_open_work = {} -- what waits for open(): keyed state (weir.checkpoint_parts)
+  inputlog.attach(self)
   self.registry = parts.registry(self)
   if self.from then
     local t0 = C.weir_ckpt_clock_ms()
@@ -236,14 +266,37 @@ function Ck:attach()
   self.next_due = -INF -- the first due time is set after the first batch, on the running clock
 end
 
+---After open() of every user function, before the first record: the restore's keyed state
+---(open() made the states it goes into).
+function Ck:after_open()
+  local work = self.after_open_work or {}
+  self.after_open_work = nil -- a later restore (open() has run) puts keyed state back at once
+  local t0 = C.weir_ckpt_clock_ms()
+  for _, f in ipairs(work) do
+    f()
+  end
+  if #work > 0 then
+    self.stats.restore_ms = self.stats.restore_ms + (C.weir_ckpt_clock_ms() - t0)
+  end
+end
+
 ---The job's operators for the MANIFEST, and what a restore compares.
-local function operators(job)
+function M.operators(job)
   local out = {}
   for _, node in ipairs(job.plan.nodes) do
     out[#out + 1] = { uid = node.ckpt_uid, label = node.label, kind = node.kind,
                       parallelism = node.parallelism, max_parallelism = node.max_parallelism }
   end
   return out
+end
+
+local function keyed_input(node)
+  for _, port in ipairs(node.inputs or {}) do
+    if port.mode == "hash" then
+      return true
+    end
+  end
+  return false
 end
 
 ---Checks the checkpoint against the job (operators by uid, max parallelism), then hands the
@@ -263,11 +316,7 @@ function Ck:restore(from)
     elseif op.kind ~= node.kind then
       job_error(("cannot restore %s: operator %s is a %s in the checkpoint (%s), a %s now (%s)")
         :format(from.name, op.uid, op.kind, op.label, node.kind, node.label))
-    elseif op.parallelism ~= node.parallelism then
-      job_error(("cannot restore %s: %s: parallelism %d in the checkpoint, %d now (restoring "
-        .. "at another parallelism is not supported yet)"):format(from.name, node.label,
-        op.parallelism, node.parallelism))
-    elseif op.max_parallelism and node.max_parallelism
+    elseif op.max_parallelism and node.max_parallelism and keyed_input(node)
       and op.max_parallelism ~= node.max_parallelism then
       job_error(("cannot restore %s: %s: max parallelism %s in the checkpoint, %s now (key "
         .. "groups are fixed)"):format(from.name, node.label, tostring(op.max_parallelism),
@@ -297,14 +346,16 @@ function Ck:restore(from)
   end
   local unused, missing = self.registry:restore(sections)
   for _, name in ipairs(unused) do
-    if not self.opts.allow_non_restored_state then
+    -- a rebalance counter of an edge that a rescale made forward has nothing to go to
+    if not self.opts.allow_non_restored_state and not name:match("^rebalance/") then
       job_error(("cannot restore %s: its section %s has no place in this job; "
         .. "--allow-non-restored-state drops it"):format(from.name, name))
     end
   end
   for _, name in ipairs(missing) do
     local part = self.registry.by_name[name]
-    if not man.start and not name:match("^op/") and not name:match("^rebalance/") then
+    if not man.start and not name:match("^op/") and not name:match("^rebalance/")
+      and not name:match("^keyed/") then
       say("%s: nothing in %s; it starts empty", part.what, from.name)
     end
   end
@@ -314,7 +365,9 @@ function Ck:restore(from)
   elseif #self.restored_sources > 0 then
     text = text .. ": " .. table.concat(self.restored_sources, "; ")
   end
-  say("%s", text)
+  if not from.quiet then
+    say("%s", text)
+  end
   self.restored_from = from.path
 end
 
@@ -353,14 +406,15 @@ function Ck:manifest(id, kind, start)
   local sources = {}
   for _, node in ipairs(job.plan.sources) do
     sources[#sources + 1] = { uid = node.ckpt_uid, label = node.label, kind = node.source,
-                              path = node.path }
+                              path = node.path, log_offset = inputlog.offset(self, node) }
   end
+  inputlog.sync_paths(self, sync)
   return {
     id = id, kind = kind, finished = kind == "final", start = start or nil,
     taken_ms = job.rt and C.weir_rt_now(job.rt) or nil,
     weir = ffi.string(C.weir_version()),
     job = { script = job.plan.env.job.script, name = job.plan.job_name },
-    operators = operators(job), sources = sources,
+    operators = M.operators(job), sources = sources,
   }, sync
 end
 
@@ -508,6 +562,7 @@ function Ck:done(id, r)
     r.write_ms
   st.last_duration_ms = r.duration_ms
   checkpoint.prune(self.dir, KEPT)
+  inputlog.release(self)
   return r.path
 end
 
@@ -525,7 +580,9 @@ end
 
 ---After every batch: the writer's result when it is done; a checkpoint when one is due
 ---(processing time, every interval; one that falls due while the writer still works is taken
----after it). Interval 0: after every batch, the job waiting for each.
+---after it: on the real clock at the first batch after it ended, on a replay's virtual clock,
+---which has nothing to do with the writer's time, at once after waiting for it, so a replay
+---takes the same checkpoints every run). Interval 0: after every batch, waiting for each.
 function Ck:after_batch()
   if self.child then
     self:reap(false)
@@ -533,6 +590,9 @@ function Ck:after_batch()
   local now = C.weir_rt_now(self.job.rt)
   if self.next_due == -INF then
     self.next_due = now + self.interval_ms
+  end
+  if self.child and now >= self.next_due and self.job.virtual_clock then
+    self:reap(true)
   end
   if now >= self.next_due and self.dir and not self.child then
     self:take("checkpoint", self.interval_ms == 0)

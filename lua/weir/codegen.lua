@@ -5,6 +5,7 @@
 -- operator), the rules that turn a template into source (CALL, the running-operator store),
 -- and the factory cache (job.factories).
 local M = {}
+jit.off(true, true) -- set-up code only: see "Set-up code" at the end
 
 -- What a process context's ts or key holds for nil (weir.run's ProcessContext reads it back).
 local NONE = setmetatable({}, { __tostring = function() return "none" end })
@@ -190,16 +191,18 @@ end]],
   elements = [[
 local values, emit, progress = ...
 return function(first, last)
+  local p = progress -- a local: in the loop an upvalue's load is redone per record
   for i = first, last do
-    progress[2] = i
+    p[2] = i
     emit(0, values[i + 1], nil)
   end
 end]],
   generate = [[
 local f, objs, emit, progress, fail_nil, is_nil = ...
 return function(first, last)
+  local p = progress -- a local: in the loop an upvalue's load is redone per record
   for i = first, last do
-    progress[2] = i
+    p[2] = i
     local v = CALL(i)
     if is_nil(v) then fail_nil() end
     emit(0, v, nil)
@@ -217,8 +220,9 @@ TEMPLATES.records = [[
 local cast, ptr_t, ct, emit, progress, new = ...
 return function(ptr, first, last)
   local buf = cast(ptr_t, ptr)
+  local p = progress -- a local: in the loop an upvalue's load is redone per record
   for i = first, last do
-    progress[2] = i
+    p[2] = i
     emit(0, new(ct, buf[i]), nil)
   end
 end]]
@@ -305,6 +309,15 @@ return function(st, v, ts, key)
   push(st, v, ts, key)
 end]]
 
+---Adds an operator module's templates (weir.interval): name -> source, as TEMPLATES above;
+---they record the running operator (NAMES_OPERATOR).
+function M.add_templates(t)
+  for name, src in pairs(t) do
+    assert(TEMPLATES[name] == nil or TEMPLATES[name] == src, name)
+    TEMPLATES[name], NAMES_OPERATOR[name] = src, true
+  end
+end
+
 ---Builds one generated function from a template (compiled once per operator and template):
 ---a method of the job (Job:generate).
 function M.generate(self, node, what, rich, ...)
@@ -380,5 +393,15 @@ function M.nil_result(what)
     error(what .. " returned nil (records cannot be nil; use filter or flat_map to drop)", 0)
   end
 end
+
+
+-- Set-up code: the functions above run once per operator or job, and are never traced: LuaJIT's
+-- hot counters are shared by every loop (a hash of the bytecode's address), so a one-off loop
+-- can look hot and start a trace that aborts when it leaves it ("leaving loop in root trace").
+-- jit.off(f) only marks f's own bytecode (jit.off(f, true) also the closures made in it): what it
+-- calls, and the code it generates, compile.
+-- This module is all set-up code: jit.off(true, true) at its top. Elsewhere, set-up functions
+-- are marked one by one.
+
 
 return M

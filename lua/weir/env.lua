@@ -1,4 +1,8 @@
 -- weir.env: the execution environment: options, sources, and env:execute().
+-- Set-up code, run while the job is built (or once per job): never traced, so that a one-off
+-- loop LuaJIT's shared hot counters make look hot cannot abort a trace (weir.codegen,
+-- "Set-up code").
+jit.off(true, true)
 local util = require("weir.util")
 local duration = require("weir.duration")
 local stream = require("weir.stream")

@@ -14,8 +14,9 @@ M.methods = Job
 function Job:sender(consumer)
   local d = consumer.node
   local port = d.inputs[consumer.port]
+  local push = port.push or d.push -- a two-input operator's side (weir.connect)
   if port.mode == "forward" then
-    return d.push
+    return push
   elseif port.mode == "rebalance" then
     local counters = {}
     for st = 0, port.node.parallelism - 1 do
@@ -24,7 +25,7 @@ function Job:sender(consumer)
     -- checkpoints keep where each round robin stands (weir.checkpoint_job)
     self.rebalance_counters[#self.rebalance_counters + 1] = { from = port.node, to = d,
                                                               counters = counters }
-    return self:generate(d, "rebalance", false, d.push, d.parallelism, counters)
+    return self:generate(d, "rebalance", false, push, d.parallelism, counters)
   end
   local maxp = d.max_parallelism
   local to_subtask = {}
@@ -40,9 +41,9 @@ function Job:sender(consumer)
   end
   local f
   if d.parallelism == 1 then
-    f = self:generate(d, "hash1", false, d.push, port.key_fn, slow_group)
+    f = self:generate(d, "hash1", false, push, port.key_fn, slow_group)
   else
-    f = self:generate(d, "hash", false, d.push, port.key_fn, maxp, C, to_subtask, slow_group)
+    f = self:generate(d, "hash", false, push, port.key_fn, maxp, C, to_subtask, slow_group)
   end
   self.senders[f] = d
   self.key_sites[f] = port.key_at -- the key_by call's script line, for a failing selector
@@ -93,6 +94,13 @@ function Job:outputs(node)
     end
     inst.wm_targets = wm
   end
+end
+
+
+-- set-up code, never traced (weir.codegen, "Set-up code")
+jit.off(true) -- this chunk too: its loops run once
+for _, f in ipairs({ Job.sender, Job.combine, Job.outputs }) do
+  jit.off(f)
 end
 
 return M

@@ -1,4 +1,7 @@
 -- weir.explain: the job graph as text (`weir explain JOB.lua`).
+-- Set-up and report code, run once per job (or per status request): never traced, so that a
+-- one-off loop LuaJIT's shared hot counters make look hot cannot abort a trace (weir.codegen).
+jit.off(true, true)
 local windowing = require("weir.windowing")
 
 local M = {}

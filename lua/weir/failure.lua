@@ -219,7 +219,7 @@ local function analyse(job, info, th)
   -- a window operator's frames above: which (key, window), and which trigger or evictor method
   local node = info.node
   local inst = node and info.st and node.instances and node.instances[info.st + 1]
-  if inst and node.kind == "keyed_process" then
+  if inst and (node.kind == "keyed_process" or node.kind == "co_process") then
     -- a keyed operator's timer (weir.keyed): its frame holds the domain, time and key id
     for level = stop - 1, math.max(0, stop - MAX_SCAN), -1 do
       local p = job.places[getinfo(th, level, "f").func]

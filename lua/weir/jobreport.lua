@@ -3,6 +3,9 @@
 -- account), the end-of-job reports on stderr (undeliverable records, late drops with the first
 -- one named, failures no one read, what a stop dropped) and the final check of stdout. Job
 -- methods, mixed into weir.run's Job.
+-- Set-up and report code, run once per job (or per status request): never traced, so that a
+-- one-off loop LuaJIT's shared hot counters make look hot cannot abort a trace (weir.codegen).
+jit.off(true, true)
 local C = require("weir.ffi")
 local format = require("weir.format")
 local windowing = require("weir.windowing")
@@ -78,8 +81,8 @@ function Job:report_drops()
   for _, node in ipairs(self.plan.nodes) do
     if node.late_dropped and node.late_dropped > 0 then
       local f = node.first_late -- wincontext.late
-      io.stderr:write(("weir: %s: %d late record(s) dropped (no side_output_late_data)%s\n")
-        :format(node.label, node.late_dropped, f and (
+      io.stderr:write(("weir: %s: %d late record(s) dropped (no %s)%s\n")
+        :format(node.label, node.late_dropped, node.late_hint or "side_output_late_data", f and (
           "; the first: %s at %s%s, subtask %d/%d, when the watermark was %s"):format(
           format.brief(f.value, 200), format.value(f.ts),
           node.keyed and (", key " .. format.brief(f.key, 200)) or "", f.subtask + 1,
@@ -125,5 +128,7 @@ function Job:check_output(code)
     job_error(("%s: %s"):format(where, out_error_text(1, code)))
   end
 end
+
+jit.on(Job.show_progress) -- per tick with --progress, from traced code
 
 return M

@@ -23,7 +23,6 @@ local INF = math.huge
 local MAX_TIME = duration.MAX_TIME
 local CLEANUP = state.CLEANUP
 local timer_t = ffi.typeof("weir_timer_t")
-local timers_array_t = ffi.typeof("weir_timer_t[?]")
 local dropped_t = ffi.typeof("int32_t[?]")
 local row_ptr_t = ffi.typeof("double *[1]")
 
@@ -115,9 +114,12 @@ end
 
 ---Wires a keyed_process node: node.push, node.on_watermark, node.on_processing_time (the
 ---operator interface of weir.windowing), the firers and places the error handler reads.
-function M.instantiate(job, node)
+---process_fn replaces fn.process (weir.connect's co_process: process1). Returns the key
+---interner and the subtasks by index, for a second input's push.
+function M.instantiate(job, node, process_fn)
   node.window_op = M
-  node.states, node.state_list = node.states or {}, node.state_list or {}
+  -- a new job of the same plan (the REPL's :start again, :undo) makes its states again in open()
+  node.states, node.state_list = {}, {}
   for _, inst in ipairs(node.instances) do
     init(job, node, inst)
   end
@@ -131,7 +133,7 @@ function M.instantiate(job, node)
   local rich, objs, fn = node.rich, node.objs, node.fn
   local process, on_timer = fn, nil
   if rich then
-    process = fn.process
+    process = process_fn or fn.process
     on_timer = fn.on_timer
   end
   -- the per-record push is generated (weir.codegen), one prototype per operator: its own traces
@@ -196,7 +198,12 @@ function M.instantiate(job, node)
   job.firers[node.on_watermark] = { node = node }
   job.firers[node.on_processing_time] = { node = node, processing = true }
   job.places[call_on_timer] = { node = node, timer = true, domain = 2, time = 3, kid = 4 }
+  return intern, insts
 end
+
+---Makes one subtask's keyed fields (state, timers, keys, contexts): for weir.interval, a keyed
+---operator of its own.
+M.init = init
 
 ---The context open(self, rt) gets in a keyed operator (weir.run's open_functions).
 function M.open_context_of(job, inst, base)
@@ -262,13 +269,9 @@ function M.end_horizon(inst)
   local h = inst.horizon
   if not h then
     h = -INF
-    local n = C.weir_timers_count(inst.timers, PROCESSING)
-    if n > 0 then
-      local buf = timers_array_t(n)
-      C.weir_timers_list(inst.timers, PROCESSING, buf, n)
-      for i = 0, n - 1 do
-        h = math.max(h, buf[i].time_ms)
-      end
+    local buf, n = util.timers_list(inst.timers, PROCESSING)
+    for i = 0, n - 1 do
+      h = math.max(h, buf[i].time_ms)
     end
     inst.horizon = h
   end
@@ -297,18 +300,16 @@ M.entries = state.entries
 
 ---The pending timers of one subtask, each domain in pop order (time, then registration; event
 ---time first):
----{ domain ("event_time"/"processing_time"), time, key }.
+---{ domain ("event_time"/"processing_time"), time, key, ns } (ns: the timer's namespace,
+---weir.interval's side; nil for 0).
 function M.timers(_, inst)
   local out = {}
   for _, d in ipairs({ EVENT, PROCESSING }) do
-    local n = C.weir_timers_count(inst.timers, d)
-    if n > 0 then
-      local buf = timers_array_t(n)
-      C.weir_timers_list(inst.timers, d, buf, n)
-      for i = 0, n - 1 do
-        out[#out + 1] = { domain = d == EVENT and "event_time" or "processing_time",
-                          time = buf[i].time_ms, key = inst.keys[buf[i].key] }
-      end
+    local buf, n = util.timers_list(inst.timers, d)
+    for i = 0, n - 1 do
+      out[#out + 1] = { domain = d == EVENT and "event_time" or "processing_time",
+                        time = buf[i].time_ms, key = inst.keys[buf[i].key],
+                        ns = buf[i].start ~= 0 and buf[i].start or nil } -- weir.interval's side
     end
   end
   return out
@@ -324,12 +325,162 @@ function M.restore(node, inst, entries, timers)
   local changed = false
   for _, t in ipairs(timers) do
     local d = t.domain == "event_time" and EVENT or PROCESSING
-    C.weir_timers_register(inst.timers, d, t.time, intern(inst, t.key), 0, 0)
+    C.weir_timers_register(inst.timers, d, t.time, intern(inst, t.key), t.ns or 0, 0)
     changed = changed or d == PROCESSING
   end
   if changed then
     inst.kctx.job:processing_timers_changed(inst)
   end
+end
+
+---Empties every subtask of node: its keyed state (every state of every key) and its timers of
+---both domains, as a fresh job has them (`--verify-checkpoints` calls it before a restore, so
+---what the restore does not bring back is gone). Between batches only.
+function M.reset(node)
+  local key = ffi.new("double[1]")
+  for _, inst in ipairs(node.instances) do
+    local kids = {}
+    for r = 0, C.weir_kstate_capacity(inst.kstate) - 1 do
+      if C.weir_kstate_at(inst.kstate, r, key) ~= nil then
+        kids[#kids + 1] = key[0]
+      end
+    end
+    for _, kid in ipairs(kids) do
+      for sid = 0, #node.state_list - 1 do
+        C.weir_kstate_clear(inst.kstate, kid, sid)
+      end
+    end
+    for k in pairs(inst.vals) do
+      inst.vals[k] = nil
+    end
+    for k in pairs(inst.exps) do
+      inst.exps[k] = nil
+    end
+    for _, d in ipairs({ EVENT, PROCESSING }) do
+      while C.weir_timers_pop(inst.timers, d, math.huge, inst.timer) == 1 do end
+    end
+    inst.kid = 0
+  end
+end
+
+-- Checkpoints: every subtask's keyed state and timers, by key group ---------------------------
+-- Any node whose subtasks hold this module's fields (init: inst.kstate, inst.timers with key
+-- ids and window [0, 0), inst.keys, inst.key_ids, inst.kctx) and node.states/node.state_list
+-- is covered: weir.checkpoint_parts registers a part for each (keyed/<uid>).
+
+---The keyed state and timers of all of node's subtasks as {[key group] = section}, written
+---logically: a section holds the keys (encoded with encode(value, what), the codec's), the
+---states it uses ({[name] = {kind, ttl}}), the entries ({k = key index, s = state name, n = a
+---number or v = the encoded value, e = expiry, x = the encoded element expiries of a TTL'd
+---list or map}) and the timers ({k, d = domain, t = time, st = subtask, o = place in the
+---subtask's pop order of its domain, ns = the timer's namespace: weir.interval's side}). Never
+---slot or key ids. Not for the hot path.
+function M.snapshot_groups(node, encode)
+  local groups = {}
+  local function group(kg)
+    local g = groups[kg]
+    if not g then
+      g = { states = {}, keys = {}, entries = {}, timers = {} }
+      groups[kg] = g
+    end
+    return g
+  end
+  local function enc(inst, key, name, v)
+    local ok, s = pcall(encode, v, "value")
+    if not ok then
+      error(("%s, subtask %d/%d, key %s, state '%s': %s"):format(node.label, inst.index + 1,
+        node.parallelism, format.value(key), name, tostring(s)), 0)
+    end
+    return s
+  end
+  for _, inst in ipairs(node.instances) do
+    local index = {} -- key id -> index in its group's keys (a key is in one group)
+    local function key_index(g, kid)
+      local i = index[kid]
+      if not i then
+        i = #g.keys + 1
+        g.keys[i] = inst.keys[kid]
+        index[kid] = i
+      end
+      return i
+    end
+    for _, e in ipairs(state.entries(node, inst)) do
+      local g = group(e.key_group or 0)
+      local known = node.states[e.state]
+      g.states[e.state] = { kind = known.kind, ttl = known.ttl }
+      local x = { k = key_index(g, e.kid), s = e.state, e = e.expires }
+      if type(e.value) == "number" then
+        x.n = e.value
+      else
+        x.v = enc(inst, e.key, e.state, e.value)
+      end
+      if e.elem_expires and type(e.value) == "table" then
+        x.x = enc(inst, e.key, e.state, e.elem_expires)
+      end
+      g.entries[#g.entries + 1] = x
+    end
+    for _, d in ipairs({ EVENT, PROCESSING }) do
+      local buf, n = util.timers_list(inst.timers, d)
+      for i = 0, n - 1 do
+        local kid = tonumber(buf[i].key)
+        local g = group(state.key_group(node, inst.keys[kid]) or 0)
+        g.timers[#g.timers + 1] = { k = key_index(g, kid), d = d, t = buf[i].time_ms,
+                                    st = inst.index, o = i,
+                                    ns = buf[i].start ~= 0 and tonumber(buf[i].start) or nil }
+      end
+    end
+  end
+  for kg, g in pairs(groups) do
+    local ok, s = pcall(encode, g.keys, "keys")
+    if not ok then
+      error(("%s, key group %d: %s"):format(node.label, kg, tostring(s)), 0)
+    end
+    g.keys = s
+  end
+  return groups
+end
+
+---Puts back into subtask inst (its open() has run, so its states exist; before its first
+---record) what snapshot_groups wrote for the key groups it owns under node's parallelism (the
+---hash exchange's rule: the checkpoint may come from another parallelism): entries in key
+---group order, timers registered in (old subtask, place) order, so that equal times fire in
+---their registration order as before (on a rescale, an old subtask's before the next's).
+---skip: state names whose entries are dropped. decode is the codec's.
+function M.restore_groups(node, inst, groups, decode, skip)
+  local maxp, p = node.max_parallelism or 128, node.parallelism
+  local kgs = {}
+  for kg in pairs(groups) do
+    if C.weir_keygroup_subtask(kg, maxp, p) == inst.index then
+      kgs[#kgs + 1] = kg
+    end
+  end
+  table.sort(kgs)
+  local entries, timers = {}, {}
+  for _, kg in ipairs(kgs) do
+    local g = groups[kg]
+    local ks = decode(g.keys)
+    for _, x in ipairs(g.entries) do
+      if not (skip and skip[x.s]) then
+        local v = x.n
+        if v == nil then
+          v = decode(x.v)
+        end
+        entries[#entries + 1] = { key = ks[x.k], state = x.s, value = v, expires = x.e,
+                                  elem_expires = x.x and decode(x.x) or nil }
+      end
+    end
+    for _, t in ipairs(g.timers) do
+      timers[#timers + 1] = { domain = t.d == EVENT and "event_time" or "processing_time",
+                              time = t.t, key = ks[t.k], st = t.st, o = t.o, ns = t.ns }
+    end
+  end
+  table.sort(timers, function(a, b)
+    if a.st ~= b.st then
+      return a.st < b.st
+    end
+    return a.o < b.o
+  end)
+  M.restore(node, inst, entries, timers)
 end
 
 return M

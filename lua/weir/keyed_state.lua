@@ -505,6 +505,8 @@ local function key_group(node, key)
   end
   return nil
 end
+---The key group of key in node (as the hash exchange computes it), nil for a key that has none.
+M.key_group = key_group
 
 ---Every live state entry of one subtask as { key_group, key, state (its name), value, expires
 ---(nil without TTL) }, ordered by key group, then key id (first seen first), then state id:

@@ -132,4 +132,6 @@ function M.run(job)
   return 0
 end
 
+jit.off(M.run) -- set-up code, never traced (weir.codegen, "Set-up code")
+
 return M

@@ -46,18 +46,42 @@ function M.find(sets, kid, start, stop)
   return e
 end
 
+-- M.add's list of swallowed windows: copies of their entries, reused from one add to the next
+-- (a merge is a record's common case in a session, and a table a record costs an allocation
+-- and its collection). `pool` keeps the copies; `swallowed` lists the first n of them.
+local pool, swallowed = {}, {}
+
+local function swallow(m, i, n)
+  for x = 1, n do
+    local src, d = m[i + x - 1], pool[x]
+    if not d then
+      d = {}
+      pool[x] = d
+    end
+    d.start, d.stop, d.sstart, d.sstop = src.start, src.stop, src.sstart, src.sstop
+    swallowed[x] = d
+  end
+  for x = #swallowed, n + 1, -1 do
+    swallowed[x] = nil
+  end
+  return swallowed
+end
+
 ---MergingWindowSet.addWindow: the in-flight entry the new window [s, e) of key id kid ends in,
----and, when it merged, the list of the entries it swallowed (already out of the set, the new
----entry in), which the operator merges into it.
+---and, when it merged, the list of the windows it swallowed as they were (the new entry is in
+---the set, they are out), which the operator merges into it. The list and its entries are
+---copies that the next M.add reuses: read them before it. The merge result is the first
+---swallowed window's entry, widened (it keeps its state window): no entry is made.
 function M.add(sets, kid, s, e)
   local m = sets[kid]
   if not m then
     m = {}
     sets[kid] = m
   end
+  local n = #m
   local i = first_touching(m, s)
   local j = i
-  while j <= #m and m[j].start <= e do
+  while j <= n and m[j].start <= e do
     j = j + 1
   end
   if j == i then
@@ -65,21 +89,25 @@ function M.add(sets, kid, s, e)
     table.insert(m, i, entry)
     return entry
   end
-  if j == i + 1 and m[i].start <= s and m[i].stop >= e then
-    return m[i] -- inside an existing window: no merge
+  local first = m[i]
+  local fstart, fstop = first.start, first.stop
+  if j == i + 1 and fstart <= s and fstop >= e then
+    return first -- inside an existing window: no merge
   end
-  local merged = {}
-  for k = i, j - 1 do
-    merged[#merged + 1] = m[k]
+  local k = j - i
+  local merged = swallow(m, i, k)
+  local last = m[j - 1].stop
+  first.start = s < fstart and s or fstart
+  first.stop = e > last and e or last
+  if k > 1 then -- the others go: the entries after them move down
+    for x = i + 1, n - k + 1 do
+      m[x] = m[x + k - 1]
+    end
+    for x = n, n - k + 2, -1 do
+      m[x] = nil
+    end
   end
-  local first = merged[1]
-  local entry = { start = math.min(s, first.start), stop = math.max(e, m[j - 1].stop),
-                  sstart = first.sstart, sstop = first.sstop }
-  for k = j - 1, i, -1 do
-    table.remove(m, k)
-  end
-  table.insert(m, i, entry)
-  return entry, merged
+  return first, merged
 end
 
 ---Takes window [start, stop) of key id kid out of the set (its cleanup, or a late merge).

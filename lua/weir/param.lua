@@ -3,6 +3,10 @@
 -- converted to its default's type; a parameter given but never read is an error at
 -- env:execute() (a warning in the REPL), so a misspelt name cannot make every setting of a
 -- sweep the same job.
+-- Set-up code, run while the job is built (or once per job): never traced, so that a one-off
+-- loop LuaJIT's shared hot counters make look hot cannot abort a trace (weir.codegen,
+-- "Set-up code").
+jit.off(true, true)
 local duration = require("weir.duration")
 local util = require("weir.util")
 

@@ -1,5 +1,8 @@
 -- weir.plan: resolves the job graph: parallelism, partitioning and channels of every edge,
 -- consumers of every output, chaining, and the --replay substitution. Used by run and explain.
+-- Set-up and report code, run once per job (or per status request): never traced, so that a
+-- one-off loop LuaJIT's shared hot counters make look hot cannot abort a trace (weir.codegen).
+jit.off(true, true)
 local C = require("weir.ffi")
 
 local M = {}

@@ -13,6 +13,7 @@ local format = require("weir.format")
 local session = require("weir.repl_session")
 local job_ctl = require("weir.repl_job")
 local cmds = require("weir.repl_commands")
+local undo = require("weir.repl_undo")
 
 local S, say, rt, prompt = session.S, session.say, session.rt, session.prompt
 local report_error, usage = session.report_error, session.usage
@@ -88,6 +89,7 @@ local function eval(line)
   setfenv(f, S.globals)
   run_chunk(f)
   pump()
+  undo.after_line(buf)
   prompt("> ")
 end
 
@@ -101,12 +103,20 @@ local function strip_comment(arg)
   return arg
 end
 
+-- The end of a :feed (an empty line, Ctrl-C): the whole :feed is one step back (a snapshot
+-- per record would cost a paste of n records n snapshots of a growing state).
+local function feed_done()
+  S.feeding = false
+  undo.after_line((":feed (%d record%s)"):format(S.fed, S.fed == 1 and "" or "s"))
+end
+
 local function handle_line(line)
   if S.feeding then
     if line == "" then
-      S.feeding = false
+      feed_done()
       prompt("> ")
     else
+      S.fed = S.fed + 1
       cmds.push(line)
     end
     return
@@ -118,12 +128,17 @@ local function handle_line(line)
       if not f then
         report_error(("unknown command :%s (:help lists them)"):format(cmd))
       else
-        local ok, err = pcall(f, strip_comment(arg))
+        local a = strip_comment(arg)
+        local ok, err = pcall(f, a)
         if not ok then
           report_error(err)
         end
+        -- a step back for :undo, if the job's state changed
+        undo.after_line(":" .. cmd .. (a ~= "" and (" " .. a) or ""), cmd)
       end
-      if not S.feeding then
+      if S.feeding then
+        S.fed = 0
+      else
         prompt("> ")
       end
       return
@@ -226,7 +241,10 @@ function M.run(job)
         leave()
         break
       elseif e.flags == INPUT_INTERRUPT then
-        S.buffer, S.feeding = nil, false
+        if S.feeding then
+          feed_done()
+        end
+        S.buffer = nil
         prompt("> ")
       else
         handle_line(ffi.string(e.ptr, e.len))

@@ -9,6 +9,7 @@ local status = require("weir.status")
 local inspect = require("weir.inspect")
 local session = require("weir.repl_session")
 local job_ctl = require("weir.repl_job")
+local undo = require("weir.repl_undo")
 
 local S, say, rt = session.S, session.say, session.rt
 local report_error, usage = session.report_error, session.usage
@@ -40,15 +41,22 @@ comment after one):
   :late           recent late records and the watermark when they came
   :draw           a timeline of records, windows and the watermark
   :draw --svg FILE  the same as a picture (as weir timeline draws it)
+  :undo [N]       back N commands that changed the job (1 when left out)
+  :checkpoint     keep the job's state now; :restore N goes back to it
+  :savepoint DIR  write the state now as a savepoint in DIR (weir run
+                  --restore and :restore read it)
+  :restore PATH   go on from a checkpoint or savepoint on disk
   :help           this text; Ctrl-D leaves, Ctrl-C interrupts (the job too)
 After a job ends (or fails, or is interrupted) the inspectors show its final
 state.
 ]]
 
+M.HELP = HELP
+
 -- What Tab completes at the start of a line.
 M.NAMES = { ":start", ":stop", ":reset", ":clock", ":advance", ":step", ":run", ":now",
             ":push", ":feed", ":end", ":status", ":windows", ":timers", ":why", ":late",
-            ":draw", ":help" }
+            ":draw", ":undo", ":checkpoint", ":savepoint", ":restore", ":help" }
 
 local commands = {} -- name (without the colon) -> function(arg)
 M.commands = commands
@@ -58,7 +66,10 @@ function commands.help()
 end
 
 function commands.start()
-  job_ctl.start_job()
+  local clock = job_ctl.start_job()
+  if clock then
+    undo.started(S.job, clock) -- a new history (weir.repl_undo)
+  end
   pump()
 end
 
@@ -75,6 +86,7 @@ function commands.reset()
     finish_job("stopped")
   end
   S.manual, S.trace, S.last = nil, nil, nil
+  undo.forget()
   if S.script then
     S.plan = nil
     local ok, err = pcall(job_ctl.load_script)
@@ -281,5 +293,10 @@ function commands.draw(arg)
     inspect.draw(job, S.trace, S.colour, say)
   end
 end
+
+commands.undo = undo.undo
+commands.checkpoint = undo.checkpoint
+commands.savepoint = undo.savepoint
+commands.restore = undo.restore
 
 return M

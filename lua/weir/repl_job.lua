@@ -180,7 +180,11 @@ local function replay_nodes(job)
   return list
 end
 
-function M.start_job()
+---Starts the prepared job (opts, for weir.repl_undo: from, a checkpoint to restore; trace,
+---the REPL's trace to go on with; held, whether its replays are paused; clock). Returns the
+---clock it runs on, or nil after saying why it did not start.
+function M.start_job(opts)
+  opts = opts or {}
   if S.job then
     return usage("the job is already running (:stop first)")
   end
@@ -190,7 +194,8 @@ function M.start_job()
   session.close_bare()
   S.last = nil
   local job = run.new(S.plan)
-  job.trace = { late = {}, elements = {}, keys = {}, fired = {} }
+  job.restore_from = opts.from -- weir.checkpoint_job restores it before open()
+  job.trace = opts.trace or { late = {}, elements = {}, keys = {}, fired = {} }
   S.trace = job.trace
   local has_real = false
   for _, node in ipairs(job.plan.sources) do
@@ -199,7 +204,7 @@ function M.start_job()
       has_real = true
     end
   end
-  local clock = S.clock or (has_real and "real" or "virtual")
+  local clock = opts.clock or S.clock or (has_real and "real" or "virtual")
   local ok, err = pcall(job.start, job, {
     clock = clock, repl = { interactive = S.interactive, history = S.history } })
   if not ok then
@@ -226,11 +231,18 @@ function M.start_job()
       local pok, entries = pcall(replay.parse, text or "", node.path)
       S.replays[#S.replays + 1] = { node = node, entries = pok and entries or {},
                                     text = text or "" }
-      C.weir_replay_hold(job.rt, node.src_id, 0)
+      -- paused before its first line, or (a restore) where the checkpoint left it
+      C.weir_replay_hold(job.rt, node.src_id, C.weir_replay_next(job.rt, node.src_id))
     end
-    if #S.replays > 0 then
+    if opts.held == false then
+      M.release_replays()
+      S.replays = {}
+    elseif #S.replays > 0 then
       C.weir_rt_hold_clock(job.rt, 1)
     end
+  end
+  if opts.from then
+    return clock
   end
   say(("started %q on the %s clock at %s"):format(job.plan.job_name, clock,
     status.wm_text(job:now())))
@@ -239,6 +251,7 @@ function M.start_job()
     say(("%s is paused before its first line (:step, :advance 5s, :run)"):format(
       r.node.label))
   end
+  return clock
 end
 
 -- Process whatever the runtime has ready now, without waiting for input.

@@ -24,6 +24,8 @@ local exchange = require("weir.exchange")
 local sources = require("weir.sources")
 local timeflow = require("weir.timeflow")
 local keyed = require("weir.keyed")
+local connect = require("weir.connect")
+local interval = require("weir.interval")
 local checkpoint_job = require("weir.checkpoint_job")
 local jobreport = require("weir.jobreport")
 
@@ -48,6 +50,7 @@ M.job_error = job_error
 local Job = {}
 Job.__index = Job
 Job.generate = codegen.generate
+jit.off(true) -- this chunk's loops run once (weir.codegen, "Set-up code")
 for _, part in ipairs({ failure, exchange, sources, timeflow, checkpoint_job, jobreport }) do
   for name, f in pairs(part.methods) do
     assert(Job[name] == nil, name)
@@ -145,6 +148,12 @@ function Job:instantiate(node)
     keyed.instantiate(self, node)
   elseif kind == "rolling" then
     keyed.instantiate_rolling(self, node)
+  elseif kind == "co_map" or kind == "co_flat_map" then
+    connect.instantiate(self, node)
+  elseif kind == "co_process" then
+    connect.instantiate_co_process(self, node, keyed)
+  elseif kind == "interval_join" then
+    interval.instantiate(self, node)
   elseif kind == "sink" then
     self:instantiate_sink(node, f, rich)
   elseif kind == "source" then
@@ -215,7 +224,7 @@ function Job:open_functions()
     if obj and type(obj.open) == "function" then
       local rtc = setmetatable({ index = inst.index, p = node.parallelism,
         name = self.plan.job_name, maxp = node.max_parallelism or 128 }, RuntimeContext)
-      if node.kind == "keyed_process" then
+      if node.kind == "keyed_process" or node.kind == "co_process" then
         rtc = keyed.open_context(inst, rtc, self) -- rt:value_state and the other state getters
       end
       local ok, err = xpcall(obj.open, debug.traceback, obj, rtc)
@@ -494,6 +503,9 @@ function Job:start(opts)
     self.checkpointer:attach() -- restores sources, clock and state before open()
   end
   self:open_functions()
+  if self.checkpointer then
+    self.checkpointer:after_open() -- keyed state goes into the states open() made
+  end
   if plan.env.job.verify_checkpoints then
     self.roundtrip = require("weir.roundtrip").new(self)
   end
@@ -605,5 +617,14 @@ function M.execute(plan)
   end
   self:check_output(code)
 end
+
+
+-- set-up and tear-down code, never traced (weir.codegen, "Set-up code"): what it calls compiles
+for _, f in ipairs({ Job.instantiate, Job.instantiate_window, Job.instantiate_sink,
+    Job.open_functions, Job.open_file, Job.close_functions, Job.close_files, M.new, Job.start,
+    Job.finish, Job.close }) do
+  jit.off(f)
+end
+jit.off(M.execute, true) -- and its protected closure
 
 return M

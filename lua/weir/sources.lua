@@ -242,6 +242,7 @@ function Job:open_sources(clock)
   if clock then
     virtual = clock == "virtual"
   end
+  self.virtual_clock = virtual -- a checkpoint due on it waits for the writer (weir.checkpoint_job)
   self.rt = C.weir_rt_new(virtual and C.WEIR_CLOCK_VIRTUAL or C.WEIR_CLOCK_REAL, start or 0)
   if self.rt == nil then -- the replay parser keeps start in range; libuv may still fail
     job_error(("cannot start the runtime (%s clock from %s ms)"):format(
@@ -316,6 +317,18 @@ function Job:source_place()
     return "while processing-time timers fired", false
   end
   return "while weir ran the job", false
+end
+
+
+-- set-up code, never traced (weir.codegen, "Set-up code"); the drivers it makes are
+jit.off(true) -- this chunk too: its loops run once
+for _, f in ipairs({ Job.instantiate_record_source, Job.instantiate_source, Job.open_sources,
+    text_driver }) do
+  jit.off(f)
+end
+for _, kind in pairs(KINDS) do
+  if kind.open then jit.off(kind.open) end
+  if kind.driver then jit.off(kind.driver) end
 end
 
 return M

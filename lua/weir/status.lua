@@ -1,6 +1,10 @@
 -- weir.status: what a running job looks like from inside: every operator subtask's input
 -- channels and valve, the pending windows, and the counters behind --progress, the stall
 -- warning and `kill -USR1` (DESIGN.md: visibility).
+-- Report code, run once per job or per status request: never traced, so that a one-off loop
+-- LuaJIT's shared hot counters make look hot cannot abort a trace (weir.codegen, "Set-up code") --
+-- but for check_stall, which the per-tick sweep calls (jit.on below).
+jit.off(true, true)
 local C = require("weir.ffi")
 local duration = require("weir.duration")
 local format = require("weir.format")
@@ -238,5 +242,7 @@ function M.stall_text(node, inst, ms)
     .. "with_idle_advance(...) lets the clock move it.\n"):format(node.label, inst.index + 1,
     node.parallelism, math.floor(ms / 1000), wm_text(inst.watermark), who)
 end
+
+jit.on(M.check_stall) -- per tick, from the stall sweep
 
 return M

@@ -1,4 +1,8 @@
 -- weir.stream: DataStream and KeyedStream, the job graph as users build it (API.md).
+-- Set-up code, run while the job is built (or once per job): never traced, so that a one-off
+-- loop LuaJIT's shared hot counters make look hot cannot abort a trace (weir.codegen,
+-- "Set-up code").
+jit.off(true, true)
 local util = require("weir.util")
 local tag = require("weir.tag")
 local duration = require("weir.duration")
@@ -476,7 +480,19 @@ function M.guard_env(Env)
     fine[k] = true
     return nil
   end })
+  jit.on(getmetatable(Env).__index) -- read by running operators (an absent field): traced
 end
+
+-- Extension point: later modules (watermarks, windows) add methods to Stream and Keyed.
+M.add = add
+M.operator = operator
+M.user_fn = user_fn
+M.guard = guard
+M.windowed = windowed
+
+-- two-input operators: connect (weir.connect), the window and interval joins (weir.join)
+require("weir.connect").install(M)
+require("weir.join").install(M)
 
 -- a keyed stream's table lists every method it has (pairs(getmetatable(keyed).__index), as
 -- the REPL's completion reads it); methods added to Stream later are found by its guard
@@ -485,10 +501,5 @@ for name, f in pairs(Stream) do
     Keyed[name] = f
   end
 end
-
--- Extension point: later modules (watermarks, windows) add methods to Stream and Keyed.
-M.add = add
-M.operator = operator
-M.user_fn = user_fn
 
 return M

@@ -28,6 +28,8 @@ local END_EXHAUSTED = tonumber(C.WEIR_END_EXHAUSTED)
 
 local forward_watermark, forward_status
 local OP_SLOT = C.weir_op_slot()
+-- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in cache")
+local _, _, _ = C.weir_valve_output, C.weir_valve_is_idle, C.weir_rt_now
 
 local function on_valve(d, flags)
   local node = d.node
@@ -400,6 +402,13 @@ function Job:end_of_input()
     end
     self:failed(info, true)
   end
+end
+
+
+-- set-up code, never traced (weir.codegen, "Set-up code"); the closures it makes are
+jit.off(true) -- this chunk too: its loops run once
+for _, f in ipairs({ Job.instantiate_timestamps, Job.feeding_sources, Job.make_sweeps }) do
+  jit.off(f)
 end
 
 return M

@@ -11,6 +11,8 @@ local M = {}
 
 M.new_trace = record.new_trace
 M.attach = record.attach
+M.save = record.save -- the REPL's :undo: a copy of what a recorder has seen, and back
+M.load = record.load
 M.snapshot = record.snapshot
 M.data_text = record.data_text
 M.read_data = record.read_data

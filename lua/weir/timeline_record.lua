@@ -29,7 +29,7 @@ end
 function M.attach(job)
   local trace = job.trace
   local rec = { job = job, trace = trace, wm = {}, idle = {}, stamped = 0, at = {}, done = {},
-                node_wm = {}, records_seen = -1 }
+                node_wm = {}, last_wm = {}, records_seen = -1 }
 
   -- The window (key, start, stop) already fired on time: a later fire of it is late.
   local function id_of(f)
@@ -116,15 +116,15 @@ function M.attach(job)
         rec.node_wm[node][inst.index] = -INF
       end
       local on_wm, on_pt = node.on_watermark, node.on_processing_time
-      local last = -INF
+      rec.last_wm[node] = -INF
       node.on_watermark = function(inst, w)
         stamp("element", nil, node)
         rec.node_wm[node][inst.index] = w
         on_wm(inst, w)
         stamp("watermark", w, node)
         local m = min_wm(node)
-        if m ~= last then
-          last = m
+        if m ~= rec.last_wm[node] then
+          rec.last_wm[node] = m
           rec.wm[#rec.wm + 1] = { at = job:now(), w = m, operator = node.label }
         end
       end
@@ -152,6 +152,43 @@ function M.attach(job)
     end
   end
   return rec
+end
+
+-- The recorder's own state: what save copies and load puts back (entries of its lists are
+-- never changed once added; its tables by key, window or node are).
+local LISTS, MAPS = { "wm", "idle" }, { "at", "done", "node_wm", "last_wm" }
+
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do
+    c[k] = v
+  end
+  return c
+end
+
+---A copy of what rec has recorded so far (the REPL's :undo keeps one with each step).
+function M.save(rec)
+  local saved = { stamped = rec.stamped, records_seen = rec.records_seen,
+                  last_now = rec.last_now }
+  for _, name in ipairs(LISTS) do
+    saved[name] = copy(rec[name])
+  end
+  for _, name in ipairs(MAPS) do
+    saved[name] = {}
+    for k, v in pairs(rec[name]) do
+      saved[name][k] = type(v) == "table" and copy(v) or v
+    end
+  end
+  return saved
+end
+
+---Puts what save copied into rec, a recorder attached to the job restored from that moment
+---(its trace the copy of the trace then), so that it records on as the first one would have.
+function M.load(rec, saved)
+  local fresh = M.save(saved) -- saved stays as it was, for a later :undo to the same step
+  for k, v in pairs(fresh) do
+    rec[k] = v
+  end
 end
 
 ---What the recorder saw, as plain data (what --data writes and the picture draws): times in

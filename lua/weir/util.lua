@@ -3,6 +3,19 @@ local ffi = require("ffi")
 
 local M = {}
 
+---The pending timers of one domain of a C timer service (timers.c), in pop order: buf, n
+---(buf[0 .. n-1]; n = 0 and no buf when there are none). For listings and snapshots only.
+function M.timers_list(timers, domain)
+  local C = require("weir.ffi")
+  local n = C.weir_timers_count(timers, domain)
+  if n == 0 then
+    return nil, 0
+  end
+  local buf = ffi.new("weir_timer_t[?]", n)
+  C.weir_timers_list(timers, domain, buf, n)
+  return buf, n
+end
+
 ---"file:line" of the nearest caller outside weir's own modules, for job-build errors.
 ---@return string
 function M.callsite()

@@ -31,6 +31,7 @@ local wc = require("weir.wincontext")
 local failure = require("weir.failure")
 local json = require("weir.json")
 local records = require("weir.records")
+local util = require("weir.util")
 
 local M = {}
 
@@ -215,22 +216,18 @@ local function snapshot_general(node, inst, out)
     end
   end
   for _, d in ipairs({ EVENT, PROCESSING }) do
-    local n = C.weir_timers_count(inst.timers, d)
-    if n > 0 then
-      local buf = ffi.new("weir_timer_t[?]", n)
-      C.weir_timers_list(inst.timers, d, buf, n)
-      for i = 0, n - 1 do
-        local t = buf[i]
-        local s, ki = sec(t.key)
-        local tm = s.tm
-        if not tm then
-          tm = {}
-          s.tm = tm
-        end
-        local n0 = #tm
-        tm[n0 + 1], tm[n0 + 2], tm[n0 + 3], tm[n0 + 4], tm[n0 + 5], tm[n0 + 6] = d, t.time_ms,
-          ki, t.start, t.stop, i
+    local buf, n = util.timers_list(inst.timers, d)
+    for i = 0, n - 1 do
+      local t = buf[i]
+      local s, ki = sec(t.key)
+      local tm = s.tm
+      if not tm then
+        tm = {}
+        s.tm = tm
       end
+      local n0 = #tm
+      tm[n0 + 1], tm[n0 + 2], tm[n0 + 3], tm[n0 + 4], tm[n0 + 5], tm[n0 + 6] = d, t.time_ms,
+        ki, t.start, t.stop, i
     end
   end
   return sec

@@ -274,25 +274,30 @@ local function merge_ops(job, node, guard, cops, drop_slot)
 
   -- The merge callback of WindowOperator: trigger.on_merge, clear the swallowed windows'
   -- triggers and cleanup timers, then merge their contents into the surviving state window.
+  -- The merged window's slot is opened here (push_merging opens it next anyway), so that its
+  -- window object is the one the trigger sees; the swallowed windows' are theirs (each
+  -- in-flight window has its slot): no window is made for the merge alone.
   local function on_merge(inst, key, kid, result, merged)
-    local rw = windows.window(result.start, result.stop)
     local maxts = result.stop - 1
     if is_event_time and maxts + lateness <= inst.watermark then
       error(("merging made window %s, which is already late (watermark %s)"):format(
-        tostring(rw), tostring(inst.watermark)), 0)
+        tostring(windows.window(result.start, result.stop)), tostring(inst.watermark)), 0)
     elseif not is_event_time and maxts <= job:now() then
-      error(("merging made window %s, which has already ended"):format(tostring(rw)), 0)
+      error(("merging made window %s, which has already ended"):format(
+        tostring(windows.window(result.start, result.stop))), 0)
     end
     local ctx = inst.tctx
-    ctx.key, ctx.kid, ctx.window = key, kid, rw
-    ctx.slot = C.weir_store_find(inst.store, kid, rw.start, rw.stop)
+    local rslot = winstate.open(inst, kid, result.start, result.stop)
+    local rw = inst.wins[rslot]
+    ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, rw, rslot
     ctx.merging = merged
     merge_call("on_merge", rw, ctx)
     ctx.merging = nil
     for i = 1, #merged do
       local m = merged[i]
-      local mw = windows.window(m.start, m.stop)
-      ctx.window, ctx.slot = mw, C.weir_store_find(inst.store, kid, m.start, m.stop)
+      local mslot = C.weir_store_find(inst.store, kid, m.start, m.stop)
+      local mw = mslot >= 0 and inst.wins[mslot] or windows.window(m.start, m.stop)
+      ctx.window, ctx.slot = mw, mslot
       merge_call("clear", mw, ctx)
       check_cleared(ctx)
       local t = cleanup_time(node, m.stop - 1)

@@ -24,6 +24,7 @@ local C = require("weir.ffi")
 local windows = require("weir.windows")
 local mergeset = require("weir.mergeset")
 local wc = require("weir.wincontext")
+local util = require("weir.util")
 
 local M = {}
 
@@ -193,15 +194,11 @@ end
 function M.timers(inst)
   local out = {}
   for _, d in ipairs({ EVENT, PROCESSING }) do
-    local n = C.weir_timers_count(inst.timers, d)
-    if n > 0 then
-      local buf = ffi.new("weir_timer_t[?]", n)
-      C.weir_timers_list(inst.timers, d, buf, n)
-      for i = 0, n - 1 do
-        local t = buf[i]
-        out[#out + 1] = { domain = d == EVENT and "event" or "processing", time = t.time_ms,
-                          kid = t.key, start = t.start, stop = t.stop }
-      end
+    local buf, n = util.timers_list(inst.timers, d)
+    for i = 0, n - 1 do
+      local t = buf[i]
+      out[#out + 1] = { domain = d == EVENT and "event" or "processing", time = t.time_ms,
+                        kid = t.key, start = t.start, stop = t.stop }
     end
   end
   return out

@@ -125,6 +125,43 @@ START_TEST(test_manual_after_stop_drains_then_ends_stopped)
 }
 END_TEST
 
+/* A checkpoint's position is the records delivered; a restore numbers the next one after them. */
+START_TEST(test_manual_position_and_seek_continue_the_numbering)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+    int32_t m = weir_source_manual(rt);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    push(rt, m, "a");
+    push(rt, m, "bc");
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 16), 2);
+    weir_source_position_t pos;
+    ck_assert_int_eq(weir_source_position(rt, m, &pos), 0);
+    ck_assert_int_eq((int64_t)pos.offset, 2);
+    ck_assert_int_eq(pos.replayable, 1);
+    ck_assert_int_eq((int64_t)pos.bytes, 3);
+    ck_assert_int_eq(weir_source_seek(rt, m, &pos), WEIR_ESTATE); /* only before the start */
+    log_free(&log);
+    weir_rt_free(rt);
+
+    rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+    m = weir_source_manual(rt);
+    weir_source_position_t bad = pos;
+    bad.offset = -1;
+    ck_assert_int_eq(weir_source_seek(rt, m, &bad), WEIR_EINVAL);
+    ck_assert_int_eq(weir_source_seek(rt, m, &pos), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    push(rt, m, "d");
+    evlog_t log2 = {0};
+    ck_assert_int_eq(poll_once(rt, &log2, 16), 1);
+    expect_line_at(&log2, 0, m, "d", 3, 0);
+    ck_assert_int_eq((int)weir_source_stat(rt, m, WEIR_STAT_RECORDS), 3);
+    ck_assert_int_eq((int)weir_source_stat(rt, m, WEIR_STAT_BYTES), 4);
+    log_free(&log2);
+    weir_rt_free(rt);
+}
+END_TEST
+
 static Suite *source_manual_suite(void)
 {
     Suite *s = suite_create("source_manual");
@@ -140,6 +177,8 @@ static Suite *source_manual_suite(void)
          test_manual_rejects_other_sources_and_bad_records, 0},
         {"manual_after_stop_drains_ends_stopped",
          test_manual_after_stop_drains_then_ends_stopped, 0},
+        {"manual_position_seek_continue_numbering",
+         test_manual_position_and_seek_continue_the_numbering, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         add_timed_case(s, cases[i].name, cases[i].test, cases[i].timeout_s);

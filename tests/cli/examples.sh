@@ -5,7 +5,8 @@
 . "$(dirname "$0")/lib.bash"
 EX=$(cd "$(dirname "$0")/../../examples" && pwd)
 
-for name in allowed-lateness early-firing idleness keep-last quiet-source sessions socket-keyed; do
+for name in allowed-lateness early-firing idleness keep-last quiet-source sessions socket-keyed \
+  orders-payments; do
   dir="$EX/$name"
   { cat "$dir/input.replay"; echo; echo "oops typo"; } > "$name.replay"
   (cd "$dir" && timeout 30 "$WEIR" run job.lua --replay "$TMP/$name.replay" \

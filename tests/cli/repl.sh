@@ -199,7 +199,8 @@ expect_out_has "stopped by a signal: the job stops, the session ends" "SIGTERM a
 printf '%s\n' 's = env:from_elements(1, 2)' \
   "$(printf 's:ma\t(function(v) return v end) ~= nil')" \
   "$(printf 'env:from_elements(3):filt\t(function() return true end) ~= nil')" \
-  "$(printf -- '-- weir.windows.\t\t')" "$(printf -- '-- env:\t\t')" '^D' > complete.txt
+  "$(printf -- '-- weir.windows.\t\t')" "$(printf -- '-- env:\t\t')" \
+  "$(printf ':und\t')" "$(printf ':chec\t')" '^D' > complete.txt
 timeout 60 "$BUILD/pty_run" complete.txt -- "$WEIR" repl > out 2> err
 rc=$?
 expect_rc 0 "completion at a terminal"
@@ -207,6 +208,8 @@ expect_rc 0 "completion at a terminal"
 expect_out_has "weir.windows.tumbling_event_time" "weir.windows.<TAB><TAB> lists the assigners"
 expect_out_has "env:from_elements" "env:<TAB><TAB> lists env's methods"
 grep -q 'is_assigner\|window_start\|add_node\|__index' out && bad "completion offers internals: $(cat out)" || ok
+expect_out_has "nothing to go back to: :start a job first" ":und<TAB> completes :undo"
+expect_out_has "no job is running (:start; :undo goes back into one that ended)" ":chec<TAB> completes :checkpoint"
 
 # --manual: the socket job's text source becomes :push, and no socket is opened
 printf '%s\n' ':start' ':push a,5' ':push oops' ':push a,10' > manual.txt

@@ -72,14 +72,72 @@ it("a savepoint and a restore continue rich state, rebalance counters and collec
   os.execute("rm -rf " .. dir)
 end)
 
-it("a restore refuses an operator whose parallelism changed, naming it", function()
+-- Rescale: a rich function at another parallelism gets the old subtasks' values dealt round
+-- robin (old i to new i % p), in order, maybe none; a changed max parallelism is refused.
+local function rescale_job(opts, p, stop_at, got)
+  local env = env_with(opts)
+  local out = env:generate(function(i)
+    if i == stop_at then
+      stop_now(env)
+    end
+    return i
+  end, { count = 5000 })
+    :rebalance()
+    :map({
+      open = function(self, ctx) self.st = ctx:subtask_index() end,
+      map = function(self, i)
+        self.n = (self.n or 0) + 1
+        return i
+      end,
+      snapshot_state = function(self) return { st = self.st, n = self.n } end,
+      restore_state = function(_, values)
+        local seen = {}
+        for _, v in ipairs(values) do
+          seen[#seen + 1] = v.st
+        end
+        got[#got + 1] = table.concat(seen, ",")
+      end,
+    }):set_parallelism(p):uid("counter")
+    :collect():uid("out")
+  env:execute()
+  return out:values()
+end
+
+it("at another parallelism restore_state gets the old subtasks' values round robin", function()
   local dir = tmpdir()
-  counting_job({ checkpoint_dir = dir }, 1500)
-  local env = env_with({ checkpoint_dir = dir })
-  env:generate(function(i) return i end, { count = 5000 })
-    :map(function(i) return i end):uid("counter"):set_parallelism(3)
-    :collect()
-  raises(function() env:execute() end, "map (", "parallelism 1 in the checkpoint, 3 now")
+  rescale_job({ checkpoint_dir = dir }, 2, 1500, {})
+  local entries = require("weir.checkpoint").list(dir)
+  local sp = entries[#entries].path
+  for p, want in pairs({ [1] = { "0,1" }, [3] = { "0", "1", "" }, [2] = { "0", "1" } }) do
+    local got = {}
+    local values = rescale_job({ restore = sp }, p, nil, got)
+    eq(got, want)
+    local seen = {}
+    for _, v in ipairs(values) do
+      assert(not seen[v], "a record twice after the rescale: " .. v)
+      seen[v] = true
+    end
+    eq(seen[1501] or seen[5000], true)
+  end
+  -- max parallelism: key groups are fixed
+  local function keyed(opts, env_opts)
+    local env = env_with(opts, env_opts)
+    env:generate(function(i)
+      if i == 1500 and not opts.restore then
+        stop_now(env)
+      end
+      return i
+    end, { count = 5000 })
+      :key_by(function(v) return v % 7 end):sum(1):set_parallelism(2):uid("sums")
+      :collect():uid("out")
+    env:execute()
+  end
+  local kdir = tmpdir()
+  keyed({ checkpoint_dir = kdir })
+  local kentries = require("weir.checkpoint").list(kdir)
+  raises(function() keyed({ restore = kentries[#kentries].path }, { max_parallelism = 64 }) end,
+    "max parallelism 128 in the checkpoint, 64 now (key groups are fixed)")
+  os.execute("rm -rf " .. kdir)
   os.execute("rm -rf " .. dir)
 end)
 
@@ -129,6 +187,78 @@ it("watermark generators, emitters and operator watermarks survive a restore", f
   local dir = tmpdir()
   watermark_job({ checkpoint_dir = dir }, 1700)
   eq(watermark_job({ checkpoint_dir = dir }, nil), want)
+  os.execute("rm -rf " .. dir)
+end)
+
+-- Rescale and watermarks: generate -> rebalance -> timestamps at parallelism p (even records
+-- to subtask 0, odd to 1: subtask 0's watermark is the higher one) -> a keyed process (hash:
+-- one valve channel per timestamps subtask) and a forward process, each reporting the
+-- watermark it sees first.
+local function rescale_wm_job(opts, p, stop_at)
+  local env = env_with(opts, { auto_watermark_interval = 0 })
+  local strategy = weir.watermarks.custom({
+    on_event = function(_, _, ts, out) out:emit_watermark(ts) end,
+  }):with_timestamp_assigner(function(v)
+    return v % 2 == 0 and v + 1000 or v
+  end)
+  local first = {}
+  local ts = env:generate(function(i)
+    if i == stop_at then
+      stop_now(env)
+    end
+    return i
+  end, { count = 5000 })
+    :rebalance():assign_timestamps_and_watermarks(strategy):set_parallelism(p):uid("ts")
+  local function reporter(name)
+    return {
+      open = function(self, rt) self.k = name .. rt:subtask_index() end,
+      process = function(self, _, ctx)
+        first[self.k] = first[self.k] or ctx:current_watermark()
+      end,
+    }
+  end
+  ts:process(reporter("fwd")):set_parallelism(p):uid("fwd")
+  ts:key_by(function(v) return v % 5 end):process(reporter("keyed")):set_parallelism(p)
+    :uid("keyed")
+  env:execute()
+  return first
+end
+
+it("at another parallelism a subtask's watermark is the minimum of what it inherits", function()
+  local dir = tmpdir()
+  local stopped = rescale_wm_job({ checkpoint_dir = dir }, 2, 1500)
+  eq(stopped.fwd0, -math.huge) -- before the first record: nothing yet
+  local sp = require("weir.checkpoint").list(dir)
+  sp = sp[#sp].path
+  local _, sections = require("weir.checkpoint").read(sp)
+  local wm = {}
+  for _, s in ipairs(sections) do
+    if s.name == "op/ts" or s.name == "op/fwd" or s.name == "op/keyed" then
+      wm[s.name] = { s.value.subtasks[1].watermark, s.value.subtasks[2].watermark }
+    end
+  end
+  local w0, w1 = wm["op/ts"][1], wm["op/ts"][2]
+  assert(w0 > w1 and w1 > 1000, "subtask 0's watermark is above subtask 1's")
+  local low = math.min(w0, w1)
+  -- unchanged parallelism: each subtask its own
+  local same = rescale_wm_job({ restore = sp }, 2)
+  eq(same.fwd0, wm["op/fwd"][1])
+  eq(same.fwd1, wm["op/fwd"][2])
+  -- 1 and 3: every subtask inherits both old ones (the valve channels too): the minimum. At 3
+  -- a keyed subtask's first record may come after the first watermarks of the new run, which
+  -- move it no further than the lowest of them (the first record of each new subtask: 2048,
+  -- 2049, 2050 at times 3048, 2049, 3050)
+  for _, p in ipairs({ 1, 3 }) do
+    local got = rescale_wm_job({ restore = sp }, p)
+    for st = 0, p - 1 do
+      eq(got["fwd" .. st], low)
+      local k = got["keyed" .. st]
+      assert(p == 3 or k == low, ("p=%d keyed subtask %d: %s, want %s"):format(p, st,
+        tostring(k), low))
+      assert(k == nil or (k >= low and k <= 2049), ("p=%d keyed subtask %d: watermark %s")
+        :format(p, st, tostring(k)))
+    end
+  end
   os.execute("rm -rf " .. dir)
 end)
 

@@ -202,6 +202,90 @@ it("finds nothing valid when every checkpoint is damaged", function()
   os.execute("rm -rf " .. dir)
 end)
 
+-- item 7(d), as a matrix (Flink's corruption tests in spirit): truncations at many offsets of
+-- both files, 1, 2 and 8 flipped bits at many positions, a zeroed 4 KiB block: none is ever
+-- accepted, every refusal names the file, and one that hits a section names the section too
+it("accepts no truncation, bit flip or zeroed block of either file", function()
+  local dir = tmpdir()
+  local man, sections = sample(1)
+  sections[#sections + 1] = { name = "big", key_group = -1,
+                              value = { string.rep("x", 6000), list = { 1, 2, 3 } } }
+  local path = assert(ckpt.write(dir, man, sections))
+  local files = { "w0.state", "MANIFEST" }
+  local good = {}
+  for _, f in ipairs(files) do
+    good[f] = ckpt.read_all(path .. "/" .. f)
+  end
+  local x = 99
+  local function rnd(m)
+    x = (x * 1103515245 + 12345) % 2147483648
+    return x % m
+  end
+  local tried, named_section = 0, 0
+  local function try(f, bytes, what)
+    write(path .. "/" .. f, bytes)
+    local m, why = ckpt.read(path)
+    write(path .. "/" .. f, good[f])
+    tried = tried + 1
+    if m ~= nil then
+      error(("%s of %s was accepted"):format(what, f), 2)
+    end
+    contains(why, f .. ": ")
+    if why:find("section %d+ %(") then
+      named_section = named_section + 1
+    end
+  end
+  for _, f in ipairs(files) do
+    local s = good[f]
+    for _ = 1, 20 do
+      local at = rnd(#s)
+      try(f, s:sub(1, at), ("a cut at byte %d"):format(at))
+    end
+    for _, nbits in ipairs({ 1, 2, 8 }) do
+      for _ = 1, 50 do
+        local t = { s:byte(1, -1) }
+        for _ = 1, nbits do
+          local at = 1 + rnd(#s)
+          t[at] = bit.bxor(t[at], bit.lshift(1, rnd(8)))
+        end
+        local bytes = string.char(unpack(t))
+        if bytes ~= s then -- two flips of the same bit undo each other
+          try(f, bytes, ("%d flipped bits"):format(nbits))
+        end
+      end
+    end
+    if #s > 4096 then
+      try(f, s:sub(1, 4096) .. string.rep("\0", math.min(4096, #s - 4096)) .. s:sub(8193),
+        "a zeroed 4 KiB block")
+    end
+  end
+  assert(tried > 300, tried)
+  assert(named_section > 0, "no refusal named its section")
+  assert(ckpt.read(path), "the undamaged checkpoint reads back")
+  os.execute("rm -rf " .. dir)
+end)
+
+it("refuses a MANIFEST of a newer format and skips a temporary directory", function()
+  local dir = tmpdir()
+  local man, sections = sample(1)
+  assert(ckpt.write(dir, man, sections))
+  man, sections = sample(2)
+  local p = assert(ckpt.write(dir, man, sections))
+  local s = ckpt.read_all(p .. "/MANIFEST")
+  -- format 2 in the header (bytes 9..12), with the body's crc still right
+  write(p .. "/MANIFEST", s:sub(1, 8) .. "\2\0\0\0" .. s:sub(13))
+  local m, why = ckpt.read(p)
+  eq(m, nil)
+  contains(why, "MANIFEST: format 2, this weir reads format 1")
+  os.execute("mkdir " .. dir .. "/.tmp-chk-00000003")
+  write(dir .. "/.tmp-chk-00000003/w0.state", "half")
+  local newest, bad = ckpt.newest(dir)
+  eq(newest.name, "chk-00000001")
+  eq(#bad, 1)
+  eq(bad[1].name, "chk-00000002")
+  os.execute("rm -rf " .. dir)
+end)
+
 it("declines a checkpoint on a write error and leaves no temporary directory", function()
   -- a directory where the state file would go: the write fails as a full disk would
   local dir = tmpdir()

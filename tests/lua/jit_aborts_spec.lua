@@ -24,6 +24,7 @@ end
 -- shrink. An abort in a module not listed fails the spec.
 local WINDOW_OPERATORS = "issue 15: the window operators (h-state owns them this session)"
 local NOT_YET = "issue 15 item 1: not fixed yet (h-perf)"
+local TWO_INPUTS = "issue 17 item 4: the joins' per-record and per-fire loops (h-join)"
 local KNOWN = {
   -- the window operators and their helpers: per fire and per merge loops over keys, windows
   -- and elements with low or varying trip counts, closures per fire, traces too long
@@ -71,10 +72,20 @@ local KNOWN = {
   ["weir op keyed_process"] = { NOT_YET }, ["weir op rolling"] = { NOT_YET },
   ["weir op decoded_lines"] = { NOT_YET },
   ["weir/keyed.lua"] = { NOT_YET }, ["weir/keyed_state.lua"] = { NOT_YET },
-  ["weir/jobreport.lua"] = { NOT_YET }, -- moved out of run.lua
   ["weir/rolling.lua"] = { NOT_YET }, ["weir/json.lua"] = { NOT_YET },
   ["weir/csv.lua"] = { NOT_YET }, ["weir/checkpoint.lua"] = { NOT_YET },
   ["weir/checkpoint_job.lua"] = { NOT_YET }, ["weir/checkpoint_parts.lua"] = { NOT_YET },
+  -- the two-input operators (h-join): the interval join's matching of three or more buffered
+  -- timestamps (a loop per record of a few trips, and its sort), and the window join's and
+  -- co_group's split of a fired window by side and their pairs (per fire, as the window
+  -- operators' loops); weir.connect only builds and wires
+  ["weir op interval_join"] = { TWO_INPUTS, "inner loop in root trace",
+    "leaving loop in root trace", "fallback to interpreter", "loop unroll limit reached" },
+  ["weir/interval.lua"] = { TWO_INPUTS, "inner loop in root trace", "leaving loop in root trace",
+    "fallback to interpreter", "loop unroll limit reached" },
+  ["weir/join.lua"] = { TWO_INPUTS, "leaving loop in root trace", "loop unroll limit reached",
+    "inner loop in root trace", "fallback to interpreter" },
+  ["weir/connect.lua"] = { TWO_INPUTS },
   ["weir op filter"] = { NOT_YET, "loop unroll limit reached" },
   ["weir op rebalance"] = { NOT_YET, "loop unroll limit reached" },
   ["weir op generate"] = { NOT_YET, "fallback to interpreter", "symbol not in cache" },
@@ -84,28 +95,20 @@ local KNOWN = {
   ["weir op map"] = { NOT_YET, "loop unroll limit reached", "trace too long" },
   ["weir op sink_fn"] = { NOT_YET, "trace too long" },
   ["weir op timestamps"] = { NOT_YET, "loop unroll limit reached" },
-  -- set-up code at job start (one-off loops and closures): any reason
-  ["weir/codegen.lua"] = { NOT_YET, "NYI: bytecode" },
-  ["weir/env.lua"] = { NOT_YET }, ["weir/stream.lua"] = { NOT_YET },
+  -- set-up code at job start is never traced now (jit.off: weir.codegen, "Set-up code"), so
+  -- codegen, env, stream, param, plan, main, explain, status, jobreport, exchange and sources
+  -- are not listed: an abort there fails the spec. Not seen aborting, not yet checked by hand:
   ["weir/keys.lua"] = { NOT_YET },
   ["weir/records.lua"] = { NOT_YET }, ["weir/memory.lua"] = { NOT_YET },
-  ["weir/main.lua"] = { NOT_YET }, ["weir/explain.lua"] = { NOT_YET },
   ["weir/duration.lua"] = { NOT_YET, "error thrown or hook called during recording",
     "leaving loop in root trace", "trace too long" },
   ["weir/evictors.lua"] = { NOT_YET, "inner loop in root trace", "leaving loop in root trace" },
-  ["weir/exchange.lua"] = { NOT_YET, "NYI: bytecode", "inner loop in root trace",
-    "leaving loop in root trace", "symbol not in cache" },
   ["weir/failure.lua"] = { NOT_YET, "NYI: bytecode" },
   ["weir/format.lua"] = { NOT_YET, "leaving loop in root trace" },
-  ["weir/plan.lua"] = { NOT_YET, "inner loop in root trace", "leaving loop in root trace" },
   ["weir/replay.lua"] = { NOT_YET, "error thrown or hook called during recording" },
   ["weir/run.lua"] = { NOT_YET, "NYI: bytecode", "NYI: return to lower frame", "blacklisted",
     "fallback to interpreter", "inner loop in root trace", "leaving loop in root trace",
     "loop unroll limit reached", "symbol not in cache", "trace too long" },
-  ["weir/sources.lua"] = { NOT_YET, "inner loop in root trace", "leaving loop in root trace",
-    "symbol not in cache" },
-  ["weir/status.lua"] = { NOT_YET, "inner loop in root trace", "leaving loop in root trace",
-    "symbol not in cache", "trace too long" },
   ["weir/timeflow.lua"] = { NOT_YET, "NYI: bytecode", "NYI: register coalescing too complex",
     "NYI: return to lower frame", "blacklisted", "down-recursion, restarting",
     "fallback to interpreter", "inner loop in root trace", "leaving loop in root trace",
@@ -120,6 +123,13 @@ local KNOWN = {
     "fallback to interpreter", "inner loop in root trace", "leaving loop in root trace",
     "loop unroll limit reached", "trace too long" },
 }
+
+-- The aborts of a trace's length (LuaJIT's limits on a trace's instructions, snapshots and
+-- unrolled calls): where the recorder happened to be when the limit hit says nothing about the
+-- module there, so they count for the module the trace started in (a window fire's side trace
+-- that grows through the operators downstream is the window operator's).
+local LENGTH = { ["trace too long"] = true, ["loop unroll limit reached"] = true,
+  ["too many snapshots"] = true }
 
 local function weirs(src)
   return src:find("^@weir/") or src:find("^=weir ")
@@ -198,13 +208,18 @@ for _, name in ipairs(shapes) do
     local fh = assert(io.open(("%s/%s.trace"):format(dir, name), "rb"))
     local bad = {}
     for line in fh:lines() do
-      local kind, start, why, loc, src = line:match("^(%a+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$")
+      local kind, start, why, loc, src, start_src =
+        line:match("^(%a+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$")
+      -- a trace that grew too long is the whole trace's: it counts for the module it started in
+      if kind and LENGTH[why] and weirs(start_src) then
+        src = start_src
+      end
       if kind and weirs(src) then
         local module = module_of(src)
         local owner = known(name, module)
         if owner then
-          seen_known[#seen_known + 1] = ("%s: %s -- %s at %s (%s)"):format(name, start, why, loc,
-            owner)
+          seen_known[#seen_known + 1] = ("%s: %s -- %s at %s [%s] (%s)"):format(name, start, why,
+            loc, module, owner)
         else
           bad[#bad + 1] = ("%s: trace %s -- %s at %s"):format(kind, start, why, loc)
         end

@@ -6,7 +6,8 @@
 -- The report has one line per trace abort and per trace that falls back to the interpreter
 -- (LuaJIT's end of a side exit that failed too often), tab-separated: "abort" or "fallback", the
 -- trace's start, the reason, where it happened (LuaJIT's file:line) and that place's chunk
--- name (the source of the Lua function the recorder was in; for a built-in, the trace's start).
+-- name (the source of the Lua function the recorder was in; for a built-in, the trace's start),
+-- and the chunk name of the trace's start.
 -- This file's own functions are the shapes' user code.
 local weir = require("weir")
 local jutil = require("jit.util")
@@ -53,12 +54,14 @@ local function watch(what, tr, func, pc, otr, oex)
   elseif what == "abort" then
     local s = starts[tr] or { loc = "?" }
     local loc, src = where(func, pc)
-    events[#events + 1] = { "abort", s.loc, reason(otr, oex), loc, src or s.src or "?" }
+    events[#events + 1] = { "abort", s.loc, reason(otr, oex), loc, src or s.src or "?",
+      s.src or "?" }
   elseif what == "stop" then
     local info = jutil.traceinfo(tr)
     if info and info.linktype == "interpreter" then
       local s = starts[tr] or { loc = "?" }
-      events[#events + 1] = { "fallback", s.loc, "fallback to interpreter", s.loc, s.src or "?" }
+      events[#events + 1] = { "fallback", s.loc, "fallback to interpreter", s.loc, s.src or "?",
+        s.src or "?" }
     end
   end
 end
@@ -363,6 +366,43 @@ shape_def("timestamps_key_by_process", function(env)
   timed(env):key_by(ev_key):process(function(e, ctx, out)
     out(ctx:timestamp() + ctx:current_key() + e[2])
   end):sink(counting)
+end)
+-- two inputs (weir.connect, weir.join, weir.interval)
+shape_def("connect_co_map", function(env)
+  local a = env:generate(function(i) return i end, { count = N })
+  local b = env:generate(function(i) return -i end, { count = N })
+  a:connect(b):co_map{ map1 = function(_, v) return v + 1 end,
+                       map2 = function(_, v) return v - 1 end }:sink(counting)
+end)
+shape_def("connect_co_flat_map", function(env)
+  local a = env:generate(function(i) return i end, { count = N })
+  local b = env:generate(function(i) return -i end, { count = N })
+  a:connect(b):co_flat_map{ flat_map1 = function(_, v, out) out(v) end,
+                            flat_map2 = function(_, v, out) out(v) out(v) end }:sink(counting)
+end)
+shape_def("connect_co_process", function(env)
+  timed(env):key_by(ev_key):connect(timed(env):key_by(ev_key)):co_process{
+    open = function(self, rt) self.n = rt:value_state("n") end,
+    process1 = function(self, e, ctx)
+      self.n:update((self.n:value() or 0) + 1)
+      ctx:timer_service():register_event_time_timer(e[2] + 10)
+    end,
+    process2 = function(self, e, _, out) out(e[2] + (self.n:value() or 0)) end,
+    on_timer = function(_, t, _, out) out(t) end,
+  }:sink(counting)
+end)
+shape_def("window_join", function(env)
+  timed(env):join(timed(env)):where(ev_key):equal_to(ev_key):window(W.tumbling_event_time("20ms"))
+    :apply(function(l, r) return l[2] + r[2] end):sink(counting)
+end)
+shape_def("window_co_group", function(env)
+  timed(env):co_group(timed(env)):where(ev_key):equal_to(ev_key)
+    :window(W.tumbling_event_time("1s"))
+    :apply(function(key, ls, rs, out) out(key + #ls + #rs) end):sink(counting)
+end)
+shape_def("interval_join", function(env)
+  timed(env):key_by(ev_key):interval_join(timed(env):key_by(ev_key)):between(-100, 100)
+    :process(function(l, r, ctx, out) out(ctx:timestamp() + l[2] - r[2]) end):sink(counting)
 end)
 -- every window assigner with every window function
 local ASSIGNERS = {
