@@ -93,13 +93,13 @@ env:execute("bench checkpoint " .. shape)
 
 local c = env:metrics() and env:metrics().checkpoints
 if c then
-  local keys = {}
+  local names = {}
   for k in pairs(c) do
-    keys[#keys + 1] = k
+    names[#names + 1] = k
   end
-  table.sort(keys)
+  table.sort(names)
   local parts = {}
-  for _, k in ipairs(keys) do
+  for _, k in ipairs(names) do
     parts[#parts + 1] = ("%s=%s"):format(k, tostring(c[k]))
   end
   io.stderr:write("checkpoints ", table.concat(parts, " "), "\n")
