@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* bench_measure CMD ARGS...: runs CMD, passes its stdout and stderr through, then prints
- * "wall_s=<seconds> maxrss_kb=<peak RSS>" on stderr and exits with CMD's status. The peak RSS
- * is getrusage(RUSAGE_CHILDREN) after the wait: this program has no other children, so it is
- * CMD's own peak (or that of its largest descendant it waited for). */
+ * "wall_s=<seconds> cpu_s=<user + system seconds> maxrss_kb=<peak RSS>" on stderr and exits
+ * with CMD's status. CPU and peak RSS are getrusage(RUSAGE_CHILDREN) after the wait: this
+ * program has no other children, so they are CMD's own (with the CPU of the descendants it
+ * waited for, such as weir's checkpoint writers; the peak: of its largest one). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +50,9 @@ int main(int argc, char **argv)
     memset(&ru, 0, sizeof ru);
     getrusage(RUSAGE_CHILDREN, &ru);
     /* Linux reports ru_maxrss in kilobytes. */
-    fprintf(stderr, "wall_s=%.6f maxrss_kb=%ld\n", wall, ru.ru_maxrss);
+    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    fprintf(stderr, "wall_s=%.6f cpu_s=%.6f maxrss_kb=%ld\n", wall, cpu, ru.ru_maxrss);
     if (WIFEXITED(status)) {
         return WEXITSTATUS(status);
     }

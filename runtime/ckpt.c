@@ -13,10 +13,16 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 /* the framing Lua writes through the FFI: the same bytes on every LP64 host */
 _Static_assert(sizeof(weir_ckpt_header_t) == 32, "weir_ckpt_header_t is 32 bytes");
@@ -32,6 +38,15 @@ uint32_t weir_ckpt_crc32(uint32_t crc, const void *bytes, size_t len)
         return crc;
     }
     return (uint32_t)crc32_z((uLong)crc, bytes, (z_size_t)len);
+}
+
+double weir_ckpt_clock_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
+        return 0.0;
+    }
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int open_retry(const char *path, int flags, mode_t mode)
@@ -244,4 +259,104 @@ int weir_ckpt_truncate(const char *path, double length)
     }
     close(fd);
     return rc;
+}
+
+/* The writer process: fork() gives it the job's memory as it is between two batches (copy on
+ * write), so it makes the sections and writes the checkpoint while the job goes on. */
+int32_t weir_ckpt_fork(int32_t lock_fd, int32_t *msg_fd)
+{
+    if (msg_fd == NULL) {
+        return WEIR_EINVAL;
+    }
+    int fds[2];
+    if (pipe(fds) < 0) {
+        return -errno;
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int code = -errno;
+        close(fds[0]);
+        close(fds[1]);
+        return code;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        /* the lock stays the job's alone: a rerun after the job is killed must find it free */
+        if (lock_fd >= 0) {
+            close(lock_fd);
+        }
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* the job killed (kill -9): its writer with it */
+#endif
+        if (getppid() != parent) {
+            _exit(1); /* the job died before the line above */
+        }
+        /* the job's signal handlers (libuv's) would write into the job's own signal pipe: a
+         * Ctrl-C reaching the process group must stop the job once, not twice */
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE };
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+            signal(sigs[i], SIG_IGN);
+        }
+        *msg_fd = fds[1];
+        return 0;
+    }
+    close(fds[1]);
+    *msg_fd = fds[0];
+    return (int32_t)pid;
+}
+
+void weir_ckpt_child_exit(int32_t msg_fd, const char *msg, size_t len)
+{
+    /* the pipe holds 64 KiB; the job reads it only after the exit, so never more */
+    if (len > WEIR_CKPT_MSG_MAX) {
+        len = WEIR_CKPT_MSG_MAX;
+    }
+    const char *p = msg;
+    while (len > 0 && p != NULL) {
+        ssize_t w = write(msg_fd, p, len);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            break;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    _exit(0); /* never exit(): stdio buffers and atexit handlers are the job's */
+}
+
+int32_t weir_ckpt_wait(int32_t pid, int32_t msg_fd, int32_t block, char *out, size_t cap,
+                       int32_t *status)
+{
+    if (pid <= 0 || out == NULL || cap == 0 || status == NULL) {
+        return WEIR_EINVAL;
+    }
+    int st = 0;
+    pid_t got;
+    do {
+        got = waitpid((pid_t)pid, &st, block ? 0 : WNOHANG);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) {
+        return -errno;
+    }
+    if (got == 0) {
+        return 0; /* still writing */
+    }
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : (WIFSIGNALED(st) ? -WTERMSIG(st) : -1);
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = read(msg_fd, out + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            break;
+        }
+        n += (size_t)r;
+    }
+    out[n] = '\0';
+    close(msg_fd);
+    return (int32_t)n + 1;
 }

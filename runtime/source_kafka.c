@@ -35,6 +35,8 @@ typedef struct kafka_part {
     int64_t start; /* the first offset to read (concrete, >= 0) */
     int64_t stop;  /* -1: unbounded; else done when next >= stop */
     int64_t next;  /* the offset after the last message delivered */
+    int64_t marked; /* next when the last checkpoint's snapshot read it (has_mark) */
+    int has_mark;
     int done;
 } kafka_part_t;
 
@@ -598,6 +600,19 @@ const weir_kafka_meta_t *weir_kafka_meta(const weir_rt_t *rt, int32_t source)
     return k ? k->meta : NULL;
 }
 
+int weir_kafka_mark(weir_rt_t *rt, int32_t source)
+{
+    kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k) {
+        return WEIR_EINVAL;
+    }
+    for (int32_t i = 0; i < k->nparts; i++) {
+        k->parts[i].marked = k->parts[i].next;
+        k->parts[i].has_mark = 1;
+    }
+    return 0;
+}
+
 int weir_kafka_commit(weir_rt_t *rt, int32_t source, int32_t wait)
 {
     kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
@@ -610,7 +625,7 @@ int weir_kafka_commit(weir_rt_t *rt, int32_t source, int32_t wait)
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(k->nparts);
     for (int32_t i = 0; i < k->nparts; i++) {
         rd_kafka_topic_partition_list_add(l, k->parts[i].topic, k->parts[i].partition)->offset =
-            k->parts[i].next;
+            k->parts[i].has_mark ? k->parts[i].marked : k->parts[i].next;
     }
     /* async: on_commit reports; waiting: the last one, before the consumer closes */
     rd_kafka_resp_err_t err = rd_kafka_commit(k->rk, l, wait ? 0 : 1);

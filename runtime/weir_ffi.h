@@ -154,9 +154,10 @@ int32_t weir_source_nexmark(weir_rt_t *rt, double count, const weir_nexmark_conf
  * Every message is a WEIR_EV_LINE event (its value; flags WEIR_LINE_KAFKA_NULL when it has
  * none) whose index is its slot in weir_kafka_meta's array (valid until the next poll).
  * weir_kafka_next_offset: the offset after the last message delivered (the start before the
- * first). weir_kafka_commit: commits every partition's next offset to the group (async, or
- * with wait until the cluster answers; a failure is reported on stderr; nothing without
- * group.id). */
+ * first). weir_kafka_mark: remembers every partition's next offset (a checkpoint's snapshot
+ * read them). weir_kafka_commit: commits every partition's remembered offset (its next one
+ * before any mark) to the group (async, or with wait until the cluster answers; a failure is
+ * reported on stderr; nothing without group.id). */
 typedef struct {
     const char *key;    /* NULL: the message has no key */
     int32_t key_len;    /* -1 without a key */
@@ -174,6 +175,7 @@ int weir_kafka_offsets(weir_rt_t *rt, int32_t source, int32_t i, double *out);
 int weir_kafka_set_range(weir_rt_t *rt, int32_t source, int32_t i, double start, double stop);
 double weir_kafka_next_offset(const weir_rt_t *rt, int32_t source, int32_t i);
 const weir_kafka_meta_t *weir_kafka_meta(const weir_rt_t *rt, int32_t source);
+int weir_kafka_mark(weir_rt_t *rt, int32_t source);
 int weir_kafka_commit(weir_rt_t *rt, int32_t source, int32_t wait);
 /* The Kafka sink (kafka_sink.c): a producer to topic with the librdkafka properties conf
  * (name, value, ...); NULL with the reason in err (err_size bytes) when librdkafka refuses
@@ -628,7 +630,8 @@ const char *weir_csv_error(const weir_csv_t *c);
  * exists), fsync final_dir's parent. remove: unlinks the files of dir and removes it (0 when it
  * is absent). list: the names in dir (without . and ..), NUL-terminated one after another in
  * out while they fit in cap; returns the bytes all of them need. truncate: cuts path to length
- * bytes and fsyncs it. */
+ * bytes and fsyncs it. clock_ms: a monotonic reading in ms (CLOCK_MONOTONIC), for the pause and
+ * restore times env:metrics().checkpoints reports; never the job's processing time. */
 uint32_t weir_ckpt_crc32(uint32_t crc, const void *bytes, size_t len);
 int weir_ckpt_lock(const char *dir);
 int weir_ckpt_unlock(int32_t fd);
@@ -638,6 +641,19 @@ int weir_ckpt_commit(const char *tmp_dir, const char *final_dir);
 int weir_ckpt_remove(const char *dir);
 int32_t weir_ckpt_list(const char *dir, char *out, size_t cap);
 int weir_ckpt_truncate(const char *path, double length);
+double weir_ckpt_clock_ms(void);
+/* The checkpoint writer process (weir.checkpoint_job). fork: returns the child's pid in the
+ * job, 0 in the child (which closes lock_fd, dies with the job, ignores the job's signals), or
+ * a negative errno; msg_fd gets the read end of a pipe in the job, its write end in the child.
+ * child_exit: the child writes msg (at most WEIR_CKPT_MSG_MAX bytes) and _exits. wait: reaps
+ * the child (block 0: without waiting): 0 while it runs; when it ended, the bytes of its
+ * message + 1, the message NUL-terminated in out (cap bytes), status its exit code (or
+ * -signal) and msg_fd closed; a negative errno when waitpid fails. */
+enum { WEIR_CKPT_MSG_MAX = 16384 };
+int32_t weir_ckpt_fork(int32_t lock_fd, int32_t *msg_fd);
+void weir_ckpt_child_exit(int32_t msg_fd, const char *msg, size_t len);
+int32_t weir_ckpt_wait(int32_t pid, int32_t msg_fd, int32_t block, char *out, size_t cap,
+                       int32_t *status);
 
 /* The state file's framing (weir.checkpoint writes and reads it; docs/ARCHITECTURE.md, The
  * checkpoint format): one header, then each section as its header, its name and its payload,

@@ -150,11 +150,32 @@ function Registry:add(name, part)
   self.by_name[name] = part
 end
 
----Every part's sections: a list of {name, key_group, value}, in registration order.
-function Registry:snapshot()
+---The values of the parts that are not keyed, by name ({value}): what the job takes itself
+---before the checkpoint writer makes the keyed parts' (the big ones: windows, keyed state)
+---from its copy of the job's memory. A part that is not keyed may call user hooks
+---(snapshot_state) or flush files, which must happen in the job.
+function Registry:snapshot_unkeyed()
+  local pre = {}
+  for _, part in ipairs(self.parts) do
+    if not part.keyed then
+      pre[part.name] = { part.snapshot() }
+    end
+  end
+  return pre
+end
+
+---Every part's sections: a list of {name, key_group, value}, in registration order; pre (from
+---snapshot_unkeyed) holds the values of the parts already taken.
+function Registry:snapshot(pre)
   local out = {}
   for _, part in ipairs(self.parts) do
-    local v = part.snapshot()
+    local taken = pre and pre[part.name]
+    local v
+    if taken then
+      v = taken[1]
+    else
+      v = part.snapshot()
+    end
     if part.keyed then
       local groups = {}
       for g in pairs(v) do
@@ -471,11 +492,17 @@ end
 
 ---Writes a checkpoint into dir: the state file of sections, fsyncs the files named in
 ---sync_paths (write_text sinks), the MANIFEST (manifest with files filled in), then commits.
----Returns the final path, or nil and the failure (the temporary directory is removed).
-function M.write(dir, manifest, sections, sync_paths)
+---Returns the final path, or nil and the failure (the temporary directory is removed). times,
+---when given, gets encode_ms (the state file's bytes) and write_ms (files, fsyncs, commit).
+function M.write(dir, manifest, sections, sync_paths, times)
   local name = M.dir_name(manifest.id, manifest.kind)
   local tmp, final = dir .. "/.tmp-" .. name, dir .. "/" .. name
+  local t0 = C.weir_ckpt_clock_ms()
   local state, index = M.encode_state(manifest.id, sections) -- a bad value raises, before I/O
+  local t1 = C.weir_ckpt_clock_ms()
+  if times then
+    times.encode_ms = t1 - t0
+  end
   local function fail(what, code)
     C.weir_ckpt_remove(tmp)
     return nil, ("%s: %s"):format(what, strerror(code))
@@ -506,6 +533,9 @@ function M.write(dir, manifest, sections, sync_paths)
   rc = C.weir_ckpt_commit(tmp, final)
   if rc ~= 0 then
     return fail(final, rc)
+  end
+  if times then
+    times.write_ms = C.weir_ckpt_clock_ms() - t1
   end
   return final, #state + #ms
 end

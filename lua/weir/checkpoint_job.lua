@@ -70,7 +70,8 @@ function M.prepare(job)
     return nil
   end
   local self = setmetatable({ job = job, dir = o.checkpoint_dir, opts = o, failures = 0,
-                              interval_ms = DEFAULT_INTERVAL_MS, taken = 0 }, Ck)
+                              interval_ms = DEFAULT_INTERVAL_MS, taken = 0,
+                              stats = M.new_stats() }, Ck)
   if o.checkpoint_interval then
     if o.checkpoint_interval == "0" then
       self.interval_ms = 0
@@ -104,6 +105,7 @@ function M.prepare(job)
   end
   inputlog.prepare(self)
   local from
+  local read_t0 = C.weir_ckpt_clock_ms()
   if given then
     from = given
   elseif o.restore then
@@ -131,6 +133,7 @@ function M.prepare(job)
         :format(self.dir, #bad))
     end
   end
+  self.read_ms = C.weir_ckpt_clock_ms() - read_t0
   if not from and self.dir then
     self:take_start()
   end
@@ -253,7 +256,12 @@ function Ck:attach()
   inputlog.attach(self)
   self.registry = parts.registry(self)
   if self.from then
+    local t0 = C.weir_ckpt_clock_ms()
     self:restore(self.from)
+    local st = self.stats
+    st.restore_read_ms = self.read_ms
+    st.restore_ms = self.read_ms + (C.weir_ckpt_clock_ms() - t0)
+    st.restored_from = self.from.path
   end
   self.next_due = -INF -- the first due time is set after the first batch, on the running clock
 end
@@ -263,8 +271,12 @@ end
 function Ck:after_open()
   local work = self.after_open_work or {}
   self.after_open_work = nil -- a later restore (open() has run) puts keyed state back at once
+  local t0 = C.weir_ckpt_clock_ms()
   for _, f in ipairs(work) do
     f()
+  end
+  if #work > 0 then
+    self.stats.restore_ms = self.stats.restore_ms + (C.weir_ckpt_clock_ms() - t0)
   end
 end
 
@@ -361,25 +373,27 @@ end
 
 -- Taking checkpoints ------------------------------------------------------------------------
 
----Writes one checkpoint of kind "checkpoint", "savepoint" or "final" (finished). A write error
----declines it (a warning; the job goes on) until TOLERABLE_FAILURES in a row fail the job.
-function Ck:take(kind)
-  if not self.dir then
-    return
-  end
-  local ok, sections = pcall(self.registry.snapshot, self.registry)
-  if not ok then
-    job_error(("checkpoint %d: %s"):format(self.next_id, type(sections) == "table"
-      and sections.text or tostring(sections)))
-  end
-  return self:write(sections, kind)
+---What env:metrics().checkpoints shows (docs/API.md, Checkpoints): checkpoints taken and
+---failed, the last one's bytes, its pause (what the job's loop spent on it: ms on the
+---monotonic clock), the longest and the total pause, what the writer spent on the last one
+---(making the sections, encoding, writing with the fsyncs and the commit) and how long it took
+---from the pause to the commit, and the restore's time; every field there from the start.
+function M.new_stats()
+  return { taken = 0, failed = 0, last_id = 0, last_bytes = 0, last_pause_ms = 0,
+           max_pause_ms = 0, total_pause_ms = 0, last_snapshot_ms = 0, last_encode_ms = 0,
+           last_write_ms = 0, last_duration_ms = 0, restore_ms = 0, restore_read_ms = 0,
+           restored_from = false }
 end
 
----Commits sections as the next checkpoint of kind (start: the fresh start's).
-function Ck:write(sections, kind, start)
+local buffer = require("string.buffer")
+local clock = C.weir_ckpt_clock_ms
+local MSG_CAP = C.WEIR_CKPT_MSG_MAX + 1
+local MAX_TEXT = 4000 -- of a failure's text from the writer (its message holds 16 KiB)
+
+---The MANIFEST of checkpoint id (its files are filled in as it is written) and the files to
+---fsync with it (write_text sinks'): made in the job, from the job's tables.
+function Ck:manifest(id, kind, start)
   local job = self.job
-  local id = self.next_id
-  self.next_id = id + 1
   local sync = {}
   for _, f in ipairs(job.files) do
     sync[#sync + 1] = f.path
@@ -395,47 +409,199 @@ function Ck:write(sections, kind, start)
                               path = node.path, log_offset = inputlog.offset(self, node) }
   end
   inputlog.sync_paths(self, sync)
-  local manifest = {
+  return {
     id = id, kind = kind, finished = kind == "final", start = start or nil,
     taken_ms = job.rt and C.weir_rt_now(job.rt) or nil,
     weir = ffi.string(C.weir_version()),
     job = { script = job.plan.env.job.script, name = job.plan.job_name },
     operators = M.operators(job), sources = sources,
-  }
-  local wok, path, bytes = pcall(checkpoint.write, self.dir, manifest, sections, sync)
+  }, sync
+end
+
+local function text_of(err)
+  local t = type(err) == "table" and err.text or tostring(err)
+  return #t > MAX_TEXT and (t:sub(1, MAX_TEXT) .. " ...") or t
+end
+
+---The writer's work (in the writer process, or in the job without one): the sections (the
+---keyed parts' made here, the others' taken in pre, or all of them given), encoded and written.
+---Returns a plain result: {path, bytes, snapshot_ms, encode_ms, write_ms}, {declined = why}
+---(a write error) or {fatal = why} (state a checkpoint cannot keep).
+function Ck:work(manifest, sync, pre, sections)
+  local t0 = clock()
+  if not sections then
+    local ok, got = pcall(self.registry.snapshot, self.registry, pre)
+    if not ok then
+      return { fatal = text_of(got) }
+    end
+    sections = got
+  end
+  local t1 = clock()
+  local times = {}
+  local wok, path, bytes = pcall(checkpoint.write, self.dir, manifest, sections, sync, times)
   if not wok then
-    job_error(("checkpoint %d: %s"):format(id, tostring(path)))
+    return { fatal = text_of(path) }
   end
   if not path then
+    return { declined = text_of(bytes) }
+  end
+  return { path = path, bytes = bytes, snapshot_ms = t1 - t0, encode_ms = times.encode_ms,
+           write_ms = times.write_ms }
+end
+
+---Takes one checkpoint of kind "checkpoint", "savepoint" or "final" (finished). The job flushes
+---its write_text files and takes the parts that are not keyed (sources, operators' watermarks,
+---rich functions' snapshot_state, sinks: small, and some call user code); then a writer
+---process forked from the job (weir_ckpt_fork: the job's memory as it is now, copy on write)
+---makes the keyed parts' sections (windows, keyed state), encodes and writes them while the
+---job goes on: the pause is the fork. One writer at a time; with wait (interval 0, savepoint,
+---final) the job waits for it. Without fork, the job does the writer's work itself.
+function Ck:take(kind, wait)
+  if not self.dir then
+    return
+  end
+  if self.child then
+    if not wait then
+      return nil
+    end
+    self:reap(true)
+  end
+  local t0 = clock()
+  for _, f in ipairs(self.job.files) do
+    f.fh:flush() -- written by the job, before the copy (an error: the sink's part names it)
+  end
+  local ok, pre = pcall(self.registry.snapshot_unkeyed, self.registry)
+  if not ok then
+    job_error(("checkpoint %d: %s"):format(self.next_id, text_of(pre)))
+  end
+  local id = self.next_id
+  self.next_id = id + 1
+  local manifest, sync = self:manifest(id, kind)
+  local pid = -1
+  if not self.no_fork then
+    self.fd_box = self.fd_box or ffi.new("int32_t[1]")
+    pid = C.weir_ckpt_fork(self.lock_fd or -1, self.fd_box)
+  end
+  if pid == 0 then -- the writer process: it never returns
+    C.weir_mem_set_limit(0) -- the job's memory limit is the job's; this copy ends soon
+    local msg = buffer.encode(self:work(manifest, sync, pre))
+    C.weir_ckpt_child_exit(self.fd_box[0], msg, #msg)
+  end
+  if pid < 0 then
+    if not self.no_fork then
+      self.no_fork = true
+      say("checkpoint %d: cannot start a writer process (%s); the job writes its checkpoints "
+        .. "itself", id, ffi.string(C.weir_strerror(pid)))
+    end
+    local r = self:work(manifest, sync, pre)
+    r.pause_ms = clock() - t0
+    r.duration_ms = r.pause_ms
+    return self:done(id, r, kind)
+  end
+  self.child = { pid = pid, fd = self.fd_box[0], id = id, kind = kind, t0 = t0,
+                 pause_ms = clock() - t0,
+                 tmp = self.dir .. "/.tmp-" .. checkpoint.dir_name(id, kind) }
+  if wait then
+    return self:reap(true)
+  end
+end
+
+---The writer's result, if it ended (block: waits for it): the checkpoint's path, or nil.
+function Ck:reap(block)
+  local c = self.child
+  self.msg_buf = self.msg_buf or ffi.new("char[?]", MSG_CAP)
+  self.status_box = self.status_box or ffi.new("int32_t[1]")
+  local n = C.weir_ckpt_wait(c.pid, c.fd, block and 1 or 0, self.msg_buf, MSG_CAP,
+    self.status_box)
+  if n == 0 then
+    return nil
+  end
+  self.child = nil
+  local r
+  if n < 0 then
+    r = { fatal = "waiting for the checkpoint writer: " .. ffi.string(C.weir_strerror(n)) }
+  else
+    local ok, v = pcall(buffer.decode, ffi.string(self.msg_buf, n - 1))
+    if ok and type(v) == "table" then
+      r = v
+    else
+      local st = self.status_box[0]
+      C.weir_ckpt_remove(c.tmp)
+      r = { declined = ("its writer process ended without a result (%s)"):format(st < 0
+        and ("signal " .. -st) or ("exit code " .. st)) }
+    end
+  end
+  r.pause_ms = c.pause_ms
+  r.duration_ms = clock() - c.t0
+  return self:done(c.id, r, c.kind)
+end
+
+---Counts a writer's result r for checkpoint id: a fatal one fails the job, a declined one is a
+---warning until TOLERABLE_FAILURES in a row fail the job. Returns the path, or nil.
+function Ck:done(id, r, kind)
+  local st = self.stats
+  st.last_pause_ms, st.total_pause_ms = r.pause_ms, st.total_pause_ms + r.pause_ms
+  st.max_pause_ms = math.max(st.max_pause_ms, r.pause_ms)
+  if r.fatal then
+    job_error(("checkpoint %d: %s"):format(id, r.fatal))
+  end
+  if r.declined then
     self.failures = self.failures + 1
+    st.failed = st.failed + 1
     if self.failures >= TOLERABLE_FAILURES then
-      job_error(("checkpoint %d failed, %d in a row: %s"):format(id, self.failures, bytes))
+      job_error(("checkpoint %d failed, %d in a row: %s"):format(id, self.failures, r.declined))
     end
     say("checkpoint %d declined: %s (%d failure%s in a row, %d fail the job; it goes on)",
-      id, bytes, self.failures, self.failures == 1 and "" or "s", TOLERABLE_FAILURES)
+      id, r.declined, self.failures, self.failures == 1 and "" or "s", TOLERABLE_FAILURES)
     return nil
   end
   self.failures = 0
   self.taken = self.taken + 1
-  self.last_path, self.last_bytes = path, bytes
-  for _, node in ipairs(job.plan.sources) do
-    if node.source == "kafka" and job.rt then -- Kafka's offsets, once the checkpoint holds them
-      require("weir.kafka").committed(job, node, kind ~= "checkpoint")
+  self.last_path, self.last_bytes = r.path, r.bytes
+  st.taken, st.last_id, st.last_bytes = self.taken, id, r.bytes
+  st.last_snapshot_ms, st.last_encode_ms, st.last_write_ms = r.snapshot_ms, r.encode_ms,
+    r.write_ms
+  st.last_duration_ms = r.duration_ms
+  for _, node in ipairs(self.job.plan.sources) do
+    if node.source == "kafka" and self.job.rt then -- its offsets, once the checkpoint holds them
+      require("weir.kafka").committed(self.job, node, kind ~= "checkpoint")
     end
   end
   checkpoint.prune(self.dir, KEPT)
   inputlog.release(self)
-  return path
+  return r.path
 end
 
----After every batch: a checkpoint when one is due (processing time, every interval).
+---Commits sections as the next checkpoint of kind, in the job (the fresh start's).
+function Ck:write(sections, kind, start)
+  local id = self.next_id
+  self.next_id = id + 1
+  local manifest, sync = self:manifest(id, kind, start)
+  local t0 = clock()
+  local r = self:work(manifest, sync, nil, sections)
+  r.pause_ms = 0 -- written before the job starts: it pauses nothing
+  r.duration_ms = clock() - t0
+  return self:done(id, r, kind)
+end
+
+---After every batch: the writer's result when it is done; a checkpoint when one is due
+---(processing time, every interval; one that falls due while the writer still works is taken
+---after it: on the real clock at the first batch after it ended, on a replay's virtual clock,
+---which has nothing to do with the writer's time, at once after waiting for it, so a replay
+---takes the same checkpoints every run). Interval 0: after every batch, waiting for each.
 function Ck:after_batch()
+  if self.child then
+    self:reap(false)
+  end
   local now = C.weir_rt_now(self.job.rt)
   if self.next_due == -INF then
     self.next_due = now + self.interval_ms
   end
-  if now >= self.next_due and self.dir then
-    self:take("checkpoint")
+  if self.child and now >= self.next_due and self.job.virtual_clock then
+    self:reap(true)
+  end
+  if now >= self.next_due and self.dir and not self.child then
+    self:take("checkpoint", self.interval_ms == 0)
     self.next_due = now + self.interval_ms
   end
 end
@@ -443,8 +609,11 @@ end
 ---After the loop: a stop by signal leaves a savepoint (state and positions at the drain).
 function Ck:before_finish()
   local job = self.job
+  if self.child then
+    self:reap(true) -- its result first (a failure counts before the last one)
+  end
   if job.stopped and self.dir then
-    local path = self:take("savepoint")
+    local path = self:take("savepoint", true)
     if path then
       say("stopped with a savepoint: %s (run again with --checkpoint-dir %s to continue)",
         path, self.dir)
@@ -473,10 +642,16 @@ function Ck:after_finish()
       end
     end
   end
-  self:take("final")
+  self:take("final", true)
 end
 
 function Ck:close()
+  local c = self.child
+  if c then -- the job failed while its writer worked: let it end (its result no longer counts)
+    self.child = nil
+    local buf, box = ffi.new("char[2]"), ffi.new("int32_t[1]")
+    C.weir_ckpt_wait(c.pid, c.fd, 1, buf, 2, box)
+  end
   if self.lock_fd then
     C.weir_ckpt_unlock(self.lock_fd)
     self.lock_fd = nil

@@ -47,8 +47,12 @@ end
 local STATS = { "open_windows", "elements", "store_bytes", "event_timers", "processing_timers" }
 
 function Job:metrics(figures)
-  -- the memory account's figures are m.memory, outside what pairs() lists: the operators
-  local m = setmetatable({}, { __index = { memory = figures or memory.figures() } })
+  -- the memory account's figures are m.memory and the checkpointer's m.checkpoints (its live
+  -- table: the final checkpoint, taken after this, shows there too), outside what pairs()
+  -- lists: the operators
+  local ck = self.checkpointer
+  local m = setmetatable({}, { __index = { memory = figures or memory.figures(),
+                                           checkpoints = ck and ck.stats or nil } })
   for _, node in ipairs(self.timer_nodes) do
     local t = { open_windows = 0, elements = 0, store_bytes = 0, event_timers = 0,
                 processing_timers = 0, late_dropped = node.late_dropped or 0 }

@@ -378,6 +378,9 @@ function M.checkpoint_part(ck, node, say)
         end
         parts[i] = s
       end
+      -- what a completed checkpoint commits to the group: these offsets, not the ones the
+      -- source reached by the time the checkpoint's writer process is done
+      C.weir_kafka_mark(job.rt, node.src_id)
       return { kind = "kafka", topics = node.topics, partitions = parts }
     end,
     restore = function(v)

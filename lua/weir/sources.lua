@@ -247,6 +247,7 @@ function Job:open_sources(clock)
   if clock then
     virtual = clock == "virtual"
   end
+  self.virtual_clock = virtual -- a checkpoint due on it waits for the writer (weir.checkpoint_job)
   self.rt = C.weir_rt_new(virtual and C.WEIR_CLOCK_VIRTUAL or C.WEIR_CLOCK_REAL, start or 0)
   if self.rt == nil then -- the replay parser keeps start in range; libuv may still fail
     job_error(("cannot start the runtime (%s clock from %s ms)"):format(

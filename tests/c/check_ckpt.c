@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* check_ckpt.c: the checkpoint directory's file operations: the checksum's standard check
  * value, durable writes and their failures (ENOSPC from /dev/full), the commit by rename, the
- * writer's lock, listing, removal and truncation. */
+ * writer's lock, listing, removal and truncation; the writer process (fork, its message back,
+ * its exit by a signal, the lock and the job's signals left to the job). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +174,82 @@ START_TEST(test_ckpt_truncate_cuts_the_uncommitted_tail)
 }
 END_TEST
 
+START_TEST(test_ckpt_writer_hands_its_message_back)
+{
+    int32_t fd = -1;
+    int32_t pid = weir_ckpt_fork(-1, &fd);
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        raise(SIGTERM); /* the job's signals are not the writer's: it goes on */
+        weir_ckpt_child_exit(fd, "done\0 42", 8);
+    }
+    char out[64];
+    int32_t status = 99;
+    ck_assert_int_eq(weir_ckpt_wait(pid, fd, 1, out, sizeof out, &status), 9);
+    ck_assert_int_eq(status, 0);
+    ck_assert_int_eq(memcmp(out, "done\0 42", 8), 0);
+    ck_assert_int_eq(weir_ckpt_wait(pid, fd, 1, NULL, 0, &status), WEIR_EINVAL);
+}
+END_TEST
+
+START_TEST(test_ckpt_writer_killed_leaves_no_message)
+{
+    int32_t fd = -1;
+    int32_t pid = weir_ckpt_fork(-1, &fd);
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        kill(getpid(), SIGKILL);
+        weir_ckpt_child_exit(fd, "never", 5);
+    }
+    char out[16];
+    int32_t status = 0;
+    ck_assert_int_eq(weir_ckpt_wait(pid, fd, 1, out, sizeof out, &status), 1);
+    ck_assert_int_eq(status, -SIGKILL);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
+START_TEST(test_ckpt_writer_runs_beside_the_job_without_its_lock)
+{
+    char dir[256];
+    make_tmp(dir, sizeof dir);
+    int lock = weir_ckpt_lock(dir);
+    ck_assert_int_ge(lock, 0);
+    int go[2], ready[2];
+    ck_assert_int_eq(pipe(go), 0);
+    ck_assert_int_eq(pipe(ready), 0);
+    int32_t fd = -1;
+    int32_t pid = weir_ckpt_fork(lock, &fd);
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char c;
+        close(go[1]);
+        close(ready[0]);
+        ssize_t w = write(ready[1], "r", 1); /* fork returned here: the lock is closed */
+        ssize_t r = read(go[0], &c, 1);      /* until the job says so */
+        weir_ckpt_child_exit(fd, r == 1 && w == 1 ? "ok" : "no", 2);
+    }
+    close(go[0]);
+    close(ready[1]);
+    char c;
+    ck_assert_int_eq(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    char out[16];
+    int32_t status = 0;
+    ck_assert_int_eq(weir_ckpt_wait(pid, fd, 0, out, sizeof out, &status), 0); /* it runs */
+    /* the writer closed its copy of the lock: the job's unlock frees it while the writer runs */
+    ck_assert_int_eq(weir_ckpt_unlock(lock), 0);
+    int again = weir_ckpt_lock(dir);
+    ck_assert_int_ge(again, 0);
+    ck_assert_int_eq(write(go[1], "g", 1), 1);
+    close(go[1]);
+    ck_assert_int_eq(weir_ckpt_wait(pid, fd, 1, out, sizeof out, &status), 3);
+    ck_assert_str_eq(out, "ok");
+    ck_assert_int_eq(weir_ckpt_unlock(again), 0);
+    cleanup(dir);
+}
+END_TEST
+
 static Suite *ckpt_suite(void)
 {
     Suite *s = suite_create("ckpt");
@@ -187,6 +265,10 @@ static Suite *ckpt_suite(void)
     add_case(s, "list_names_every_entry_and_says_what_it_needs",
              test_ckpt_list_names_every_entry_and_says_what_it_needs);
     add_case(s, "truncate_cuts_the_uncommitted_tail", test_ckpt_truncate_cuts_the_uncommitted_tail);
+    add_case(s, "writer_hands_its_message_back", test_ckpt_writer_hands_its_message_back);
+    add_case(s, "writer_killed_leaves_no_message", test_ckpt_writer_killed_leaves_no_message);
+    add_case(s, "writer_runs_beside_the_job_without_its_lock",
+             test_ckpt_writer_runs_beside_the_job_without_its_lock);
     return s;
 }
 
