@@ -47,18 +47,21 @@ env:read_text_file("big.txt"):map(function(l) return l .. "!" end):write_text("o
 env:execute()
 LUA
 # timeout --foreground: a plain timeout passes the TERM on to weir and then to its whole process
-# group, so weir would see two signals (the second one exits at once, status 1)
-timeout --foreground 60 "$WEIR" run slow.lua > /dev/null 2> stop.err &
+# group, so weir would see two signals (the second one exits at once, status 1). The TERM goes
+# once weir has written output (its handlers are in place then: a TERM before them kills it,
+# status 143), however long a loaded machine takes to get there; the timeouts (120 s for a job
+# of seconds) only catch a hang.
+timeout --foreground 120 "$WEIR" run slow.lua > /dev/null 2> stop.err &
 pid=$!
-for _ in $(seq 400); do [ -s out.txt ] && break; sleep 0.01; done
+while kill -0 $pid 2> /dev/null && ! [ -s out.txt ]; do sleep 0.01; done
 kill -TERM $pid
 wait $pid
 rc=$?
 [ $rc = 0 ] && ok || bad "SIGTERM without --checkpoint-dir: exit $rc ($(cat stop.err))"
 rm -f out.txt
-timeout --foreground 60 "$WEIR" run slow.lua --checkpoint-dir ck > /dev/null 2> stop.err &
+timeout --foreground 120 "$WEIR" run slow.lua --checkpoint-dir ck > /dev/null 2> stop.err &
 pid=$!
-for _ in $(seq 400); do [ -s out.txt ] && break; sleep 0.01; done
+while kill -0 $pid 2> /dev/null && ! [ -s out.txt ]; do sleep 0.01; done
 kill -TERM $pid
 wait $pid
 rc=$?
@@ -133,7 +136,7 @@ expect_err_has "w0.state: missing" "a missing state file is named"
 
 # a second writer on the same directory is a usage error
 rm -rf ck out.txt && mkdir ck
-flock -n ck/LOCK -c "timeout 30 '$WEIR' run job.lua --checkpoint-dir ck > out 2> err; echo \$? > rc"
+flock -n ck/LOCK -c "timeout 120 '$WEIR' run job.lua --checkpoint-dir ck > out 2> err; echo \$? > rc"
 [ "$(cat rc)" = 2 ] && ok || bad "second writer: exit $(cat rc)"
 grep -qF "another weir is using it" err && ok || bad "second writer: stderr was $(cat err)"
 

@@ -12,9 +12,11 @@ failed=0
 ok() { passed=$((passed + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 
-# run_weir ARGS...: runs weir, leaving stdout in $TMP/out, stderr in $TMP/err, status in $rc
+# run_weir ARGS...: runs weir, leaving stdout in $TMP/out, stderr in $TMP/err, status in $rc.
+# The timeout only catches a hang (exit 124): 120 s, for commands of at most seconds, so that a
+# slow machine (2 cores under load, AddressSanitizer) never reaches it.
 run_weir() {
-  timeout 30 "$WEIR" "$@" >"$TMP/out" 2>"$TMP/err"
+  timeout 120 "$WEIR" "$@" >"$TMP/out" 2>"$TMP/err"
   rc=$?
 }
 

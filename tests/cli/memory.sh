@@ -55,7 +55,7 @@ expect_out_has "closed" "close() ran after the memory failure"
 
 if [ "$asan" = 0 ]; then
   # peak resident size: the limit plus at most 16 MiB (docs/API.md, Memory)
-  timeout 60 /usr/bin/time -f "%M" -o rss.txt "$WEIR" run keys.lua --max-memory 64m \
+  timeout 120 /usr/bin/time -f "%M" -o rss.txt "$WEIR" run keys.lua --max-memory 64m \
     >out 2>err
   rc=$?
   expect_rc 1 "unbounded keys at --max-memory 64m"
@@ -68,21 +68,26 @@ if [ "$asan" = 0 ]; then
   # clean failure: no abort(), close() runs, the message names what was refused
   if command -v prlimit >/dev/null; then
     run_weir_limited() {
-      timeout 60 prlimit --as=400000000 "$WEIR" "$@" >out 2>err
+      timeout 120 prlimit --as="$1" "$WEIR" "${@:2}" >out 2>err
       rc=$?
     }
     # with the JIT off and on: with it on, a Lua allocation refused inside a trace crashed
     # LuaJIT 2.1-20230119 (SIGSEGV: its on-trace "not enough memory" clobbers a stack slot) in
     # about 1 of 10 runs, until mem.c held address space for the Lua heap's next large block;
-    # several runs, as the crash depends on the layout
+    # several runs, as the crash depends on the layout. Each limit is a different layout (from
+    # 120 MB to 400 MB the refused block is the C state's doubling at 32 or 64 or 128 MiB, or a
+    # Lua heap block), and a small limit is a short run: filling 400 MB eleven times, once
+    # without the JIT, took 30 s alone and over 120 s beside three busy loops on 2 cores.
     (echo 'jit.off()'; cat keys.lua) > keys_nojit.lua
-    for job in keys_nojit.lua keys.lua keys.lua keys.lua keys.lua keys.lua keys.lua keys.lua \
-      keys.lua keys.lua keys.lua; do
-      run_weir_limited run "$job"
-      expect_rc 1 "a job the system refuses memory ($job)"
+    for run in 120000000:keys_nojit.lua 120000000:keys.lua 150000000:keys.lua \
+      175000000:keys.lua 200000000:keys.lua 250000000:keys.lua 300000000:keys.lua \
+      400000000:keys.lua; do
+      job=${run#*:}
+      run_weir_limited "${run%%:*}" run "$job"
+      expect_rc 1 "a job the system refuses memory ($job, --as=${run%%:*})"
       expect_err_has "weir: out of memory: the system refused an allocation of" \
-        "the refused allocation is reported ($job)"
-      expect_out_has "closed" "close() ran after the system refused memory ($job)"
+        "the refused allocation is reported ($job, --as=${run%%:*})"
+      expect_out_has "closed" "close() ran after the system refused memory ($job, --as=${run%%:*})"
     done
   fi
 fi

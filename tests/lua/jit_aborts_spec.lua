@@ -5,7 +5,13 @@
 -- JIT) under a watch of LuaJIT's trace events. A trace abort, or a side exit that LuaJIT gave
 -- up on (a trace that falls back to the interpreter), whose place is a weir module or code
 -- weir generates fails the spec; places in the shapes' own functions (user code) do not.
--- Not timed: it reads what LuaJIT says, not how long anything takes.
+-- Not timed: it reads what LuaJIT says, not how long anything takes. The load of the machine
+-- does not change what runs: the event-time shapes run on the virtual clock (jitshapes.lua,
+-- virtual_clock), so their ticks fall at the same records every run. Which traces LuaJIT
+-- records still varies from run to run (its PRNG, seeded from the OS in every process, draws
+-- the trace penalties and the string ids that lay out tables), so the verdict must not depend
+-- on it: the ledger below is per module, and a module with run-time code is either in it or
+-- never aborts.
 local ffi = require("ffi")
 local spec = require("spec")
 local it = spec.it
@@ -117,6 +123,12 @@ local KNOWN = {
     "symbol not in cache", "trace too long" },
   ["weir/util.lua"] = { NOT_YET, "NYI: return to lower frame", "fallback to interpreter",
     "leaving loop in root trace", "trace too long" },
+  -- the stall check, the one per-tick function of weir.status (the rest is set-up code, never
+  -- traced): a side trace from it grows through the window operator's fire into a trace too
+  -- long and falls back (a trace's length counts for where it started; 1 in 3 runs of the
+  -- matrix showed it, in dynamic_session_aggregate). Strict: only these reasons are known
+  -- here, any other abort in it fails the spec.
+  ["weir/status.lua"] = { NOT_YET, "trace too long", "fallback to interpreter", strict = true },
   ["weir/watermarks.lua"] = { NOT_YET, "error thrown or hook called during recording",
     "fallback to interpreter", "symbol not in cache", "trace too long" },
   ["weir/windows.lua"] = { NOT_YET, "error thrown or hook called during recording",
@@ -154,10 +166,18 @@ local CLEAN = {}
 
 -- LuaJIT's trace penalties are random, so which of a module's known reasons shows up varies
 -- from run to run: the ledger matches by module; the reasons above are what three to nine runs
--- of every shape showed.
-local function known(shape, module)
+-- of every shape showed. A strict entry matches its reasons only.
+local function known(shape, module, why)
   local k = KNOWN[module]
   if CLEAN[shape] or not k then
+    return nil
+  end
+  if k.strict then
+    for i = 2, #k do
+      if k[i] == why then
+        return k[1]
+      end
+    end
     return nil
   end
   return k[1]
@@ -197,7 +217,9 @@ local seen_known = {}
 
 for _, name in ipairs(shapes) do
   it(name .. ": no trace abort in weir's code", function()
-    local out, ok = sh(("'%s' run jitshapes.lua -- %s '%s' <'%s' >/dev/null 2>'%s/%s.err'; echo $?")
+    -- a shape's job takes well under a second: the timeout only turns a hang into exit 124
+    local out, ok = sh(("timeout 300 '%s' run jitshapes.lua -- %s '%s' <'%s' >/dev/null "
+      .. "2>'%s/%s.err'; echo $?")
       :format(weir, name, dir, kv, dir, name))
     local errf = io.open(("%s/%s.err"):format(dir, name), "rb")
     local err = errf and errf:read("*a") or ""
@@ -216,7 +238,7 @@ for _, name in ipairs(shapes) do
       end
       if kind and weirs(src) then
         local module = module_of(src)
-        local owner = known(name, module)
+        local owner = known(name, module, why)
         if owner then
           seen_known[#seen_known + 1] = ("%s: %s -- %s at %s [%s] (%s)"):format(name, start, why,
             loc, module, owner)
