@@ -34,5 +34,6 @@ weir_fuzz_target(fuzz_timers ${rt}/timers.c ${rt}/mem.c)
 # The Lua parsers: a LuaJIT state with the embedded modules, as the weir binary has them.
 foreach(name fuzz_duration fuzz_replay)
   weir_fuzz_target(${name} ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_lua.c ${WEIR_EMBED_C})
+  add_dependencies(${name} weir_lua_embed)
   target_link_libraries(${name} PRIVATE PkgConfig::LUAJIT)
 endforeach()
