@@ -9,25 +9,6 @@
 #include <librdkafka/rdkafka.h>
 #include <string.h>
 
-static void parse_value(const char *p, const char *end, long long n)
-{
-    int64_t key = 0, ts = 0;
-    const char *q = p;
-    while (q < end && *q >= '0' && *q <= '9') {
-        key = key * 10 + (*q++ - '0');
-    }
-    int ok = q > p && q < end && *q == ',';
-    const char *t = ++q;
-    while (q < end && *q >= '0' && *q <= '9') {
-        ts = ts * 10 + (*q++ - '0');
-    }
-    if (!ok || q == t || q != end) {
-        fprintf(stderr, "bench_baseline_kafka: message %lld: expected key,ts\n", n);
-        exit(1);
-    }
-    add_event((int32_t)key, ts);
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -76,7 +57,7 @@ int main(int argc, char **argv)
         for (ssize_t i = 0; i < got; i++) {
             rd_kafka_message_t *m = msgs[i];
             if (!m->err) {
-                parse_value(m->payload, (const char *)m->payload + m->len, ++n);
+                add_key_ts(m->payload, (const char *)m->payload + m->len, "message", ++n);
                 left--;
             }
             rd_kafka_message_destroy(m);

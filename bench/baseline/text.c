@@ -9,26 +9,6 @@
 
 #include <string.h>
 
-/* Parses one line [p, end) as "<digits>,<digits>". */
-static void parse_line(const char *p, const char *end, long long lineno)
-{
-    int64_t key = 0, ts = 0;
-    const char *q = p;
-    while (q < end && *q >= '0' && *q <= '9') {
-        key = key * 10 + (*q++ - '0');
-    }
-    int ok = q > p && q < end && *q == ',';
-    const char *t = ++q;
-    while (q < end && *q >= '0' && *q <= '9') {
-        ts = ts * 10 + (*q++ - '0');
-    }
-    if (!ok || q == t || q != end) {
-        fprintf(stderr, "bench_baseline_text: line %lld: expected key,ts\n", lineno);
-        exit(1);
-    }
-    add_event((int32_t)key, ts);
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -57,13 +37,13 @@ int main(int argc, char **argv)
             if (nl == NULL) {
                 break;
             }
-            parse_line(p, nl, ++lineno);
+            add_key_ts(p, nl, "line", ++lineno);
             p = nl + 1;
         }
         have = (size_t)(end - p);
         if (got == 0) { /* a last line without newline */
             if (have > 0) {
-                parse_line(p, end, ++lineno);
+                add_key_ts(p, end, "line", ++lineno);
             }
             break;
         }

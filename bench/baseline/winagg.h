@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* winagg.h: the windowed count that bench/baseline/windows.c and text.c share, in plain C with no
- * weir code: tumbling 5 s event-time windows, a count per (key, window). State is an
- * open-addressing hash map (key, window start) -> count; a FIFO of (key, window start) in
+/* winagg.h: the windowed count that bench/baseline/windows.c, text.c and kafka.c share, in
+ * plain C with no weir code: tumbling 5 s event-time windows, a count per (key, window). State
+ * is an open-addressing hash map (key, window start) -> count; a FIFO of (key, window start) in
  * first-element order plays the event-time timers (timestamps are monotonous, so window ends come
  * in FIFO order); the watermark is the largest timestamp so far - 1 (Flink's monotonous
  * generator), and a window fires and is freed once the watermark reaches its end - 1; what is
@@ -11,7 +11,8 @@
  * A header of static functions and state, not a .c of its own: each program compiles the
  * aggregation into its own translation unit, so add_event() inlines into its loop as it did
  * before the two shared it. The includer defines PROGRAM (its name, for error messages) first,
- * and calls init_windows(), add_event() per event, then finish_windows() once. */
+ * and calls init_windows(), add_event() (or add_key_ts() for a "key,ts" text) per event, then
+ * finish_windows() once. */
 #ifndef BENCH_WINAGG_H
 #define BENCH_WINAGG_H
 
@@ -194,6 +195,27 @@ static void finish_windows(void)
            events_counted, digest);
     free(table);
     free(fifo);
+}
+
+/* Parses [p, end) as "<digits>,<digits>" (key, timestamp) and adds the event; anything else is
+ * an error naming what (e.g. "line", "message") and its number n. */
+static inline void add_key_ts(const char *p, const char *end, const char *what, long long n)
+{
+    int64_t key = 0, ts = 0;
+    const char *q = p;
+    while (q < end && *q >= '0' && *q <= '9') {
+        key = key * 10 + (*q++ - '0');
+    }
+    int ok = q > p && q < end && *q == ',';
+    const char *t = ++q;
+    while (q < end && *q >= '0' && *q <= '9') {
+        ts = ts * 10 + (*q++ - '0');
+    }
+    if (!ok || q == t || q != end) {
+        fprintf(stderr, "%s: %s %lld: expected key,ts\n", PROGRAM, what, n);
+        exit(1);
+    }
+    add_event((int32_t)key, ts);
 }
 
 #endif

@@ -3,32 +3,11 @@
 -- generators and emitters, operator watermarks, collect, source positions, the virtual
 -- clock), and a restore refuses a job that does not match the checkpoint, naming what.
 local spec = require("spec")
+local ckjob = require("lib.ckjob")
+local tmpdir, env_with, stop_now = ckjob.tmpdir, ckjob.env_with, ckjob.stop_now
 local weir = require("weir")
-local C = require("weir.ffi")
 local watermarks = require("weir.watermarks")
 local it, eq, raises = spec.it, spec.eq, spec.raises
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p) == 0)
-  return p
-end
-
--- An env whose job runs as `weir run --checkpoint-dir dir ...` would (opts: the CLI's).
-local function env_with(opts, env_opts)
-  local env = weir.env(env_opts)
-  local job = { mode = "run" }
-  for k, v in pairs(opts or {}) do
-    job[k] = v
-  end
-  env.job = job
-  return env
-end
-
-local function stop_now(env)
-  C.weir_rt_stop(env.running_job.rt) -- as SIGINT: drain, then the savepoint
-end
 
 -- The job: generate -> rich map (a counter it keeps through its hooks) -> rebalance -> map at
 -- parallelism 2 (tagged with its subtask) -> collect. stop_at: stop the run at that index.

@@ -4,17 +4,11 @@
 -- lengths), and that sink(fn) keeps nothing. The round trip through a restore is
 -- checkpoint_job_spec's.
 local spec = require("spec")
+local tmpdir = require("lib.ckjob").tmpdir
 local weir = require("weir")
 local C = require("weir.ffi")
 local checkpoint = require("weir.checkpoint")
 local it, eq = spec.it, spec.eq
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p) == 0)
-  return p
-end
 
 -- Runs build(env, stop) as `weir run --checkpoint-dir dir` would, stopping (as SIGINT) where
 -- the job calls stop(); returns the savepoint's sections by name and the job's result.

@@ -3,15 +3,9 @@
 -- missing file is refused with its name and the section it hits.
 local ffi = require("ffi")
 local spec = require("spec")
+local tmpdir = require("lib.ckjob").tmpdir
 local ckpt = require("weir.checkpoint")
 local it, eq, raises = spec.it, spec.eq, spec.raises
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p) == 0)
-  return p
-end
 
 local function write(path, s)
   local fh = assert(io.open(path, "wb"))

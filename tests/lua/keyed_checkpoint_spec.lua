@@ -5,36 +5,13 @@
 -- timers fire in registration order after a restore; a restore at another parallelism gives
 -- each key group to the subtask that owns it now; a changed state is refused, naming it.
 local spec = require("spec")
+local ckjob = require("lib.ckjob")
+local tmpdir, env_with, stop_now, newest = ckjob.tmpdir, ckjob.env_with, ckjob.stop_now,
+  ckjob.newest
 local weir = require("weir")
 local C = require("weir.ffi")
 local checkpoint = require("weir.checkpoint")
 local it, eq, raises = spec.it, spec.eq, spec.raises
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  assert(os.execute("mkdir -p " .. p) == 0)
-  return p
-end
-
-local function env_with(opts)
-  local env = weir.env()
-  local job = { mode = "run" }
-  for k, v in pairs(opts or {}) do
-    job[k] = v
-  end
-  env.job = job
-  return env
-end
-
-local function stop_now(env)
-  C.weir_rt_stop(env.running_job.rt) -- as SIGINT: drain, then the savepoint
-end
-
-local function newest(dir)
-  local entries = checkpoint.list(dir)
-  return entries[#entries]
-end
 
 -- A replay of 3 keys over 40 s of processing time, one record a second.
 local function replay_file()
