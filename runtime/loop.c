@@ -482,7 +482,8 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
             }
             break; /* alone, like STATUS */
         }
-        if (!rt->stop_delivered && rt->n == 0 && deliver_clock_event(rt)) {
+        if (!rt->stop_delivered && rt->n == 0 && !rt->sources_first && deliver_clock_event(rt)) {
+            rt->sources_first = !is_virtual;
             break; /* alone, so Lua reacts before anything later happens */
         }
         if (!loop_ran && (alone || any_live(rt, 1, 0))) {
@@ -494,7 +495,12 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
         }
         fill_pass(rt);
         if (rt->n > 0) {
+            rt->sources_first = 0;
             break;
+        }
+        if (rt->sources_first) {
+            rt->sources_first = 0; /* the sources had their turn: a due TIMER or TICK now */
+            continue;
         }
         /* Nothing is ready at this clock reading. */
         int64_t due = earliest_due(rt);
@@ -540,7 +546,10 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
 }
 
 /* Order within a poll: STOP, STATUS, an interrupt of the input delivered alone, then one due
- * TIMER or TICK, each alone; then whatever the sources have ready at the clock reading. Only
+ * TIMER or TICK, each alone (on the real clock not twice in a row while a source has records
+ * ready: a batch that takes longer than the tick interval, a checkpoint waited for say, would
+ * otherwise find a tick due at every poll and never read the sources); then whatever the
+ * sources have ready at the clock reading. Only
  * when nothing is ready does time move or input get read: the virtual clock jumps to the next
  * due time while a clocked source (replay, generator with a rate) is live and the clock is not
  * held (weir_rt_hold_clock), or steps towards

@@ -120,6 +120,9 @@ struct weir_rt {
     int32_t max;
     int64_t now_ms;
     uint32_t rotate; /* real clock: the source that fills first, for fairness */
+    int sources_first; /* real clock: the last poll gave a TIMER or TICK, so this one fills the
+                          sources before another is given (a batch that outlasts the tick
+                          interval must not starve the sources) */
 };
 
 /* 1 while the input delivered alone is reading and the STOP has not been delivered: a poll may

@@ -235,6 +235,37 @@ START_TEST(test_ticks_on_the_real_clock_fall_on_the_grid)
 }
 END_TEST
 
+/* A real-time test (tolerant: it only waits for the clock to pass a tick, however long that
+ * takes): a batch that outlasts the tick interval, as a checkpoint waited for does, finds a
+ * tick due at every poll; the sources must still get every other poll. Before, ticks came
+ * alone poll after poll and a ready source was never read. */
+START_TEST(test_ticks_due_at_every_poll_do_not_starve_a_ready_source)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_rt_set_tick(rt, 1), 0);
+    ck_assert_int_eq(weir_source_generate(rt, -1, 0), 0); /* always ready */
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    int ticks = 0, ranges = 0, prev_tick = 0;
+    for (int k = 0; k < 40; k++) {
+        double until = weir_rt_now(rt) + 2; /* the batch's work: past the next tick */
+        while (weir_rt_now(rt) < until) {
+        } /* the real clock's reading */
+        int before = log.n;
+        ck_assert_int_ge(poll_once(rt, &log, 16), 1);
+        int tick = log.ev[before].kind == WEIR_EV_TICK;
+        ck_assert_msg(!(tick && prev_tick), "poll %d: a second TICK in a row, the source waits", k);
+        ticks += tick;
+        ranges += log.ev[before].kind == WEIR_EV_RANGE;
+        prev_tick = tick;
+    }
+    ck_assert_int_ge(ticks, 10); /* the ticks still come, every other poll at most */
+    ck_assert_int_ge(ranges, 20);
+    log_free(&log);
+    weir_rt_free(rt);
+}
+END_TEST
+
 START_TEST(test_wakeup_on_the_real_clock_fires_once_after_due)
 {
     weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
@@ -613,6 +644,8 @@ static Suite *loop_suite(void)
          test_file_on_the_virtual_clock_is_read_at_the_current_reading, 0},
         {"missed_ticks_collapse_onto_grid", test_missed_ticks_collapse_onto_the_next_grid_point, 0},
         {"real_clock_ticks_fall_on_grid", test_ticks_on_the_real_clock_fall_on_the_grid, 0},
+        {"ticks_due_every_poll_do_not_starve_a_source",
+         test_ticks_due_at_every_poll_do_not_starve_a_ready_source, 0},
         {"real_clock_wakeup_fires_once_after_due",
          test_wakeup_on_the_real_clock_fires_once_after_due, 0},
         {"virtual_manual_only_does_not_move_without_advance",
