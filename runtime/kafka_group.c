@@ -135,6 +135,20 @@ static void push_event(wr_kafka_group_t *g, int kind, const rd_kafka_topic_parti
     }
 }
 
+/* 1 when a queued, unfinished revoke or loss names (topic, partition). */
+static int leaving(const wr_kafka_group_t *g, const char *topic, int32_t partition)
+{
+    for (int32_t e = g->head; e < g->nevents; e++) {
+        const rd_kafka_topic_partition_list_t *l = g->events[e].list;
+        for (int i = 0; g->events[e].pub.kind != WR_KAFKA_GROUP_ASSIGNED && i < l->cnt; i++) {
+            if (l->elems[i].partition == partition && strcmp(l->elems[i].topic, topic) == 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 static void take_owned(wr_kafka_group_t *g, const rd_kafka_topic_partition_list_t *l, int add)
 {
     for (int i = 0; i < l->cnt; i++) {
@@ -142,7 +156,10 @@ static void take_owned(wr_kafka_group_t *g, const rd_kafka_topic_partition_list_
         if (add && k < 0) {
             g->owned = wr_xreallocarray(g->owned, (size_t)g->nowned + 1, sizeof *g->owned);
             g->owned[g->nowned++] = (owned_part_t){
-                .topic = wr_xstrdup(l->elems[i].topic), .partition = l->elems[i].partition};
+                .topic = wr_xstrdup(l->elems[i].topic),
+                .partition = l->elems[i].partition,
+                /* assigned, and already asked back by a later event */
+                .giving = leaving(g, l->elems[i].topic, l->elems[i].partition)};
         } else if (!add && k >= 0) {
             wr_free(g->owned[k].topic);
             g->owned[k] = g->owned[--g->nowned];
