@@ -400,6 +400,11 @@ START_TEST(test_two_members_split_eight_partitions_and_hand_off_on_leave_and_joi
     ck_assert_msg(pump_until(&w, members_split_evenly, DEADLINE_MS),
                   "a owns %d, b owns %d", count(w.m[0].owned), count(w.m[1].owned));
     ck_assert_int_eq(w.m[0].lost + w.m[1].lost, 0);
+    char id0[128];
+    char id1[128];
+    wr_kafka_group_member_id(w.m[0].g, id0, sizeof id0);
+    wr_kafka_group_member_id(w.m[1].g, id1, sizeof id1);
+    ck_assert(id0[0] != '\0' && id1[0] != '\0' && strcmp(id0, id1) != 0);
 
     /* a leaves (a dynamic member sends LeaveGroup): b gets a's partitions */
     member_close(&w, 0, WR_KAFKA_GROUP_LEAVE);
@@ -503,6 +508,8 @@ START_TEST(test_the_coordinator_down_past_the_session_timeout_loses_every_assign
     ck_assert_int_eq(rd_kafka_mock_broker_set_down(w.c.mc, 1), 0);
     ck_assert(pump_until(&w, both_lost, DEADLINE_MS));
     ck_assert_int_eq(count(w.m[0].owned) + count(w.m[1].owned), 0);
+    ck_assert_ptr_nonnull(wr_kafka_group_last_warning(w.m[0].g)); /* the broker is down */
+    ck_assert_ptr_null(wr_kafka_group_error(w.m[0].g));           /* but nothing is fatal */
     ck_assert_int_eq(rd_kafka_mock_broker_set_up(w.c.mc, 1), 0);
     ck_assert(pump_until(&w, members_split_evenly, DEADLINE_MS));
     world_close(&w);
