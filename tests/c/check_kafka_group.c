@@ -5,7 +5,10 @@
  * finished the cooperative revoke (and, librdkafka pausing the owner's fetchers meanwhile, the
  * owner reads nothing until then); a static member that dies loses its partitions after the
  * session timeout and gets a share back when it rejoins with its instance id; a lost
- * assignment (the coordinator forgot the member) comes as a LOST event. Each member checks
+ * assignment (the coordinator forgot the member, or the coordinator is down past the session
+ * timeout) comes as a LOST event; and the hand-off with kafka_state.c's store: the partitions
+ * given up are snapshotted before the finish and restored by their next owner, which starts
+ * them at the snapshot's offset. Each member checks
  * that it only ever reads partitions it owns, from the offset its assignment gave. These are
  * real-time tests (the mock's rebalance delays are seconds): every wait is for an event, with a
  * generous deadline. */
@@ -19,6 +22,8 @@
 
 #include "check_support.h"
 #include "kafka_group.h"
+#include "kafka_state.h"
+#include "mem.h"
 #include "weir.h"
 
 enum { NPARTS = 8, MAXM = 3, DEADLINE_MS = 60000, API_HEARTBEAT = 12 };
@@ -84,6 +89,13 @@ typedef struct member {
     int revoked_parts[NPARTS];   /* partitions of the last REVOKED or LOST event */
     uint64_t seen_seq;           /* the last event counted */
     int wakes;                   /* the group's uv_poll said the queue has something */
+    /* With a store, the member keeps a state per partition (its next offset and the count of
+     * messages read), snapshots a partition when it is revoked and restores it when assigned,
+     * as a job will. */
+    wr_kafka_state_t *store;
+    int64_t next[NPARTS];
+    int total[NPARTS];
+    int restored;                /* partitions restored from a snapshot */
 } member_t;
 
 typedef struct world {
@@ -148,19 +160,52 @@ static void finish(world_t *w, int i)
     const wr_kafka_group_event_t *e = wr_kafka_group_event(m->g);
     ck_assert_ptr_nonnull(e);
     int64_t offs[NPARTS];
+    wr_err_t err = {0};
+    if (m->store && e->kind == WR_KAFKA_GROUP_REVOKED) {
+        /* the hand-off: the revoked partitions' last snapshots, acknowledged, before the
+         * finish lets the group move them */
+        for (int k = 0; k < e->n; k++) {
+            int p = e->parts[k].partition;
+            char blob[64];
+            int len = snprintf(blob, sizeof blob, "%lld %d", (long long)m->next[p], m->total[p]);
+            ck_assert_msg(wr_kafka_state_put(m->store, "t", p, (uint64_t)m->next[p], blob,
+                                             (size_t)len, &err) == 0, "%s", err.msg);
+        }
+        ck_assert_msg(wr_kafka_state_flush(m->store, 20000, &err) == 0, "%s", err.msg);
+    }
+    wr_kafka_state_snapshot_t snaps[NPARTS];
+    memset(snaps, 0, sizeof snaps);
+    if (m->store && e->kind == WR_KAFKA_GROUP_ASSIGNED) {
+        for (int k = 0; k < e->n; k++) {
+            snaps[k].topic = e->parts[k].topic;
+            snaps[k].partition = e->parts[k].partition;
+        }
+        ck_assert_msg(wr_kafka_state_read(m->store, snaps, e->n, &err) == 0, "%s", err.msg);
+    }
     for (int k = 0; k < e->n; k++) {
         offs[k] = m->start_offset;
         int p = e->parts[k].partition;
         if (e->kind == WR_KAFKA_GROUP_ASSIGNED) {
             m->owned[p] = 1;
-            m->from[p] = m->start_offset < 0 ? 0 : m->start_offset;
+            m->next[p] = 0;
+            m->total[p] = 0;
+            long long next = 0;
+            int total = 0;
+            if (snaps[k].found) {
+                ck_assert_int_eq(sscanf(snaps[k].blob, "%lld %d", &next, &total), 2);
+                m->next[p] = next;
+                m->total[p] = total;
+                offs[k] = next;
+                m->restored++;
+            }
+            wr_free(snaps[k].blob);
+            m->from[p] = offs[k] < 0 ? 0 : offs[k];
             m->read_since[p] = 0;
         }
     }
     if (e->kind != WR_KAFKA_GROUP_ASSIGNED) {
         w->finished_revoke_at[i] = ++w->order;
     }
-    wr_err_t err = {0};
     ck_assert_msg(wr_kafka_group_finish(m->g, offs, &err) == 0, "%s", err.msg);
 }
 
@@ -190,6 +235,8 @@ static void serve(world_t *w, int i)
                 ck_assert_int_eq((int)msg->len, (int)strlen(want));
                 ck_assert(memcmp(msg->payload, want, msg->len) == 0);
                 m->read_since[p]++;
+                m->next[p] = msg->offset + 1;
+                m->total[p]++;
             }
             rd_kafka_message_destroy(msg);
         }
@@ -388,6 +435,9 @@ static void world_close(world_t *w)
     }
     uv_run(&w->loop, UV_RUN_DEFAULT); /* the polls' close callbacks free the members */
     ck_assert_int_eq(uv_loop_close(&w->loop), 0);
+    for (int i = 0; i < MAXM; i++) {
+        wr_kafka_state_free(w->m[i].store);
+    }
     cluster_stop(&w->c);
 }
 
@@ -569,6 +619,76 @@ START_TEST(test_fixed_and_bad_properties_are_refused)
 }
 END_TEST
 
+static int b_restored_and_all_read_3(world_t *w)
+{
+    if (!members_split_evenly(w) || w->m[1].restored != NPARTS / 2) {
+        return 0;
+    }
+    for (int i = 0; i < 2; i++) {
+        for (int p = 0; p < NPARTS; p++) {
+            if (w->m[i].owned[p] && w->m[i].total[p] != 3) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static int a_read_two_of_each(world_t *w)
+{
+    if (!all_covered_and_read(w)) {
+        return 0;
+    }
+    for (int p = 0; p < NPARTS; p++) {
+        if (w->m[0].total[p] != 2) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static wr_kafka_state_t *state_store(world_t *w)
+{
+    const char *conf[] = {"log_level", "2"};
+    wr_kafka_state_opts_t o = {.bootstrap_servers = w->c.bootstrap, .topic = "g-state",
+                               .partitions = NPARTS, .conf = conf, .nconf = 2,
+                               .timeout_ms = 20000};
+    wr_err_t err = {0};
+    wr_kafka_state_t *s = wr_kafka_state_open(&o, &err);
+    ck_assert_msg(s != NULL, "%s", err.msg);
+    return s;
+}
+
+/* The whole hand-off with the state store: a owns all 8 and has read 2 messages of each; b
+ * joins; a snapshots the 4 partitions it gives up (next offset 2, count 2) and finishes only
+ * once they are acknowledged; b restores them, starts them at offset 2, and its counts go on
+ * from 2 when a third message arrives: nothing read twice, nothing missed. */
+START_TEST(test_a_revoked_partition_s_snapshot_reaches_its_next_owner)
+{
+    world_t w;
+    world_init(&w);
+    ck_assert_int_eq(rd_kafka_mock_topic_create(w.c.mc, "g-state", NPARTS, 1), 0);
+    member_start(&w, 0, "a", NULL);
+    w.m[0].store = state_store(&w);
+    ck_assert(pump_until(&w, a_read_two_of_each, DEADLINE_MS));
+    ck_assert_int_eq(w.m[0].restored, 0); /* nothing in the state topic yet */
+    member_start(&w, 1, "b", NULL);
+    w.m[1].store = state_store(&w);
+    ck_assert(pump_until(&w, members_split_evenly, DEADLINE_MS));
+    ck_assert_int_eq(w.m[0].revoked, 1);
+    produce_round(&w.c, 2);
+    ck_assert_msg(pump_until(&w, b_restored_and_all_read_3, DEADLINE_MS), "b restored %d",
+                  w.m[1].restored);
+    for (int p = 0; p < NPARTS; p++) {
+        if (w.m[1].owned[p]) {
+            ck_assert(w.m[1].from[p] == 2);
+            ck_assert_int_eq(w.m[1].read_since[p], 1); /* offset 2 only */
+        }
+    }
+    world_close(&w);
+}
+END_TEST
+
 static Suite *kafka_group_suite(void)
 {
     Suite *s = suite_create("kafka_group");
@@ -582,6 +702,8 @@ static Suite *kafka_group_suite(void)
     add_timed_case(s, "coordinator_down",
                    test_the_coordinator_down_past_the_session_timeout_loses_every_assignment, 240);
     add_timed_case(s, "lost", test_a_forgotten_member_gets_a_lost_event_and_rejoins, 240);
+    add_timed_case(s, "hand_off_with_state",
+                   test_a_revoked_partition_s_snapshot_reaches_its_next_owner, 240);
     add_timed_case(s, "properties", test_fixed_and_bad_properties_are_refused, 60);
     return s;
 }
