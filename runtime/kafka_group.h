@@ -56,9 +56,10 @@ typedef struct wr_kafka_group_opts {
 
 /* A member of o->group_id, not yet joined. The properties weir fixes
  * (partition.assignment.strategy=cooperative-sticky, enable.auto.commit=false,
- * enable.auto.offset.store=false, enable.partition.eof=false, log.queue=true) cannot be
- * overridden: a property naming one of them is refused, as is one librdkafka refuses. The
- * caller owns the member; loop must outlive it. NULL with err set on failure. */
+ * enable.auto.offset.store=false, enable.partition.eof=false, log.queue=true) and those with
+ * options of their own (bootstrap.servers, group.id, group.instance.id) cannot be set in
+ * o->conf: such a property is refused, as is one librdkafka refuses. The caller owns the
+ * member; loop must outlive it. NULL with err set on failure. */
 wr_kafka_group_t *wr_kafka_group_new(uv_loop_t *loop, const wr_kafka_group_opts_t *o,
                                      wr_err_t *err);
 /* Subscribes (the group join starts) and starts watching the queue. 0 or a negative code. */
@@ -73,7 +74,9 @@ int wr_kafka_group_consume(wr_kafka_group_t *g, rd_kafka_message_t **out, int ma
 int wr_kafka_group_pending(const wr_kafka_group_t *g);
 /* The oldest event not finished, or NULL. Borrowed until wr_kafka_group_finish. */
 const wr_kafka_group_event_t *wr_kafka_group_event(const wr_kafka_group_t *g);
-/* Finishes the oldest event: ASSIGNED adds its partitions to the assignment
+/* Finishes the oldest event. Until then librdkafka has paused the member's whole assignment
+ * (rd_kafka_assignment_pause: no partition is fetched), so finish soon. ASSIGNED adds its
+ * partitions to the assignment
  * (rd_kafka_incremental_assign), each at offsets[i] (the next offset to read; offsets NULL
  * or an entry < 0: the group's committed offset, else auto.offset.reset), and from then on
  * consume returns their messages; REVOKED and LOST take them away
