@@ -59,6 +59,11 @@ typedef struct kafka_source {
     int more; /* the last consume filled what it asked for: the queue may hold more */
     weir_kafka_meta_t meta[KAFKA_CAP];
     char last_error[256]; /* the last error_cb message printed (a repeat is not) */
+    /* the partition slot of the last message (messages come in runs of one partition): its
+     * topic handle, partition id and slot, so most messages need no find_part */
+    const rd_kafka_topic_t *last_rkt;
+    int32_t last_partition;
+    int32_t last_slot;
     double errors;
 } kafka_source_t;
 
@@ -275,7 +280,13 @@ static void kafka_fill(wr_source_t *s)
             k->given++;
             continue;
         }
-        int32_t pi = find_part(k, rd_kafka_topic_name(m->rkt), m->partition);
+        int32_t pi = k->last_slot;
+        if (m->rkt != k->last_rkt || m->partition != k->last_partition) {
+            pi = find_part(k, rd_kafka_topic_name(m->rkt), m->partition);
+            k->last_rkt = m->rkt;
+            k->last_partition = m->partition;
+            k->last_slot = pi;
+        }
         kafka_part_t *p = pi >= 0 ? &k->parts[pi] : NULL;
         if (p == NULL || p->done || m->offset < p->next) {
             k->given++; /* beyond its stop offset, or not ours: not delivered */
@@ -468,6 +479,7 @@ int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const
     }
     kafka_source_t *k = wr_xcalloc(1, sizeof *k);
     k->pipe_fd[0] = k->pipe_fd[1] = -1;
+    k->last_slot = -1;
     k->has_group = has_group;
     k->timeout_ms = (int64_t)timeout_ms;
     rd_kafka_conf_set_opaque(c, k);
