@@ -64,6 +64,11 @@ typedef struct kafka_source {
     const rd_kafka_topic_t *last_rkt;
     int32_t last_partition;
     int32_t last_slot;
+    /* librdkafka's statistics (statistics.interval.ms; weir_kafka_stats): the newest JSON,
+     * owned (rd_kafka_mem_free), and how many have come */
+    char *stats;
+    size_t stats_len;
+    double stats_seq;
     double errors;
 } kafka_source_t;
 
@@ -106,6 +111,17 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
             reason);
 }
 
+/* The first message after an error was reported: said once, and the next error is reported
+ * again (on_error says each error once until then). */
+static void reading_again(kafka_source_t *k)
+{
+    weir_out_flush();
+    wr_out_clear_status();
+    fprintf(stderr, "weir: %s: messages arrive again (the last error was: %s)\n",
+            k->base.describe, k->last_error);
+    k->last_error[0] = '\0';
+}
+
 /* librdkafka's log lines (log.queue: served on the loop's thread): errors and worse only. */
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
@@ -113,6 +129,20 @@ static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char 
     (void)fac;
     (void)buf;
     (void)level; /* everything a job must know also reaches on_error */
+}
+
+/* librdkafka's statistics (served by rd_kafka_poll on the loop's thread): the newest is kept
+ * for weir.kafka_health (the brokers' and partitions' state in --progress and the status). */
+static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
+{
+    kafka_source_t *k = opaque;
+    if (k->stats) {
+        rd_kafka_mem_free(rk, k->stats);
+    }
+    k->stats = json;
+    k->stats_len = len;
+    k->stats_seq += 1;
+    return 1; /* kept: freed by the next one or kafka_destroy */
 }
 
 static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
@@ -311,6 +341,9 @@ static void kafka_fill(wr_source_t *s)
         meta->timestamp = tt == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -INFINITY : (double)ts;
         s->stat[WEIR_STAT_RECORDS] += 1;
         s->stat[WEIR_STAT_BYTES] += (double)m->len;
+        if (k->last_error[0] != '\0') {
+            reading_again(k);
+        }
         p->next = m->offset + 1;
         if (p->stop >= 0 && p->next >= p->stop) {
             mark_done(k, p);
@@ -351,6 +384,9 @@ static void kafka_destroy(wr_source_t *s)
     if (k->main) {
         rd_kafka_queue_io_event_enable(k->main, -1, NULL, 0);
         rd_kafka_queue_destroy(k->main);
+    }
+    if (k->stats) {
+        rd_kafka_mem_free(k->rk, k->stats);
     }
     if (k->rk) {
         rd_kafka_consumer_close(k->rk);
@@ -462,6 +498,7 @@ int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const
     char errstr[512];
     rd_kafka_conf_t *c = rd_kafka_conf_new();
     int has_group = 0;
+    int has_stats = 0;
     for (int32_t i = 0; i + 1 < nconf; i += 2) {
         if (rd_kafka_conf_set(c, conf[i], conf[i + 1], errstr, sizeof errstr) !=
             RD_KAFKA_CONF_OK) {
@@ -469,6 +506,7 @@ int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const
             return wr_err_set(&rt->err, WEIR_ESOURCE, "property %s: %s", conf[i], errstr);
         }
         has_group |= strcmp(conf[i], "group.id") == 0;
+        has_stats |= strcmp(conf[i], "statistics.interval.ms") == 0;
     }
     /* librdkafka's assign needs a group handle: without group_id one of weir's own, never
      * joined or committed to */
@@ -486,6 +524,14 @@ int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const
     rd_kafka_conf_set_error_cb(c, on_error);
     rd_kafka_conf_set_log_cb(c, on_log);
     rd_kafka_conf_set_offset_commit_cb(c, on_commit);
+    rd_kafka_conf_set_stats_cb(c, on_stats);
+    /* the brokers' state for --progress and the status, once a second unless set */
+    if (!has_stats && rd_kafka_conf_set(c, "statistics.interval.ms", "1000", errstr,
+                                        sizeof errstr) != RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(c);
+        wr_free(k);
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "%s", errstr);
+    }
     static const char *const fixed[][2] = {
         {"enable.auto.commit", "false"},  /* offsets are committed after a checkpoint */
         {"enable.auto.offset.store", "false"},
@@ -647,4 +693,22 @@ int weir_kafka_commit(weir_rt_t *rt, int32_t source, int32_t wait)
                           rd_kafka_err2str(err));
     }
     return 0;
+}
+
+const char *weir_kafka_stats(const weir_rt_t *rt, int32_t source, double *out)
+{
+    const kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k || !out) {
+        return NULL;
+    }
+    out[0] = k->stats_seq;
+    out[1] = (double)k->stats_len;
+    out[2] = k->errors;
+    return k->stats;
+}
+
+const char *weir_kafka_last_error(const weir_rt_t *rt, int32_t source)
+{
+    const kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    return k ? k->last_error : NULL;
 }

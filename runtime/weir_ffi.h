@@ -177,6 +177,12 @@ double weir_kafka_next_offset(const weir_rt_t *rt, int32_t source, int32_t i);
 const weir_kafka_meta_t *weir_kafka_meta(const weir_rt_t *rt, int32_t source);
 int weir_kafka_mark(weir_rt_t *rt, int32_t source);
 int weir_kafka_commit(weir_rt_t *rt, int32_t source, int32_t wait);
+/* weir_kafka_stats: librdkafka's newest statistics JSON (statistics.interval.ms, 1000 unless
+ * set) or NULL before the first; out[0] how many have come, out[1] the JSON's length, out[2]
+ * the errors error_cb reported. Valid until the next poll. weir_kafka_last_error: the last
+ * error reported, "" since messages arrived again (weir.kafka_health). */
+const char *weir_kafka_stats(const weir_rt_t *rt, int32_t source, double *out);
+const char *weir_kafka_last_error(const weir_rt_t *rt, int32_t source);
 /* The Kafka sink (kafka_sink.c): a producer to topic with the librdkafka properties conf
  * (name, value, ...); NULL with the reason in err (err_size bytes) when librdkafka refuses
  * them. send copies one message (key_len -1: no key; partition -1: librdkafka's partitioner
