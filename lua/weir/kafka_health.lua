@@ -118,7 +118,8 @@ function M.text_lines(list, out)
   for _, s in ipairs(list or {}) do
     local h = s.health
     if not h then
-      out[#out + 1] = ("%s: no statistics from librdkafka yet (or statistics.interval.ms is 0)"):format(s.label)
+      out[#out + 1] = ("%s: no statistics from librdkafka yet (or statistics.interval.ms is 0)")
+        :format(s.label)
     elseif M.troubled(h) then
       out[#out + 1] = ("%s: %s%s"):format(s.label, down_text(h),
         h.last_error and ("; last error: %s"):format(h.last_error) or "")
