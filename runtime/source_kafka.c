@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <librdkafka/rdkafka.h>
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,32 @@ typedef struct kafka_source {
     int more; /* the last consume filled what it asked for: the queue may hold more */
     weir_kafka_meta_t meta[KAFKA_CAP];
     char last_error[256]; /* the last error_cb message printed (a repeat is not) */
+    /* the partition slot of the last message (messages come in runs of one partition): its
+     * topic handle, partition id and slot, so most messages need no find_part */
+    const rd_kafka_topic_t *last_rkt;
+    int32_t last_partition;
+    int32_t last_slot;
+    /* librdkafka's statistics (statistics.interval.ms; weir_kafka_stats): the newest JSON,
+     * owned (rd_kafka_mem_free), and how many have come */
+    char *stats;
+    size_t stats_len;
+    double stats_seq;
+    /* partition discovery (weir_kafka_discover / weir_kafka_adopt): the source's topics and
+     * patterns ("^..." names, POSIX extended regular expressions matching whole names); a
+     * metadata request on libuv's thread pool (disc_work) finds the partitions not yet read,
+     * with their first offsets, in found; after it, ready holds them until Lua adopts them */
+    char **topics;
+    regex_t *patterns; /* [ntopics]; only where topics[i][0] == '^' */
+    int32_t ntopics;
+    uv_work_t disc_work;
+    int disc_busy;
+    char **known; /* "topic\0" + partition, the partitions read when the work was queued */
+    int32_t *known_id;
+    int32_t nknown;
+    kafka_part_t *found;
+    int32_t nfound;
+    kafka_part_t *ready;
+    int32_t nready;
     double errors;
 } kafka_source_t;
 
@@ -101,6 +128,17 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
             reason);
 }
 
+/* The first message after an error was reported: said once, and the next error is reported
+ * again (on_error says each error once until then). */
+static void reading_again(kafka_source_t *k)
+{
+    weir_out_flush();
+    wr_out_clear_status();
+    fprintf(stderr, "weir: %s: messages arrive again (the last error was: %s)\n",
+            k->base.describe, k->last_error);
+    k->last_error[0] = '\0';
+}
+
 /* librdkafka's log lines (log.queue: served on the loop's thread): errors and worse only. */
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
@@ -108,6 +146,20 @@ static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char 
     (void)fac;
     (void)buf;
     (void)level; /* everything a job must know also reaches on_error */
+}
+
+/* librdkafka's statistics (served by rd_kafka_poll on the loop's thread): the newest is kept
+ * for weir.kafka_health (the brokers' and partitions' state in --progress and the status). */
+static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
+{
+    kafka_source_t *k = opaque;
+    if (k->stats) {
+        rd_kafka_mem_free(rk, k->stats);
+    }
+    k->stats = json;
+    k->stats_len = len;
+    k->stats_seq += 1;
+    return 1; /* kept: freed by the next one or kafka_destroy */
 }
 
 static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
@@ -145,6 +197,88 @@ static void mark_done(kafka_source_t *k, kafka_part_t *p)
         p->done = 1;
         k->nleft--;
     }
+}
+
+/* Whether topic is one of the source's: named, or matched by one of its patterns. */
+static int wanted_topic(const kafka_source_t *k, const char *topic)
+{
+    for (int32_t i = 0; i < k->ntopics; i++) {
+        if (k->topics[i][0] == '^' ? regexec(&k->patterns[i], topic, 0, NULL, 0) == 0
+                                   : strcmp(k->topics[i], topic) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int known_part(const kafka_source_t *k, const char *topic, int32_t id)
+{
+    for (int32_t i = 0; i < k->nknown; i++) {
+        if (k->known_id[i] == id && strcmp(k->known[i], topic) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* On libuv's thread pool (no loop state, no Lua): the cluster's metadata, and for each
+ * partition of a wanted topic that is not known, its first offset, into found. */
+static void disc_run(uv_work_t *w)
+{
+    kafka_source_t *k = w->data;
+    const struct rd_kafka_metadata *md = NULL;
+    if (rd_kafka_metadata(k->rk, 1, NULL, &md, (int)k->timeout_ms) != 0) {
+        return; /* tried again at the next interval; on_error reports what is down */
+    }
+    for (int t = 0; t < md->topic_cnt; t++) {
+        const struct rd_kafka_metadata_topic *mt = &md->topics[t];
+        if (mt->err || !wanted_topic(k, mt->topic)) {
+            continue;
+        }
+        for (int j = 0; j < mt->partition_cnt; j++) {
+            int32_t id = mt->partitions[j].id;
+            int64_t low = 0;
+            int64_t high = 0;
+            if (known_part(k, mt->topic, id) ||
+                rd_kafka_query_watermark_offsets(k->rk, mt->topic, id, &low, &high,
+                                                 (int)k->timeout_ms) != 0) {
+                continue;
+            }
+            k->found = wr_xreallocarray(k->found, (size_t)k->nfound + 1, sizeof *k->found);
+            k->found[k->nfound++] = (kafka_part_t){.topic = wr_xstrdup(mt->topic),
+                                                   .partition = id, .start = low, .stop = -1,
+                                                   .next = low};
+        }
+    }
+    rd_kafka_metadata_destroy(md);
+}
+
+static void free_known(kafka_source_t *k)
+{
+    for (int32_t i = 0; i < k->nknown; i++) {
+        wr_free(k->known[i]);
+    }
+    wr_free(k->known);
+    wr_free(k->known_id);
+    k->known = NULL;
+    k->known_id = NULL;
+    k->nknown = 0;
+}
+
+/* On the loop's thread: what the work found waits for weir_kafka_adopt. */
+static void disc_done(uv_work_t *w, int status)
+{
+    kafka_source_t *k = w->data;
+    (void)status;
+    k->disc_busy = 0;
+    free_known(k);
+    for (int32_t i = 0; i < k->nfound; i++) {
+        k->ready = wr_xreallocarray(k->ready, (size_t)k->nready + 1, sizeof *k->ready);
+        k->ready[k->nready++] = k->found[i];
+    }
+    wr_free(k->found);
+    k->found = NULL;
+    k->nfound = 0;
 }
 
 static int kafka_open(wr_source_t *s)
@@ -275,7 +409,13 @@ static void kafka_fill(wr_source_t *s)
             k->given++;
             continue;
         }
-        int32_t pi = find_part(k, rd_kafka_topic_name(m->rkt), m->partition);
+        int32_t pi = k->last_slot;
+        if (m->rkt != k->last_rkt || m->partition != k->last_partition) {
+            pi = find_part(k, rd_kafka_topic_name(m->rkt), m->partition);
+            k->last_rkt = m->rkt;
+            k->last_partition = m->partition;
+            k->last_slot = pi;
+        }
         kafka_part_t *p = pi >= 0 ? &k->parts[pi] : NULL;
         if (p == NULL || p->done || m->offset < p->next) {
             k->given++; /* beyond its stop offset, or not ours: not delivered */
@@ -300,6 +440,9 @@ static void kafka_fill(wr_source_t *s)
         meta->timestamp = tt == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? -INFINITY : (double)ts;
         s->stat[WEIR_STAT_RECORDS] += 1;
         s->stat[WEIR_STAT_BYTES] += (double)m->len;
+        if (k->last_error[0] != '\0') {
+            reading_again(k);
+        }
         p->next = m->offset + 1;
         if (p->stop >= 0 && p->next >= p->stop) {
             mark_done(k, p);
@@ -330,6 +473,20 @@ static void kafka_close(wr_source_t *s)
 static void kafka_destroy(wr_source_t *s)
 {
     kafka_source_t *k = kafka_of(s);
+    /* discovery: the loop ran to its end before this, so no work is in flight */
+    free_known(k);
+    for (int32_t i = 0; i < k->nready; i++) {
+        wr_free(k->ready[i].topic);
+    }
+    wr_free(k->ready);
+    for (int32_t i = 0; i < k->ntopics; i++) {
+        if (k->topics[i][0] == '^') {
+            regfree(&k->patterns[i]);
+        }
+        wr_free(k->topics[i]);
+    }
+    wr_free(k->topics);
+    wr_free(k->patterns);
     for (int32_t i = 0; i < k->n; i++) {
         rd_kafka_message_destroy(k->buf[i]);
     }
@@ -340,6 +497,9 @@ static void kafka_destroy(wr_source_t *s)
     if (k->main) {
         rd_kafka_queue_io_event_enable(k->main, -1, NULL, 0);
         rd_kafka_queue_destroy(k->main);
+    }
+    if (k->stats) {
+        rd_kafka_mem_free(k->rk, k->stats);
     }
     if (k->rk) {
         rd_kafka_consumer_close(k->rk);
@@ -401,8 +561,37 @@ static int load_partitions(kafka_source_t *k, const char *const *topics, int32_t
                           rd_kafka_err2str(err));
     }
     int rc = 0;
+    /* topics named "^..." are patterns: every topic they match, in metadata order (none is no
+     * error: discovery may find some later) */
+    for (int i = 0; i < md->topic_cnt && rc == 0; i++) {
+        const struct rd_kafka_metadata_topic *mt = &md->topics[i];
+        int match = 0;
+        for (int32_t t = 0; t < ntopics; t++) {
+            match |= topics[t][0] == '^' && regexec(&k->patterns[t], mt->topic, 0, NULL, 0) == 0;
+        }
+        for (int32_t t = 0; t < ntopics; t++) {
+            match &= strcmp(topics[t], mt->topic) != 0; /* named too: read once, below */
+        }
+        if (!match || mt->err) {
+            continue;
+        }
+        k->parts = wr_xreallocarray(k->parts, (size_t)(k->nparts + mt->partition_cnt),
+                                    sizeof *k->parts);
+        for (int32_t id = 0, found = 0; found < mt->partition_cnt && id <= 1000000; id++) {
+            for (int j = 0; j < mt->partition_cnt; j++) {
+                if (mt->partitions[j].id == id) {
+                    k->parts[k->nparts++] = (kafka_part_t){
+                        .topic = wr_xstrdup(mt->topic), .partition = id, .stop = -1};
+                    found++;
+                }
+            }
+        }
+    }
     for (int32_t t = 0; t < ntopics && rc == 0; t++) {
         const struct rd_kafka_metadata_topic *mt = NULL;
+        if (topics[t][0] == '^') {
+            continue;
+        }
         for (int i = 0; i < md->topic_cnt; i++) {
             if (strcmp(md->topics[i].topic, topics[t]) == 0) {
                 mt = &md->topics[i];
@@ -451,6 +640,7 @@ int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const
     char errstr[512];
     rd_kafka_conf_t *c = rd_kafka_conf_new();
     int has_group = 0;
+    int has_stats = 0;
     for (int32_t i = 0; i + 1 < nconf; i += 2) {
         if (rd_kafka_conf_set(c, conf[i], conf[i + 1], errstr, sizeof errstr) !=
             RD_KAFKA_CONF_OK) {
@@ -458,6 +648,7 @@ int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const
             return wr_err_set(&rt->err, WEIR_ESOURCE, "property %s: %s", conf[i], errstr);
         }
         has_group |= strcmp(conf[i], "group.id") == 0;
+        has_stats |= strcmp(conf[i], "statistics.interval.ms") == 0;
     }
     /* librdkafka's assign needs a group handle: without group_id one of weir's own, never
      * joined or committed to */
@@ -468,12 +659,21 @@ int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const
     }
     kafka_source_t *k = wr_xcalloc(1, sizeof *k);
     k->pipe_fd[0] = k->pipe_fd[1] = -1;
+    k->last_slot = -1;
     k->has_group = has_group;
     k->timeout_ms = (int64_t)timeout_ms;
     rd_kafka_conf_set_opaque(c, k);
     rd_kafka_conf_set_error_cb(c, on_error);
     rd_kafka_conf_set_log_cb(c, on_log);
     rd_kafka_conf_set_offset_commit_cb(c, on_commit);
+    rd_kafka_conf_set_stats_cb(c, on_stats);
+    /* the brokers' state for --progress and the status, once a second unless set */
+    if (!has_stats && rd_kafka_conf_set(c, "statistics.interval.ms", "1000", errstr,
+                                        sizeof errstr) != RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(c);
+        wr_free(k);
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "%s", errstr);
+    }
     static const char *const fixed[][2] = {
         {"enable.auto.commit", "false"},  /* offsets are committed after a checkpoint */
         {"enable.auto.offset.store", "false"},
@@ -499,7 +699,31 @@ int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const
     k->base.io = 1;
     k->base.rt = rt;
     k->base.describe = (char *)describe; /* for messages until wr_source_add copies it */
-    int rc = load_partitions(k, topics, ntopics);
+    k->topics = wr_xcalloc((size_t)ntopics, sizeof *k->topics);
+    k->patterns = wr_xcalloc((size_t)ntopics, sizeof *k->patterns);
+    int rc = 0;
+    for (int32_t t = 0; t < ntopics; t++) {
+        k->topics[t] = wr_xstrdup(topics[t]);
+        k->ntopics = t + 1;
+        if (topics[t][0] == '^') {
+            /* a whole-name match, as Flink's setTopicPattern (Pattern.matches) */
+            size_t n = strlen(topics[t]);
+            char *re = wr_xmalloc(n + 4);
+            snprintf(re, n + 4, "^(%s)$", topics[t] + 1);
+            int e = regcomp(&k->patterns[t], re, REG_EXTENDED | REG_NOSUB);
+            wr_free(re);
+            if (e != 0) {
+                char why[128];
+                regerror(e, &k->patterns[t], why, sizeof why);
+                k->topics[t][0] = '\0'; /* nothing compiled to free */
+                rc = wr_err_set(&rt->err, WEIR_ESOURCE, "topic pattern %s: %s", topics[t], why);
+                break;
+            }
+        }
+    }
+    if (rc == 0) {
+        rc = load_partitions(k, topics, ntopics);
+    }
     k->base.describe = NULL;
     if (rc < 0) {
         wr_source_destroy(&k->base);
@@ -635,4 +859,80 @@ int weir_kafka_commit(weir_rt_t *rt, int32_t source, int32_t wait)
                           rd_kafka_err2str(err));
     }
     return 0;
+}
+
+const char *weir_kafka_stats(const weir_rt_t *rt, int32_t source, double *out)
+{
+    const kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k || !out) {
+        return NULL;
+    }
+    out[0] = k->stats_seq;
+    out[1] = (double)k->stats_len;
+    out[2] = k->errors;
+    return k->stats;
+}
+
+const char *weir_kafka_last_error(const weir_rt_t *rt, int32_t source)
+{
+    const kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    return k ? k->last_error : NULL;
+}
+
+int weir_kafka_discover(weir_rt_t *rt, int32_t source)
+{
+    kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k) {
+        return WEIR_EINVAL;
+    }
+    if (k->disc_busy || !rt->started || k->base.stopping) {
+        return 0;
+    }
+    int32_t n = k->nparts + k->nready;
+    k->known = wr_xcalloc((size_t)n + 1, sizeof *k->known);
+    k->known_id = wr_xcalloc((size_t)n + 1, sizeof *k->known_id);
+    for (int32_t i = 0; i < n; i++) {
+        const kafka_part_t *p = i < k->nparts ? &k->parts[i] : &k->ready[i - k->nparts];
+        k->known[i] = wr_xstrdup(p->topic);
+        k->known_id[i] = p->partition;
+    }
+    k->nknown = n;
+    k->disc_work.data = k;
+    int rc = uv_queue_work(&rt->loop, &k->disc_work, disc_run, disc_done);
+    if (rc < 0) {
+        free_known(k);
+        return wr_err_set(&rt->err, rc, "%s: partition discovery: %s", k->base.describe,
+                          uv_strerror(rc));
+    }
+    k->disc_busy = 1;
+    return 0;
+}
+
+int32_t weir_kafka_adopt(weir_rt_t *rt, int32_t source)
+{
+    kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k) {
+        return WEIR_EINVAL;
+    }
+    if (k->nready == 0) {
+        return k->nparts;
+    }
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(k->nready);
+    k->parts = wr_xreallocarray(k->parts, (size_t)(k->nparts + k->nready), sizeof *k->parts);
+    for (int32_t i = 0; i < k->nready; i++) {
+        k->parts[k->nparts++] = k->ready[i];
+        k->nleft++;
+        rd_kafka_topic_partition_list_add(l, k->ready[i].topic, k->ready[i].partition)->offset =
+            k->ready[i].start;
+    }
+    k->nready = 0;
+    rd_kafka_error_t *err = rd_kafka_incremental_assign(k->rk, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    if (err) {
+        int rc = wr_err_set(&rt->err, WEIR_ESOURCE, "%s: assigning the new partitions: %s",
+                            k->base.describe, rd_kafka_error_string(err));
+        rd_kafka_error_destroy(err);
+        return rc;
+    }
+    return k->nparts;
 }

@@ -146,6 +146,17 @@ int wr_valve_mark_active(wr_valve_t *v, int ch)
     return out | emit_min_if_higher(v);
 }
 
+int wr_valve_add_channel(wr_valve_t *v)
+{
+    v->ch = wr_xreallocarray(v->ch, (size_t)v->channels + 1, sizeof *v->ch);
+    v->ch[v->channels++] = (wr_valve_channel_t){.wm = INT64_MIN, .active = true, .aligned = true};
+    if (v->idle) {
+        v->idle = false;
+        return WR_VALVE_STATUS_CHANGED;
+    }
+    return 0;
+}
+
 int64_t wr_valve_output(const wr_valve_t *v)
 {
     return v->last_out;
@@ -191,6 +202,11 @@ int32_t weir_valve_watermark(weir_valve_t *fv, int32_t channel, double wm)
     int64_t before = fv->v.last_out;
     int64_t after = wr_valve_advance(&fv->v, channel, wr_ms_from_double(wm));
     return after > before ? WR_VALVE_ADVANCED : 0;
+}
+
+int32_t weir_valve_add_channel(weir_valve_t *fv)
+{
+    return wr_valve_add_channel(&fv->v);
 }
 
 int32_t weir_valve_status(weir_valve_t *fv, int32_t channel, int32_t idle)

@@ -46,6 +46,10 @@ int64_t wr_valve_advance(wr_valve_t *v, int ch, int64_t wm);
 int wr_valve_mark_idle(wr_valve_t *v, int ch);
 int wr_valve_mark_active(wr_valve_t *v, int ch);
 
+/* Adds a channel (the last, number channels - 1 after the call), active with no watermark:
+ * it holds the output where it is until it has a watermark or goes idle (a Kafka partition
+ * discovered while the job runs). Returns WR_VALVE_STATUS_CHANGED when the valve was idle. */
+int wr_valve_add_channel(wr_valve_t *v);
 int64_t wr_valve_output(const wr_valve_t *v);
 bool wr_valve_is_idle(const wr_valve_t *v);
 

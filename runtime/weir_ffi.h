@@ -177,6 +177,19 @@ double weir_kafka_next_offset(const weir_rt_t *rt, int32_t source, int32_t i);
 const weir_kafka_meta_t *weir_kafka_meta(const weir_rt_t *rt, int32_t source);
 int weir_kafka_mark(weir_rt_t *rt, int32_t source);
 int weir_kafka_commit(weir_rt_t *rt, int32_t source, int32_t wait);
+/* weir_kafka_stats: librdkafka's newest statistics JSON (statistics.interval.ms, 1000 unless
+ * set) or NULL before the first; out[0] how many have come, out[1] the JSON's length, out[2]
+ * the errors error_cb reported. Valid until the next poll. weir_kafka_last_error: the last
+ * error reported, "" since messages arrived again (weir.kafka_health). */
+const char *weir_kafka_stats(const weir_rt_t *rt, int32_t source, double *out);
+const char *weir_kafka_last_error(const weir_rt_t *rt, int32_t source);
+/* Partition discovery (docs/API.md, Kafka): weir_kafka_discover asks the cluster, off the
+ * loop's thread, for the partitions of the source's topics (and topics its "^..." patterns
+ * match) it does not read yet (nothing while one request is in flight); weir_kafka_adopt
+ * appends those found to the source's partitions, each from its first offset with no stop,
+ * assigns them to the consumer and returns the partition count (negative: the error). */
+int weir_kafka_discover(weir_rt_t *rt, int32_t source);
+int32_t weir_kafka_adopt(weir_rt_t *rt, int32_t source);
 /* The Kafka sink (kafka_sink.c): a producer to topic with the librdkafka properties conf
  * (name, value, ...); NULL with the reason in err (err_size bytes) when librdkafka refuses
  * them. send copies one message (key_len -1: no key; partition -1: librdkafka's partitioner
@@ -395,6 +408,9 @@ weir_valve_t *weir_valve_new(int32_t channels);
 void weir_valve_free(weir_valve_t *v);
 int32_t weir_valve_watermark(weir_valve_t *v, int32_t channel, double wm);
 int32_t weir_valve_status(weir_valve_t *v, int32_t channel, int32_t idle);
+/* A new last channel, active with no watermark (valve.h wr_valve_add_channel); returns 2 when
+ * the output status changed (the valve was idle), else 0. */
+int32_t weir_valve_add_channel(weir_valve_t *v);
 double weir_valve_output(const weir_valve_t *v); /* -inf before the first watermark */
 int32_t weir_valve_is_idle(const weir_valve_t *v); /* 1 = IDLE, 0 = ACTIVE */
 /* One input channel, for status displays: its last watermark (-inf before any), and its state

@@ -197,9 +197,10 @@ static void finish_windows(void)
     free(fifo);
 }
 
-/* Parses [p, end) as "<digits>,<digits>" (key, timestamp) and adds the event; anything else is
- * an error naming what (e.g. "line", "message") and its number n. */
-static inline void add_key_ts(const char *p, const char *end, const char *what, long long n)
+/* Parses [p, end) as "<digits>,<digits>" into *key and *ts; anything else is an error naming
+ * what (e.g. "line", "message") and its number n. */
+static inline void parse_key_ts(const char *p, const char *end, const char *what, long long n,
+                                int32_t *key_out, int64_t *ts_out)
 {
     int64_t key = 0, ts = 0;
     const char *q = p;
@@ -215,7 +216,24 @@ static inline void add_key_ts(const char *p, const char *end, const char *what, 
         fprintf(stderr, "%s: %s %lld: expected key,ts\n", PROGRAM, what, n);
         exit(1);
     }
-    add_event((int32_t)key, ts);
+    *key_out = (int32_t)key;
+    *ts_out = ts;
+}
+
+/* Parses [p, end) as parse_key_ts does and adds the event. */
+static inline void add_key_ts(const char *p, const char *end, const char *what, long long n)
+{
+    int32_t key;
+    int64_t ts;
+    parse_key_ts(p, end, what, n, &key, &ts);
+    add_event(key, ts);
+}
+
+/* Counts an event in its window without moving the watermark (the caller advances it with
+ * advance_watermark, e.g. per-partition watermarks' minimum); ts >= 0. */
+static inline void count_event(int32_t key, int64_t ts)
+{
+    find_or_add(key, ts - ts % WINDOW_MS)->count++;
 }
 
 #endif

@@ -29,7 +29,7 @@ local KAFKA_NULL = tonumber(C.WEIR_LINE_KAFKA_NULL)
 
 local OPTS = { bootstrap_servers = true, topics = true, group_id = true, starting_offsets = true,
   stopping_offsets = true, format = true, record = true, separator = true, watermarks = true,
-  properties = true, metadata = true, timeout = true }
+  properties = true, metadata = true, timeout = true, partition_discovery = true }
 M.OPTS = OPTS
 
 local function offsets_table(what, t)
@@ -111,6 +111,19 @@ function M.build(opts, fields)
   fields.strategy, fields.properties, fields.metadata = opts.watermarks, props, opts.metadata
   fields.timeout = opts.timeout ~= nil and duration.parse_nonneg(opts.timeout,
     "kafka_source timeout", true) or 10000
+  -- partition discovery (Flink's partition.discovery.interval.ms): every 5 minutes unless
+  -- bounded, as Flink's KafkaSource
+  local disc = opts.partition_discovery
+  if disc ~= nil and disc ~= false then
+    if stop ~= nil then
+      util.build_error("kafka_source: partition_discovery needs an unbounded source (no "
+        .. "stopping_offsets): a bounded source reads the partitions there are at its start")
+    end
+    disc = duration.parse_nonneg(disc, "kafka_source partition_discovery", true)
+  elseif disc == nil then
+    disc = stop == nil and 300000 or false
+  end
+  fields.partition_discovery = disc
   return fields
 end
 
@@ -239,6 +252,24 @@ local function partition_watermarks(job, node)
     end)
   end
   node.kafka_gens, node.kafka_emitters = gens, emitters
+  -- a partition discovered while the job runs (discovery below): its own generator, emitter
+  -- and valve channel, starting at the bottom (it holds the watermark until it has data or
+  -- goes idle, as a split Flink's reader adds)
+  node.kafka_add_partition = function(p)
+    n = n + 1
+    gens[p] = watermarks.generator(node.strategy, genv)
+    emitters[p] = watermarks.emitter(function(w)
+      local f = C.weir_valve_watermark(valve, p, w)
+      if f > 0 then out(f) end
+    end, function(idle)
+      if not node.kafka_parts[p + 1].released then
+        local f = C.weir_valve_status(valve, p, idle and 1 or 0)
+        if f > 0 then out(f) end
+      end
+    end)
+    local f = C.weir_valve_add_channel(valve)
+    if f > 0 then out(f) end
+  end
   -- a finished partition (its stop offset reached) is released: it no longer holds the
   -- watermark back (Flink: the split's output is released when the split finishes)
   local function release_done()
@@ -269,6 +300,44 @@ local function partition_watermarks(job, node)
   end
 end
 
+---Partition discovery (node.partition_discovery ms): on the tick, every so often a request for
+---the partitions not yet read (off the loop's thread), and those found adopted: a slot in
+---kafka_parts and, with watermarks, a fresh generator and emitter and a valve channel at the
+---bottom (node.kafka_add_partition), before any of their messages can arrive.
+local function discovery(job, node)
+  local every, last, rt, id = node.partition_discovery, -INF, job.rt, node.src_id
+  local function fail()
+    job_error(("%s: %s"):format(node.label, ffi.string(C.weir_rt_error(rt))))
+  end
+  local inner = job.sweep_tick
+  local tick = function()
+    inner()
+    local now = job:now()
+    if now - last >= every then
+      last = now
+      if C.weir_kafka_discover(rt, id) ~= 0 then fail() end
+    end
+    local n = C.weir_kafka_adopt(rt, id)
+    if n < 0 then fail() end
+    for i = #node.kafka_parts, n - 1 do
+      local part = { topic = ffi.string(C.weir_kafka_topic(rt, id, i)),
+                     id = C.weir_kafka_partition_id(rt, id, i),
+                     start = C.weir_kafka_next_offset(rt, id, i), stop = -1, released = false }
+      node.kafka_parts[i + 1] = part
+      if node.kafka_add_partition then
+        node.kafka_add_partition(i)
+      end
+      C.weir_out_flush()
+      io.stderr:write(("weir: %s: new partition %s/%d: read from offset %d\n"):format(
+        node.label, part.topic, part.id, part.start))
+    end
+  end
+  jit.off(tick)
+  job.sweep_tick = tick
+  local interval = job.plan.env.auto_watermark_interval
+  C.weir_rt_set_tick(rt, interval > 0 and interval or math.min(every, 1000))
+end
+
 ---The node's driver (node.lines, registered in job.drivers), once its partitions are known.
 local function make_driver(job, node, helpers)
   local typed = {}
@@ -289,6 +358,9 @@ local function make_driver(job, node, helpers)
     node.kafka_gens or false, node.kafka_emitters or false, malformed,
     node.metadata and with_meta(node) or false, bad_ts, duration.MAX_TIME)
   job.drivers[node.lines] = node
+  if node.partition_discovery then
+    discovery(job, node)
+  end
 end
 
 ---The source kind (weir.sources' KINDS.kafka); helpers: the source errors' wording from
@@ -586,5 +658,6 @@ end
 jit.off(partition_watermarks)
 jit.off(decoder)
 jit.off(make_driver)
+jit.off(discovery)
 
 return M
