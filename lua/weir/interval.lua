@@ -20,7 +20,7 @@ local M = {}
 local EVENT = tonumber(C.WEIR_TIME_EVENT)
 local LUA, CELLS = tonumber(C.WEIR_KSTATE_LUA), tonumber(C.WEIR_KSTATE_CELLS)
 local PROBE_WIDTH = 64 -- hi - lo up to which three or more buffered timestamps are probed
-local POOL = 4096 -- emptied tables kept per subtask for reuse (maps, and buckets)
+local floor = math.floor
 local LEFT, RIGHT = 1, 2
 
 -- The push of one side. Upvalues: the user's function, the subtasks, the interner, the cell
@@ -87,8 +87,9 @@ local function many(st, inst, v, ts, tbl, lo, hi)
 end
 -- The buffers are the map states left_buffer and right_buffer (weir.keyed_state's layout,
 -- without TTL: [base + 2] the kind, [base + 3] the value slot in inst.vals), read and written
--- here without the handles; an emptied map or one-record bucket goes to the subtask's pool
--- (weir.interval's cleanup) and is taken from there.
+-- here without the handles; a buffer of kind 0 (empty) finds its table, empty, in its value
+-- slot when a former buffer of the slot left one there, and one-record buckets come from the
+-- subtask's pool (weir.interval's cleanup).
 return function(st, v, ts, key)
   if ts == nil then no_ts() end
   local inst = insts[st]
@@ -106,21 +107,13 @@ return function(st, v, ts, key)
   end
   inst.row[0] = r
   local vals = inst.vals
-  local pool = inst.ij_pool
   local slot = r[OB + 3]
   local mine = vals[slot]
-  if r[OB + 2] ~= LUA or mine == nil then
-    local n = pool.maps
-    if n > 0 then
-      mine = pool[n]
-      pool[n] = false
-      pool.maps = n - 1
-    else
-      mine = tnew(0, 4) -- see the cleanup: a one-node hash part rehashes on each new key
-    end
+  if mine == nil then
+    mine = tnew(0, 4) -- see the cleanup: a one-node hash part rehashes on each new key
     vals[slot] = mine
-    r[OB + 2] = LUA
   end
+  r[OB + 2] = LUA -- an emptied buffer's table stays with its row slot (see the cleanup)
   local bucket = mine[ts]
   local fresh = bucket == nil
   if fresh then
@@ -204,9 +197,11 @@ function M.instantiate(job, node)
     -- one timer per (key, side, buffered timestamp), never deleted: no index (runtime/timers.h)
     assert(C.weir_timers_set_distinct(inst.timers) == 0)
     inst.ij_found = {}
-    -- emptied maps and one-record buckets for reuse: an emptied buffer is no state (it is
-    -- cleared as Flink's is), its table is only kept for the key's next record
-    inst.ij_pool, inst.ij_buckets = { maps = 0 }, { n = 0 }
+    -- one-record buckets for reuse (the cleanup)
+    inst.ij_buckets = { n = 0 }
+    -- the rows whose buffers a watermark emptied (two lists: the last two watermarks'), and per
+    -- key id the number of the watermark that last emptied its row (weir.interval's cleanup)
+    inst.ij_idle, inst.ij_emptied, inst.ij_epoch = { { n = 0 }, { n = 0 } }, {}, 0
     inst.ij_ctx = setmetatable({ inst = inst, node = node, job = job, ts = 0, left_ts = 0,
                                  right_ts = 0 }, Context)
   end
@@ -259,41 +254,69 @@ function M.instantiate(job, node)
 
   -- cleanup (Flink's onEventTime): a left timer at t drops the left bucket of t - hi (of t when
   -- hi <= 0), a right one the right bucket of t + lo (of t when lo > 0); a map left empty is
-  -- cleared (the key's row goes with its last state), as MapState:remove does
+  -- cleared, as MapState:remove does: its kind becomes 0 (no state: snapshots, restores and the
+  -- state metrics see none), while its table, empty, stays with the row's value slot for the
+  -- key's next record (or, once the row is dropped, for the key that gets the row slot next).
+  -- A row whose two buffers are empty is kept while its key is busy: it is dropped at the
+  -- second watermark after it was emptied if no record came for the key in between (keys
+  -- that come back within a watermark interval keep their rows; with a new key per record
+  -- rows go after two watermarks). One-record buckets go to the subtask's pool; the pool only
+  -- shrinks between watermarks, so what is left in it when a watermark comes was not needed
+  -- since the last one: half of that is let go.
   local LOFF, ROFF = hi <= 0 and 0 or -hi, lo <= 0 and lo or 0
   node.on_watermark = function(inst, w)
     local tm = inst.timer
     local timers, ks, vals = inst.timers, inst.kstate, inst.vals
-    local pool, bs = inst.ij_pool, inst.ij_buckets
+    local bs = inst.ij_buckets
     inst.firing = true
+    local n = bs.n
+    for i = n, n - floor(n / 2) + 1, -1 do
+      bs[i] = false
+    end
+    bs.n = n - floor(n / 2)
+    -- rows emptied two watermarks ago and not written since: dropped
+    local epoch = inst.ij_epoch + 1
+    inst.ij_epoch = epoch
+    local emptied = inst.ij_emptied
+    local old = inst.ij_idle[epoch % 2 + 1]
+    for i = 1, old.n do
+      local kid = old[i]
+      old[i] = false
+      if emptied[kid] == epoch - 2 then
+        emptied[kid] = false
+        local r = C.weir_kstate_row(ks, kid)
+        if r ~= nil and r[LB + 2] == 0 and r[RB + 2] == 0 then
+          C.weir_kstate_clear(ks, kid, LSID) -- drops the row when no other state holds a value
+        end
+      end
+    end
+    old.n = 0
+    local idle = old -- this watermark's list
     while C.weir_timers_pop(timers, EVENT, w, tm) == 1 do
       local kid = tm.key
       inst.kid = kid
       local r = C.weir_kstate_row(ks, kid)
       inst.row[0] = r
-      local b, k, sid = RB, tm.time_ms + ROFF, RSID
+      local b, k, ob = RB, tm.time_ms + ROFF, LB
       if tm.start == LEFT then
-        b, k, sid = LB, tm.time_ms + LOFF, LSID
+        b, k, ob = LB, tm.time_ms + LOFF, RB
       end
       if r ~= nil and r[b + 2] == LUA then
-        local slot = r[b + 3]
-        local m = vals[slot]
+        local m = vals[r[b + 3]]
         local bucket = m[k]
         if bucket ~= nil then
           m[k] = nil
-          if bucket[2] == nil and bs.n < POOL then
+          if bucket[2] == nil then
             bucket[1] = nil
-            local n = bs.n + 1
-            bs[n], bs.n = bucket, n
+            local nb = bs.n + 1
+            bs[nb], bs.n = bucket, nb
           end
           if next(m) == nil then
-            vals[slot] = nil
-            if pool.maps < POOL then
-              local n = pool.maps + 1
-              pool[n], pool.maps = m, n
-            end
-            if C.weir_kstate_clear(ks, kid, sid) == 1 then
-              inst.row[0] = nil
+            r[b + 2] = 0
+            if r[ob + 2] == 0 then
+              emptied[kid] = epoch
+              local ni = idle.n + 1
+              idle[ni], idle.n = kid, ni
             end
           end
         end

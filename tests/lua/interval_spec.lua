@@ -24,6 +24,9 @@ local function harness(lo, lo_inc, hi, hi_inc, steps, opts)
     local kind, t = s[1], s[2] or 0
     local line = ("@%d %s %d"):format(i, (kind == "l" or kind == "r") and "el"
       or kind == "probe" and "probe" or "wm", t)
+    if s[3] then -- a record's key: "key" without one
+      line = ("@%d el %s %d"):format(i, s[3], t)
+    end
     if kind == "l" or kind == "wl" or kind == "probe" then
       left[#left + 1] = line
     else
@@ -67,8 +70,11 @@ local function harness(lo, lo_inc, hi, hi_inc, steps, opts)
   end
   local function side(path, name)
     return env:replay(path):assign_timestamps_and_watermarks(strategy):filter(probe)
-      :map(function(v) return { ts = tonumber(v:match("(%-?%d+)$")), source = name } end)
-      :key_by(function() return "key" end)
+      :map(function(v)
+        return { ts = tonumber(v:match("(%-?%d+)$")), source = name,
+                 key = v:match("^el (%a+) ") or "key" }
+      end)
+      :key_by(function(v) return v.key end)
   end
   local ij = side(lp, "lhs"):interval_join(side(rp, "rhs")):between(lo, hi)
   if not lo_inc then ij:lower_bound_exclusive() end
@@ -235,6 +241,43 @@ spec.describe("interval join", function()
         eq(sides, { "5:1", "7:2" })
       end })
     eq(probes[1], { left_buffer = { 5 }, right_buffer = { 7 } })
+  end)
+
+  -- A key whose buffers the cleanup empties has no state (as in Flink), but keeps its row while
+  -- records for it keep coming; its row is dropped at the second watermark without them.
+  it("an emptied key keeps its row until it is idle for a watermark", function()
+    local C = require("weir.ffi")
+    local rows = {}
+    local function count_rows(_, inst)
+      local n, key = 0, require("ffi").new("double[1]")
+      for r = 0, C.weir_kstate_capacity(inst.kstate) - 1 do
+        if C.weir_kstate_at(inst.kstate, r, key) ~= nil then n = n + 1 end
+      end
+      rows[#rows + 1] = n
+    end
+    local function wm(steps, t)
+      steps[#steps + 1] = { "wl", t }
+      steps[#steps + 1] = { "wr", t }
+    end
+    local steps = { { "l", 1, "a" }, { "r", 1, "a" }, { "l", 1, "b" } }
+    wm(steps, 5) -- a's buffers emptied (b's left one too)
+    steps[#steps + 1] = { "probe" }
+    steps[#steps + 1] = { "r", 10, "a" } -- a busy again: joins no one
+    steps[#steps + 1] = { "l", 10, "a" }
+    wm(steps, 20) -- emptied again
+    steps[#steps + 1] = { "probe" }
+    wm(steps, 30) -- b idle since its emptying two watermarks ago: dropped
+    steps[#steps + 1] = { "probe" }
+    wm(steps, 40) -- a too
+    steps[#steps + 1] = { "probe" }
+    steps[#steps + 1] = { "l", 50, "a" } -- a row again for a
+    steps[#steps + 1] = { "r", 50, "a" }
+    steps[#steps + 1] = { "probe" }
+    local got, probes = harness(0, true, 0, true, steps, { on_probe = count_rows })
+    eq(got, { "1,1@1", "10,10@10", "50,50@50" })
+    local empty = { left_buffer = {}, right_buffer = {} }
+    eq(probes, { empty, empty, empty, empty, { left_buffer = { 50 }, right_buffer = { 50 } } })
+    eq(rows, { 2, 2, 1, 0, 1 })
   end)
 
   it("Flink: testDiscardsLateData (dropped and counted)", function()
