@@ -20,7 +20,7 @@ local M = {}
 local EVENT = tonumber(C.WEIR_TIME_EVENT)
 local LUA, CELLS = tonumber(C.WEIR_KSTATE_LUA), tonumber(C.WEIR_KSTATE_CELLS)
 local PROBE_WIDTH = 64 -- hi - lo up to which three or more buffered timestamps are probed
-local floor = math.floor
+local BUCKET = {} -- the metatable of a timestamp's two or more records (the template)
 local LEFT, RIGHT = 1, 2
 
 -- The push of one side. Upvalues: the user's function, the subtasks, the interner, the cell
@@ -29,15 +29,15 @@ local LEFT, RIGHT = 1, 2
 -- Lua value, the full-state error and whether the interval is narrow enough to probe.
 codegen.add_templates({ interval_join = [[
 local f, objs, insts, intern, C, emit, is_nil, OB, TB, rlo, rhi, left, SIDE, EVENT, late,
-  no_ts, LUA, full, PROBE, tnew = ...
-local next = next
+  no_ts, LUA, full, PROBE, tnew, BUCKET = ...
+local next, type, getmetatable, setmetatable = next, type, getmetatable, setmetatable
 local cur_st, cur_ts = 0, nil
 local function out(x)
   if is_nil(x) then error("out(nil): records cannot be nil", 2) end
   emit(cur_st, x, cur_ts)
   OP_[0] = OPID_ -- the user function runs on
 end
--- the pairs of v (at ts) with the records b of the other side's timestamp t
+-- the pairs of v (at ts) with the other side's timestamp t: its record b, or its bucket b
 local function pairs_with(st, inst, v, ts, t, b)
   local out_ts = t > ts and t or ts
   cur_st, cur_ts = st, out_ts
@@ -45,15 +45,21 @@ local function pairs_with(st, inst, v, ts, t, b)
   ctx.ts = out_ts
   if left then
     ctx.left_ts, ctx.right_ts = ts, t
-    CALL(v, b[1], ctx, out)
-    for j = 2, #b do
-      CALL(v, b[j], ctx, out)
+    if type(b) == "table" and getmetatable(b) == BUCKET then
+      for j = 1, #b do
+        CALL(v, b[j], ctx, out)
+      end
+    else
+      CALL(v, b, ctx, out)
     end
   else
     ctx.left_ts, ctx.right_ts = t, ts
-    CALL(b[1], v, ctx, out)
-    for j = 2, #b do
-      CALL(b[j], v, ctx, out)
+    if type(b) == "table" and getmetatable(b) == BUCKET then
+      for j = 1, #b do
+        CALL(b[j], v, ctx, out)
+      end
+    else
+      CALL(b, v, ctx, out)
     end
   end
 end
@@ -87,9 +93,11 @@ local function many(st, inst, v, ts, tbl, lo, hi)
 end
 -- The buffers are the map states left_buffer and right_buffer (weir.keyed_state's layout,
 -- without TTL: [base + 2] the kind, [base + 3] the value slot in inst.vals), read and written
--- here without the handles; a buffer of kind 0 (empty) finds its table, empty, in its value
--- slot when a former buffer of the slot left one there, and one-record buckets come from the
--- subtask's pool (weir.interval's cleanup).
+-- here without the handles (weir.interval's view turns them into the map states' logical
+-- values): a timestamp's one record is the map's value itself, two or more are a bucket (a
+-- sequence with the metatable BUCKET, which no record has); a buffer of kind 0 (empty) finds
+-- its table, empty, in its value slot when a former buffer of the slot left one there
+-- (weir.interval's cleanup).
 return function(st, v, ts, key)
   if ts == nil then no_ts() end
   local inst = insts[st]
@@ -114,22 +122,14 @@ return function(st, v, ts, key)
     vals[slot] = mine
   end
   r[OB + 2] = LUA -- an emptied buffer's table stays with its row slot (see the cleanup)
-  local bucket = mine[ts]
-  local fresh = bucket == nil
+  local had = mine[ts]
+  local fresh = had == nil
   if fresh then
-    local bs = inst.ij_buckets
-    local n = bs.n
-    if n > 0 then
-      bucket = bs[n]
-      bs[n] = false
-      bs.n = n - 1
-      bucket[1] = v
-    else
-      bucket = { v }
-    end
-    mine[ts] = bucket
+    mine[ts] = v
+  elseif type(had) == "table" and getmetatable(had) == BUCKET then
+    had[#had + 1] = v
   else
-    bucket[#bucket + 1] = v
+    mine[ts] = setmetatable({ had, v }, BUCKET)
   end
   -- the other side's buffer; one or two timestamps (the usual case) without a loop: a loop of
   -- a few trips per record is one LuaJIT can neither compile nor leave
@@ -153,7 +153,7 @@ return function(st, v, ts, key)
     end
   end
   -- Flink registers the cleanup timer for every record; the timer of a timestamp is there as
-  -- long as its bucket is (made together, gone together), so only a new bucket's is new
+  -- long as its entry is (made together, gone together), so only a new timestamp's is new
   if fresh then
     C.weir_timers_register(inst.timers, EVENT, rhi > 0 and ts + rhi or ts, kid, SIDE, 0)
   end
@@ -197,8 +197,6 @@ function M.instantiate(job, node)
     -- one timer per (key, side, buffered timestamp), never deleted: no index (runtime/timers.h)
     assert(C.weir_timers_set_distinct(inst.timers) == 0)
     inst.ij_found = {}
-    -- one-record buckets for reuse (the cleanup)
-    inst.ij_buckets = { n = 0 }
     -- the rows whose buffers a watermark emptied (two lists: the last two watermarks'), and per
     -- key id the number of the watermark that last emptied its row (weir.interval's cleanup)
     inst.ij_idle, inst.ij_emptied, inst.ij_epoch = { { n = 0 }, { n = 0 } }, {}, 0
@@ -210,6 +208,29 @@ function M.instantiate(job, node)
     local rt = keyed.open_context(inst, {}, job)
     rt:map_state("left_buffer")
     rt:map_state("right_buffer")
+  end
+  -- the buffers' logical values (weir.keyed_state.entries, and its restore): timestamp -> the
+  -- sequence of its records, as Flink's map state holds them; kept as one record or a bucket
+  local function copy(list, mt)
+    local c = setmetatable({}, mt)
+    for i = 1, #list do
+      c[i] = list[i]
+    end
+    return c
+  end
+  node.state_view = function(_, m)
+    local t = {}
+    for ts, x in pairs(m) do
+      t[ts] = (type(x) == "table" and getmetatable(x) == BUCKET) and copy(x, nil) or { x }
+    end
+    return t
+  end
+  node.state_unview = function(_, t)
+    local m = tnew(0, 4)
+    for ts, list in pairs(t) do
+      m[ts] = #list == 1 and list[1] or copy(list, BUCKET)
+    end
+    return m
   end
   job.timer_nodes[#job.timer_nodes + 1] = node
   local intern = wc.interner(true)
@@ -246,10 +267,10 @@ function M.instantiate(job, node)
   local probe = hi - lo <= PROBE_WIDTH
   local push1 = job:generate(node, "interval_join", rich, f, node.objs, insts, intern, C,
     node.emit, util.is_nil, LB, RB, lo, hi, true, LEFT, EVENT, late_of(node.left_late), no_ts,
-    LUA, full, probe, tnew)
+    LUA, full, probe, tnew, BUCKET)
   local push2 = job:generate(node, "interval_join", rich, f, node.objs, insts, intern, C,
     node.emit, util.is_nil, RB, LB, -hi, -lo, false, RIGHT, EVENT, late_of(node.right_late),
-    no_ts, LUA, full, probe, tnew)
+    no_ts, LUA, full, probe, tnew, BUCKET)
   require("weir.connect").wire_sides(job, node, push1, push2)
 
   -- cleanup (Flink's onEventTime): a left timer at t drops the left bucket of t - hi (of t when
@@ -260,20 +281,12 @@ function M.instantiate(job, node)
   -- A row whose two buffers are empty is kept while its key is busy: it is dropped at the
   -- second watermark after it was emptied if no record came for the key in between (keys
   -- that come back within a watermark interval keep their rows; with a new key per record
-  -- rows go after two watermarks). One-record buckets go to the subtask's pool; the pool only
-  -- shrinks between watermarks, so what is left in it when a watermark comes was not needed
-  -- since the last one: half of that is let go.
+  -- rows go after two watermarks).
   local LOFF, ROFF = hi <= 0 and 0 or -hi, lo <= 0 and lo or 0
   node.on_watermark = function(inst, w)
     local tm = inst.timer
     local timers, ks, vals = inst.timers, inst.kstate, inst.vals
-    local bs = inst.ij_buckets
     inst.firing = true
-    local n = bs.n
-    for i = n, n - floor(n / 2) + 1, -1 do
-      bs[i] = false
-    end
-    bs.n = n - floor(n / 2)
     -- rows emptied two watermarks ago and not written since: dropped
     local epoch = inst.ij_epoch + 1
     inst.ij_epoch = epoch
@@ -303,14 +316,8 @@ function M.instantiate(job, node)
       end
       if r ~= nil and r[b + 2] == LUA then
         local m = vals[r[b + 3]]
-        local bucket = m[k]
-        if bucket ~= nil then
+        if m[k] ~= nil then
           m[k] = nil
-          if bucket[2] == nil then
-            bucket[1] = nil
-            local nb = bs.n + 1
-            bs[nb], bs.n = bucket, nb
-          end
           if next(m) == nil then
             r[b + 2] = 0
             if r[ob + 2] == 0 then

@@ -232,6 +232,37 @@ spec.describe("interval join", function()
     eq(sorted(got), pairs_of({ { 3, 4 }, { 4, 3 }, { 4, 4 } }))
   end)
 
+  it("a timestamp's records: one or several, a sequence in snapshots and after a restore",
+    function()
+      local entries, timers
+      harness(-5, true, 5, true, { { "l", 1 }, { "l", 1 }, { "l", 1 }, { "l", 2 }, { "r", 9 },
+        { "probe" } }, {
+        on_probe = function(node, inst)
+          entries, timers = {}, keyed.timers(node, inst)
+          for i, e in ipairs(keyed.entries(node, inst)) do
+            local v = {}
+            for t, list in pairs(e.value) do
+              local srcs = {}
+              for j, x in ipairs(list) do srcs[j] = x.source .. x.ts end
+              v[t] = srcs
+            end
+            entries[i] = { key = e.key, state = e.state, value = e.value, shown = v }
+          end
+        end })
+      eq(entries[1].state, "left_buffer")
+      eq(entries[1].shown, { [1] = { "lhs1", "lhs1", "lhs1" }, [2] = { "lhs2" } })
+      eq(entries[2].shown, { [9] = { "rhs9" } })
+      local restored = false
+      local got = harness(-5, true, 5, true, { { "probe" }, { "r", 3 }, { "l", 4 } }, {
+        on_probe = function(node, inst)
+          if not restored then
+            keyed.restore(node, inst, entries, timers)
+            restored = true
+          end
+        end })
+      eq(got, { "1,3@3", "1,3@3", "1,3@3", "2,3@3", "4,3@4", "4,9@9" })
+    end)
+
   it("restored cleanup timers keep their side", function()
     local _, probes = harness(0, true, 0, true, { { "l", 5 }, { "r", 7 }, { "probe" } }, {
       on_probe = function(node, inst)
