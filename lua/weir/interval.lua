@@ -218,14 +218,21 @@ function M.instantiate(job, node)
     end
     return c
   end
-  node.state_view = function(_, m)
+  local LSID, RSID = node.states.left_buffer.sid, node.states.right_buffer.sid
+  node.state_view = function(sid, m)
+    if sid ~= LSID and sid ~= RSID then
+      return m -- a state of the join function's open
+    end
     local t = {}
     for ts, x in pairs(m) do
       t[ts] = (type(x) == "table" and getmetatable(x) == BUCKET) and copy(x, nil) or { x }
     end
     return t
   end
-  node.state_unview = function(_, t)
+  node.state_unview = function(sid, t)
+    if sid ~= LSID and sid ~= RSID then
+      return t
+    end
     local m = tnew(0, 4)
     for ts, list in pairs(t) do
       m[ts] = #list == 1 and list[1] or copy(list, BUCKET)
@@ -259,7 +266,6 @@ function M.instantiate(job, node)
   end
   local fn, rich = node.fn, node.rich
   local f = rich and fn.process or fn
-  local LSID, RSID = node.states.left_buffer.sid, node.states.right_buffer.sid
   local LB, RB = LSID * CELLS, RSID * CELLS
   local function full()
     error("map_state: keyed state is full (2^31 keys in this subtask)", 0)
