@@ -22,6 +22,8 @@ local LUA, CELLS = tonumber(C.WEIR_KSTATE_LUA), tonumber(C.WEIR_KSTATE_CELLS)
 local PROBE_WIDTH = 64 -- hi - lo up to which three or more buffered timestamps are probed
 local BUCKET = {} -- the metatable of a timestamp's two or more records (the template)
 local LEFT, RIGHT = 1, 2
+-- Empty rows a subtask keeps for their keys' next records (the cleanup; about 0.4 KB each).
+M.KEEP_ROWS = 16384
 
 -- The push of one side. Upvalues: the user's function, the subtasks, the interner, the cell
 -- bases of the two buffers (ours, other), the side's relative bounds, whether it is the left
@@ -112,6 +114,8 @@ return function(st, v, ts, key)
   if r == nil then
     r = C.weir_kstate_row_put(ks, kid)
     if r == nil then full() end
+  elseif r[OB + 2] ~= LUA and r[TB + 2] ~= LUA then
+    inst.ij_kept = inst.ij_kept - 1 -- a kept empty row (see the cleanup) in use again
   end
   inst.row[0] = r
   local vals = inst.vals
@@ -197,9 +201,11 @@ function M.instantiate(job, node)
     -- one timer per (key, side, buffered timestamp), never deleted: no index (runtime/timers.h)
     assert(C.weir_timers_set_distinct(inst.timers) == 0)
     inst.ij_found = {}
-    -- the rows whose buffers a watermark emptied (two lists: the last two watermarks'), and per
-    -- key id the number of the watermark that last emptied its row (weir.interval's cleanup)
+    -- the kept empty rows (the cleanup): two lists of (key id, watermark number) pairs, by
+    -- the parity of the watermark that emptied the row; per key id the number of the
+    -- watermark that last emptied its row; the watermarks so far; the kept rows
     inst.ij_idle, inst.ij_emptied, inst.ij_epoch = { { n = 0 }, { n = 0 } }, {}, 0
+    inst.ij_kept = 0
     inst.ij_ctx = setmetatable({ inst = inst, node = node, job = job, ts = 0, left_ts = 0,
                                  right_ts = 0 }, Context)
   end
@@ -284,33 +290,43 @@ function M.instantiate(job, node)
   -- cleared, as MapState:remove does: its kind becomes 0 (no state: snapshots, restores and the
   -- state metrics see none), while its table, empty, stays with the row's value slot for the
   -- key's next record (or, once the row is dropped, for the key that gets the row slot next).
-  -- A row whose two buffers are empty is kept while its key is busy: it is dropped at the
-  -- second watermark after it was emptied if no record came for the key in between (keys
-  -- that come back within a watermark interval keep their rows; with a new key per record
-  -- rows go after two watermarks).
+  -- A row whose two buffers are empty is kept for the key's next record, up to M.KEEP_ROWS
+  -- such rows per subtask: beyond that, a row still empty two watermarks after it was emptied
+  -- (no record for its key in between) is dropped, oldest first, so with more keys than that
+  -- rows come and go as in Flink.
   local LOFF, ROFF = hi <= 0 and 0 or -hi, lo <= 0 and lo or 0
+  local KEEP = M.KEEP_ROWS
   node.on_watermark = function(inst, w)
     local tm = inst.timer
     local timers, ks, vals = inst.timers, inst.kstate, inst.vals
     inst.firing = true
-    -- rows emptied two watermarks ago and not written since: dropped
+    -- the rows emptied two (or a multiple of two) watermarks ago and not written since:
+    -- dropped while more than KEEP are kept, else carried on; the rest of the list is stale
     local epoch = inst.ij_epoch + 1
     inst.ij_epoch = epoch
     local emptied = inst.ij_emptied
     local old = inst.ij_idle[epoch % 2 + 1]
-    for i = 1, old.n do
-      local kid = old[i]
-      old[i] = false
-      if emptied[kid] == epoch - 2 then
-        emptied[kid] = false
+    local kept, j = inst.ij_kept, 0
+    for i = 1, old.n, 2 do
+      local kid, stamp = old[i], old[i + 1]
+      old[i], old[i + 1] = false, false
+      if emptied[kid] == stamp then
         local r = C.weir_kstate_row(ks, kid)
-        if r ~= nil and r[LB + 2] == 0 and r[RB + 2] == 0 then
-          C.weir_kstate_clear(ks, kid, LSID) -- drops the row when no other state holds a value
+        if r == nil or r[LB + 2] ~= 0 or r[RB + 2] ~= 0 then
+          emptied[kid] = false -- written since
+        elseif kept > KEEP then
+          emptied[kid] = false
+          if C.weir_kstate_clear(ks, kid, LSID) == 1 then -- drops the row
+            kept = kept - 1
+          end
+        else
+          old[j + 1], old[j + 2] = kid, stamp
+          j = j + 2
         end
       end
     end
-    old.n = 0
-    local idle = old -- this watermark's list
+    old.n = j
+    local idle = old -- and this watermark's
     while C.weir_timers_pop(timers, EVENT, w, tm) == 1 do
       local kid = tm.key
       inst.kid = kid
@@ -328,14 +344,30 @@ function M.instantiate(job, node)
             r[b + 2] = 0
             if r[ob + 2] == 0 then
               emptied[kid] = epoch
-              local ni = idle.n + 1
-              idle[ni], idle.n = kid, ni
+              kept = kept + 1
+              local ni = idle.n
+              idle[ni + 1], idle[ni + 2], idle.n = kid, epoch, ni + 2
             end
           end
         end
       end
     end
+    inst.ij_kept = kept
     inst.firing = false
+  end
+  -- weir.keyed.reset drops every row: none is kept then
+  node.on_reset = function(inst)
+    local idle = inst.ij_idle
+    for l = 1, 2 do
+      for i = 1, idle[l].n do
+        idle[l][i] = false
+      end
+      idle[l].n = 0
+    end
+    for k in pairs(inst.ij_emptied) do
+      inst.ij_emptied[k] = nil
+    end
+    inst.ij_kept = 0
   end
   node.on_processing_time = function() end
   job.firers[node.on_watermark] = { node = node }

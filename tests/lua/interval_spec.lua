@@ -274,9 +274,11 @@ spec.describe("interval join", function()
     eq(probes[1], { left_buffer = { 5 }, right_buffer = { 7 } })
   end)
 
-  -- A key whose buffers the cleanup empties has no state (as in Flink), but keeps its row while
-  -- records for it keep coming; its row is dropped at the second watermark without them.
-  it("an emptied key keeps its row until it is idle for a watermark", function()
+  -- A key whose buffers the cleanup empties has no state (as in Flink), but keeps its row for
+  -- its next records; beyond interval.KEEP_ROWS such rows, one is dropped at the second
+  -- watermark without records for its key.
+  it("an emptied key keeps its row; beyond the kept rows' cap, until idle for a watermark",
+    function()
     local C = require("weir.ffi")
     local rows = {}
     local function count_rows(_, inst)
@@ -304,11 +306,21 @@ spec.describe("interval join", function()
     steps[#steps + 1] = { "l", 50, "a" } -- a row again for a
     steps[#steps + 1] = { "r", 50, "a" }
     steps[#steps + 1] = { "probe" }
-    local got, probes = harness(0, true, 0, true, steps, { on_probe = count_rows })
-    eq(got, { "1,1@1", "10,10@10", "50,50@50" })
+    local interval = require("weir.interval")
+    local keep = interval.KEEP_ROWS
     local empty = { left_buffer = {}, right_buffer = {} }
-    eq(probes, { empty, empty, empty, empty, { left_buffer = { 50 }, right_buffer = { 50 } } })
-    eq(rows, { 2, 2, 1, 0, 1 })
+    local want = { empty, empty, empty, empty, { left_buffer = { 50 }, right_buffer = { 50 } } }
+    for _, cap in ipairs({ 0, 1, keep }) do
+      rows = {}
+      interval.KEEP_ROWS = cap
+      local ok, got, probes = pcall(harness, 0, true, 0, true, steps, { on_probe = count_rows })
+      interval.KEEP_ROWS = keep
+      assert(ok, got)
+      eq(got, { "1,1@1", "10,10@10", "50,50@50" })
+      eq(probes, want)
+      eq(rows, cap == 0 and { 2, 2, 1, 0, 1 } or cap == 1 and { 2, 2, 1, 1, 1 }
+        or { 2, 2, 2, 2, 2 })
+    end
   end)
 
   it("Flink: testDiscardsLateData (dropped and counted)", function()
