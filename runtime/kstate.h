@@ -18,9 +18,11 @@ enum {
     WR_KSTATE_MAX_STATES = 1024 /* states per operator */
 };
 
-/* Caller's storage; owns the store. Invariants: every row has at least one state whose kind is
- * not 0 (a row whose last state is cleared is dropped); the value slot of state s in the row of
- * slot r is r * states + s. */
+/* Caller's storage; owns the store. Invariants: a row whose last state wr_kstate_clear empties is
+ * dropped (so every row has a state whose kind is not 0, unless its owner set kinds to 0 in the
+ * cells itself: weir.interval keeps a busy key's emptied row, and drops it with
+ * wr_kstate_clear once the key is idle); the value slot of state s in the row of slot r is
+ * r * states + s. */
 typedef struct wr_kstate {
     wr_store_t store;
     /* rows[key] for key < rows_cap: the row's cells or NULL, so that the lookup of every record

@@ -341,8 +341,20 @@ static void remove_timer(wr_timers_domain_t *d, size_t slot, uint32_t n, bool in
             }
         }
     }
-    d->pos[n] = d->free_node;
-    d->free_node = n;
+    if (indexed) {
+        d->pos[n] = d->free_node; /* LIFO: the node just freed is reused while it is warm */
+        d->free_node = n;
+    } else {
+        /* FIFO: timers registered in time order then take nodes in the order they are popped
+         * in, so pops walk the nodes array forward instead of at random */
+        d->pos[n] = NO_NODE;
+        if (d->free_node == NO_NODE) {
+            d->free_node = n;
+        } else {
+            d->pos[d->free_tail] = n;
+        }
+        d->free_tail = n;
+    }
     if (live_count(d) == 0 && d->cap > KEEP_WHEN_EMPTY) {
         domain_close(d); /* after a burst, give the memory back; seq keeps counting */
     }

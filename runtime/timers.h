@@ -75,6 +75,7 @@ typedef struct wr_timers_domain {
     size_t nodes_len;
     size_t cap;               /* of heap and nodes */
     uint32_t free_node;       /* head of the free list, or UINT32_MAX */
+    uint32_t free_tail;       /* its last node when not empty (distinct services: FIFO) */
     uint64_t next_seq;
 } wr_timers_domain_t;
 

@@ -360,6 +360,9 @@ function M.reset(node)
     for _, d in ipairs({ EVENT, PROCESSING }) do
       while C.weir_timers_pop(inst.timers, d, math.huge, inst.timer) == 1 do end
     end
+    if node.on_reset then
+      node.on_reset(inst) -- weir.interval's kept rows
+    end
     inst.kid = 0
   end
 end

@@ -512,9 +512,12 @@ M.key_group = key_group
 ---(nil without TTL) }, ordered by key group, then key id (first seen first), then state id:
 ---the logical view a snapshot section writes. A list or map value is the table itself
 ---(borrowed), with each element's expiry in elem_expires (the table of them, borrowed: nil
----without TTL). An expired value not yet cleaned up is left out.
+---without TTL). An expired value not yet cleaned up is left out. An operator that keeps a
+---state's table in a form of its own sets node.state_view(sid, t) -> the logical value (a new
+---table; weir.interval's buffers) and node.state_unview(sid, value) -> its form (restore).
 function M.entries(node, inst)
   local out = {}
+  local view = node.state_view
   local ks, key_out = inst.kstate, pair_t()
   local n = #node.state_list
   local now = inst.kctx.job:now()
@@ -527,9 +530,12 @@ function M.entries(node, inst)
         local b = sid * CELLS
         local kind, e = r[b + 2], r[b + 1]
         if kind ~= 0 and not (e < INF and e <= now) then
+          local value = kind == NUMBER and r[b] or inst.vals[r[b + 3]]
+          if view and kind ~= NUMBER then
+            value = view(sid, value)
+          end
           out[#out + 1] = { key_group = key_group(node, key), key = key, kid = kid,
-                            state = node.state_list[sid + 1], sid = sid,
-                            value = kind == NUMBER and r[b] or inst.vals[r[b + 3]],
+                            state = node.state_list[sid + 1], sid = sid, value = value,
                             expires = e < INF and e or nil, elem_expires = inst.exps[r[b + 3]] }
         end
       end
@@ -565,7 +571,11 @@ function M.restore_entries(node, inst, entries, intern)
     if type(e.value) == "number" then
       r[b], r[b + 2] = e.value, NUMBER
     else
-      inst.vals[slot], r[b + 2] = e.value, LUA
+      local v = e.value
+      if node.state_unview then
+        v = node.state_unview(known.sid, v)
+      end
+      inst.vals[slot], r[b + 2] = v, LUA
       inst.exps[slot] = e.elem_expires
     end
     r[b + 1] = e.expires or INF

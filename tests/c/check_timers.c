@@ -663,6 +663,43 @@ START_TEST(test_timers_distinct_service_keeps_order_without_an_index)
 }
 END_TEST
 
+/* A distinct service reuses freed nodes first freed, first reused: timers registered in time
+ * order take the nodes in the order they were popped in (an indexed one reuses the last freed
+ * first). */
+START_TEST(test_timers_distinct_service_reuses_nodes_in_pop_order)
+{
+    for (int distinct = 0; distinct <= 1; distinct++) {
+        wr_timers_t t;
+        wr_timers_init(&t);
+        if (distinct) {
+            ck_assert_int_eq(wr_timers_set_distinct(&t), 0);
+        }
+        for (int64_t k = 0; k < 3; k++) {
+            wr_timer_t y = tm(k, k, 0, 0);
+            ck_assert_int_eq(wr_timers_register(&t, EV, &y), 1);
+        }
+        wr_timer_t x;
+        for (int64_t k = 0; k < 3; k++) {
+            ck_assert_int_eq(wr_timers_pop(&t, EV, INT64_MAX, &x), 1);
+            ck_assert_int_eq(x.key, k);
+        }
+        for (int64_t k = 10; k < 13; k++) {
+            wr_timer_t y = tm(k, k, 0, 0);
+            ck_assert_int_eq(wr_timers_register(&t, EV, &y), 1);
+        }
+        ck_assert_uint_eq(t.dom[EV].nodes_len, 3);
+        for (int64_t k = 0; k < 3; k++) {
+            ck_assert_int_eq(t.dom[EV].nodes[k].key, distinct ? 10 + k : 12 - k);
+        }
+        for (int64_t k = 10; k < 13; k++) {
+            ck_assert_int_eq(wr_timers_pop(&t, EV, INT64_MAX, &x), 1);
+            ck_assert_int_eq(x.key, k);
+        }
+        wr_timers_close(&t);
+    }
+}
+END_TEST
+
 START_TEST(test_timers_list_is_the_pop_order_and_changes_nothing)
 {
     wr_timers_t t;
@@ -799,6 +836,8 @@ static Suite *timers_suite(void)
     add_case(s, "run_tombstones_are_compacted", test_timers_run_tombstones_are_compacted);
     add_case(s, "distinct_service_keeps_order_without_an_index",
              test_timers_distinct_service_keeps_order_without_an_index);
+    add_case(s, "distinct_service_reuses_nodes_in_pop_order",
+             test_timers_distinct_service_reuses_nodes_in_pop_order);
     add_case(s, "list_is_the_pop_order_and_changes_nothing",
              test_timers_list_is_the_pop_order_and_changes_nothing);
     add_case(s, "ffi_list_converts_and_checks", test_timers_ffi_list_converts_and_checks);

@@ -24,6 +24,9 @@ local function harness(lo, lo_inc, hi, hi_inc, steps, opts)
     local kind, t = s[1], s[2] or 0
     local line = ("@%d %s %d"):format(i, (kind == "l" or kind == "r") and "el"
       or kind == "probe" and "probe" or "wm", t)
+    if s[3] then -- a record's key: "key" without one
+      line = ("@%d el %s %d"):format(i, s[3], t)
+    end
     if kind == "l" or kind == "wl" or kind == "probe" then
       left[#left + 1] = line
     else
@@ -67,8 +70,11 @@ local function harness(lo, lo_inc, hi, hi_inc, steps, opts)
   end
   local function side(path, name)
     return env:replay(path):assign_timestamps_and_watermarks(strategy):filter(probe)
-      :map(function(v) return { ts = tonumber(v:match("(%-?%d+)$")), source = name } end)
-      :key_by(function() return "key" end)
+      :map(function(v)
+        return { ts = tonumber(v:match("(%-?%d+)$")), source = name,
+                 key = v:match("^el (%a+) ") or "key" }
+      end)
+      :key_by(function(v) return v.key end)
   end
   local ij = side(lp, "lhs"):interval_join(side(rp, "rhs")):between(lo, hi)
   if not lo_inc then ij:lower_bound_exclusive() end
@@ -226,6 +232,37 @@ spec.describe("interval join", function()
     eq(sorted(got), pairs_of({ { 3, 4 }, { 4, 3 }, { 4, 4 } }))
   end)
 
+  it("a timestamp's records: one or several, a sequence in snapshots and after a restore",
+    function()
+      local entries, timers
+      harness(-5, true, 5, true, { { "l", 1 }, { "l", 1 }, { "l", 1 }, { "l", 2 }, { "r", 9 },
+        { "probe" } }, {
+        on_probe = function(node, inst)
+          entries, timers = {}, keyed.timers(node, inst)
+          for i, e in ipairs(keyed.entries(node, inst)) do
+            local v = {}
+            for t, list in pairs(e.value) do
+              local srcs = {}
+              for j, x in ipairs(list) do srcs[j] = x.source .. x.ts end
+              v[t] = srcs
+            end
+            entries[i] = { key = e.key, state = e.state, value = e.value, shown = v }
+          end
+        end })
+      eq(entries[1].state, "left_buffer")
+      eq(entries[1].shown, { [1] = { "lhs1", "lhs1", "lhs1" }, [2] = { "lhs2" } })
+      eq(entries[2].shown, { [9] = { "rhs9" } })
+      local restored = false
+      local got = harness(-5, true, 5, true, { { "probe" }, { "r", 3 }, { "l", 4 } }, {
+        on_probe = function(node, inst)
+          if not restored then
+            keyed.restore(node, inst, entries, timers)
+            restored = true
+          end
+        end })
+      eq(got, { "1,3@3", "1,3@3", "1,3@3", "2,3@3", "4,3@4", "4,9@9" })
+    end)
+
   it("restored cleanup timers keep their side", function()
     local _, probes = harness(0, true, 0, true, { { "l", 5 }, { "r", 7 }, { "probe" } }, {
       on_probe = function(node, inst)
@@ -235,6 +272,55 @@ spec.describe("interval join", function()
         eq(sides, { "5:1", "7:2" })
       end })
     eq(probes[1], { left_buffer = { 5 }, right_buffer = { 7 } })
+  end)
+
+  -- A key whose buffers the cleanup empties has no state (as in Flink), but keeps its row for
+  -- its next records; beyond interval.KEEP_ROWS such rows, one is dropped at the second
+  -- watermark without records for its key.
+  it("an emptied key keeps its row; beyond the kept rows' cap, until idle for a watermark",
+    function()
+    local C = require("weir.ffi")
+    local rows = {}
+    local function count_rows(_, inst)
+      local n, key = 0, require("ffi").new("double[1]")
+      for r = 0, C.weir_kstate_capacity(inst.kstate) - 1 do
+        if C.weir_kstate_at(inst.kstate, r, key) ~= nil then n = n + 1 end
+      end
+      rows[#rows + 1] = n
+    end
+    local function wm(steps, t)
+      steps[#steps + 1] = { "wl", t }
+      steps[#steps + 1] = { "wr", t }
+    end
+    local steps = { { "l", 1, "a" }, { "r", 1, "a" }, { "l", 1, "b" } }
+    wm(steps, 5) -- a's buffers emptied (b's left one too)
+    steps[#steps + 1] = { "probe" }
+    steps[#steps + 1] = { "r", 10, "a" } -- a busy again: joins no one
+    steps[#steps + 1] = { "l", 10, "a" }
+    wm(steps, 20) -- emptied again
+    steps[#steps + 1] = { "probe" }
+    wm(steps, 30) -- b idle since its emptying two watermarks ago: dropped
+    steps[#steps + 1] = { "probe" }
+    wm(steps, 40) -- a too
+    steps[#steps + 1] = { "probe" }
+    steps[#steps + 1] = { "l", 50, "a" } -- a row again for a
+    steps[#steps + 1] = { "r", 50, "a" }
+    steps[#steps + 1] = { "probe" }
+    local interval = require("weir.interval")
+    local keep = interval.KEEP_ROWS
+    local empty = { left_buffer = {}, right_buffer = {} }
+    local want = { empty, empty, empty, empty, { left_buffer = { 50 }, right_buffer = { 50 } } }
+    for _, cap in ipairs({ 0, 1, keep }) do
+      rows = {}
+      interval.KEEP_ROWS = cap
+      local ok, got, probes = pcall(harness, 0, true, 0, true, steps, { on_probe = count_rows })
+      interval.KEEP_ROWS = keep
+      assert(ok, got)
+      eq(got, { "1,1@1", "10,10@10", "50,50@50" })
+      eq(probes, want)
+      eq(rows, cap == 0 and { 2, 2, 1, 0, 1 } or cap == 1 and { 2, 2, 1, 1, 1 }
+        or { 2, 2, 2, 2, 2 })
+    end
   end)
 
   it("Flink: testDiscardsLateData (dropped and counted)", function()
