@@ -357,7 +357,7 @@ static void fill_pass(weir_rt_t *rt)
     }
     for (int32_t i = 0; i < k && rt->n < rt->max; i++) {
         wr_source_t *s = rt->sources[(first + i) % k];
-        if (!s->ended) {
+        if (!s->ended && (!s->paused || s->stopping || s->fills_paused)) {
             s->ops->fill(s);
         }
     }
@@ -377,7 +377,7 @@ static int64_t earliest_due(const weir_rt_t *rt)
     }
     for (int32_t i = 0; i < rt->nsources; i++) {
         const wr_source_t *s = rt->sources[i];
-        if (!s->ended && s->ops->next_due) {
+        if (!s->ended && s->ops->next_due && (!s->paused || s->stopping)) {
             int64_t d = s->ops->next_due(s);
             if (d < t) {
                 t = d;
@@ -549,7 +549,10 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
  * in uv_run. Sockets and stdin are read whenever data is there and their records carry the
  * current virtual time, but they never hold the virtual clock back and never move it: once
  * only I/O sources (or the input delivered alone) remain, the poll waits for their data in
- * real time and ticks and the wakeup stand still until weir_rt_advance. */
+ * real time and ticks and the wakeup stand still until weir_rt_advance. A source paused by
+ * watermark alignment (weir_source_pause) is not filled and its due times do not count, but a
+ * paused clocked source still lets the virtual clock run on to the next tick, where the update
+ * that resumes it happens. */
 int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
 {
     if (rt == NULL) {

@@ -10,6 +10,7 @@ local duration = require("weir.duration")
 local format = require("weir.format")
 local memory = require("weir.memory")
 local windowing = require("weir.windowing")
+local alignment = require("weir.alignment")
 
 local M = {}
 
@@ -108,6 +109,7 @@ function M.collect(job)
     op.late_dropped = node.late_dropped
     s.operators[#s.operators + 1] = op
   end
+  s.alignment = alignment.report(job) -- watermark alignment: groups, and what is paused
   return s
 end
 
@@ -147,6 +149,9 @@ function M.text(s)
         end
       end
     end
+  end
+  if s.alignment then
+    alignment.status_lines(s.alignment, out)
   end
   return table.concat(out, "\n") .. "\n"
 end
@@ -190,9 +195,9 @@ function M.progress_line(job, prev)
         duration.human(math.abs(lag)))
     end
   end
-  return ("weir: %d in, %d out, %d/s, %s, %d open window(s), %d late dropped, %s"):format(
+  return ("weir: %d in, %d out, %d/s, %s, %d open window(s), %d late dropped, %s%s"):format(
     job.records_in, job.out_count[1], rate + 0.5 - (rate + 0.5) % 1, wm, open, late,
-    memory.progress_text())
+    memory.progress_text(), alignment.progress_text(alignment.report(job)))
 end
 
 ---The stall warning: a window operator subtask whose watermark has not moved for `after` ms
