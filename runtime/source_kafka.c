@@ -228,6 +228,9 @@ static int kafka_open(wr_source_t *s)
     k->poll_started = 1;
     uv_poll_start(&k->poll, UV_READABLE, on_readable);
     k->more = 1; /* the queue may have filled before io events were enabled */
+    for (int32_t i = 0; i < k->nparts; i++) {
+        apply_pause(k, &k->parts[i]); /* paused before the start (watermark alignment) */
+    }
     return 0;
 }
 

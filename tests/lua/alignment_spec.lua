@@ -32,13 +32,16 @@ end
 -- largest number of open windows seen while records flowed, and the final status.
 local function run(opts)
   local paths = { os.tmpname(), os.tmpname() }
-  write(paths[1], replay_text("slow", opts.slow or 300, 0))
+  write(paths[1], opts.slow_text or replay_text("slow", opts.slow or 300, 0))
   write(paths[2], replay_text("fast", opts.fast or 300, 200000))
   local env = weir.env()
   local function input(path)
     local s = weir.watermarks.monotonous():with_timestamp_assigner(function(v)
       return tonumber(v:match(",(%d+)$"))
     end)
+    if opts.idleness then
+      s = s:with_idleness(opts.idleness)
+    end
     if opts.align then
       s = s:with_watermark_alignment("g", opts.drift or "10s", opts.every)
     end
@@ -102,6 +105,23 @@ spec.describe("with_watermark_alignment", function()
     local fast = st.alignment.groups[1].members[2]
     truthy(fast.pauses >= 1, "paused while the slow input ran: " .. weir.format(st.alignment))
     eq(fast.paused, false)
+  end)
+
+  it("an idle input does not hold the group back", function()
+    -- the slow input: 20 records, 28 s of silence (idle after 1 s of it), 20 more
+    local text = replay_text("slow", 20, 0) .. "+28s\n"
+    for i = 21, 40 do
+      text = text .. ("+100ms slow,%d\n"):format(i * 1000)
+    end
+    local _, _, st = run({ align = true, idleness = "1s", slow_text = text })
+    local slow, fast = st.alignment.groups[1].members[1], st.alignment.groups[1].members[2]
+    eq(slow.pauses, 0)
+    -- paused at the first update (1 s); the slow input, quiet from 1.9 s, is idle at the tick
+    -- of 3.4 s, so the update at 4 s resumes the fast one; the slow one's records from 30 s
+    -- make it active again at the tick of 30.2 s: paused again at 31 s, until the update at
+    -- 32 s after the slow input's end
+    eq(fast.pauses, 2)
+    eq(fast.paused_ms, 3000 + 1000)
   end)
 
   it("a drift wider than the gap pauses nothing", function()

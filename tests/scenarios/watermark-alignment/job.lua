@@ -31,7 +31,10 @@ slow:union(fast)
     end)
   :print()
 env:execute()
-for _, m in ipairs(env:status().alignment.groups[1].members) do
+local st = env:status() -- nil in the REPL, where execute() only hands the job over
+for _, m in ipairs(st and st.alignment.groups[1].members or {}) do
   print(("%s: paused %d time(s)"):format(m.input:match("reading (%a+)"), m.pauses))
 end
-print(("at most %d open window(s) when one fired"):format(most))
+if st then
+  print(("at most %d open window(s) when one fired"):format(most))
+end
