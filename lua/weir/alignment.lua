@@ -332,18 +332,21 @@ function M.status_lines(r, out)
   end
 end
 
----The --progress line's part: ", paused by watermark alignment: INPUT (group G, 3m 10s ahead
----of its minimum, max drift 10s)" for the first paused input, "and N more" (nothing when none).
+---The --progress line's part, for the first paused input: ", paused by watermark alignment:
+---INPUT (group G: watermark W, 3m 10s ahead of the minimum M, max drift 10.0s)" and "and N
+---more" (nothing when none is).
 function M.progress_text(r)
   if not r or #r.paused == 0 then
     return ""
   end
   local p = r.paused[1]
   local ahead = p.minimum < INF and p.watermark > p.minimum
-    and duration.human(p.watermark - p.minimum) .. " ahead of its minimum" or "waits for an update"
-  return (", paused by watermark alignment: %s (group %s, %s, max drift %s)%s"):format(p.input,
-    p.group, ahead, duration.human(p.max_drift),
-    #r.paused > 1 and (" and %d more"):format(#r.paused - 1) or "")
+    and ("%s ahead of the minimum %s"):format(duration.human(p.watermark - p.minimum),
+      wm_text(p.minimum))
+    or ("beyond %s until the next update"):format(wm_text(p.max_allowed))
+  return (", paused by watermark alignment: %s (group %s: watermark %s, %s, max drift %s)%s")
+    :format(p.input, p.group, wm_text(p.watermark), ahead, duration.human(p.max_drift),
+      #r.paused > 1 and (" and %d more"):format(#r.paused - 1) or "")
 end
 
 for _, f in ipairs({ M.setup, M.report, M.status_lines, M.progress_text, M.part_paused,

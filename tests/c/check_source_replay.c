@@ -247,6 +247,38 @@ START_TEST(test_a_stop_ends_a_paused_replay)
 }
 END_TEST
 
+/* A file paused behind a replay that has ended: no clocked source is left, yet the virtual clock
+ * runs on to the next tick (where alignment's update resumes it) instead of failing with
+ * "no source can make progress". */
+START_TEST(test_the_clock_runs_on_to_a_tick_for_a_paused_file_after_the_replay_ended)
+{
+    char *path = temp_file("x\ny\n", 4);
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+    ck_assert_int_eq(weir_rt_set_tick(rt, 100), 0);
+    int32_t r = weir_source_replay(rt, "a", 1);
+    add_entry(rt, r, 0, 0, 1, 1);
+    int32_t f = weir_source_file(rt, path, NULL, 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(weir_source_pause(rt, f, 1), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 16), 2);
+    expect_line_at(&log, 0, r, "a", 1, 0);
+    expect_kind(&log, 1, WEIR_EV_END, r, WEIR_END_EXHAUSTED);
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_kind(&log, 2, WEIR_EV_TICK, -1, 0);
+    expect_time(&log, 2, 100);
+    ck_assert_int_eq(weir_source_pause(rt, f, 0), 0);
+    run_to_end(rt, &log, 16);
+    ck_assert_int_eq(log.n, 6);
+    expect_line_at(&log, 3, f, "x", 1, 100);
+    expect_line_at(&log, 4, f, "y", 2, 100);
+    expect_kind(&log, 5, WEIR_EV_END, f, WEIR_END_EXHAUSTED);
+    log_free(&log);
+    weir_rt_free(rt);
+    drop_file(path);
+}
+END_TEST
+
 static Suite *source_replay_suite(void)
 {
     Suite *s = suite_create("source_replay");
@@ -268,6 +300,8 @@ static Suite *source_replay_suite(void)
         {"paused_replay_waits_keeps_spacing",
          test_paused_replay_waits_and_keeps_its_spacing_after_the_resume, 0},
         {"stop_ends_paused_replay", test_a_stop_ends_a_paused_replay, 0},
+        {"clock_runs_to_tick_for_paused_file",
+         test_the_clock_runs_on_to_a_tick_for_a_paused_file_after_the_replay_ended, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         add_timed_case(s, cases[i].name, cases[i].test, cases[i].timeout_s);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* check_source_socket.c: the socket source (source_socket.c) against a TCP server on 127.0.0.1
  * in a thread of this process: lines, peer close, refused connects, reconnects, stop,
- * backpressure, the virtual clock, pending, and watermark alignment's pause. Only the retry tests wait (the 500 ms retry
- * delay). */
+ * backpressure, the virtual clock, pending, and watermark alignment's pause. Only the retry
+ * tests wait (the 500 ms retry delay). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>

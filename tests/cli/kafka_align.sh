@@ -51,7 +51,7 @@ read_until() {
 
 read_until 9 20 "seen *" && ok || bad "the first 20 records: $(cat got.9)"
 # the next update pauses partition 1: 990 s ahead of partition 0 (max drift 5 s)
-read_until 6 1 "weir: *paused by watermark alignment: *partition 1 (topic far)*" && ok \
+read_until 6 1 "weir: *, paused by watermark alignment: kafka_source * far partition 1 (topic far) (group g: watermark 1008999, * ahead of the minimum 9999, max drift 5.0s)" && ok \
   || bad "--progress shows partition 1 paused: $(cat got.6)"
 kill -USR1 $JOB
 read_until 6 1 "paused by watermark alignment: *" && ok || bad "kill -USR1: $(cat got.6)"
