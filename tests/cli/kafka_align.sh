@@ -39,10 +39,12 @@ rm -f job.out job.err && mkfifo job.out job.err
 "$WEIR" run align.lua --progress -- "$BS" > job.out 2> job.err &
 JOB=$!
 exec 9< job.out 6< job.err
-# read_until FD N PATTERN: reads lines from FD into got.FD until N of them match PATTERN
+# read_until FD N PATTERN: reads lines from FD into got.FD until N of them match PATTERN (the
+# 60 s deadline is a safety net only: --progress writes a line a second, so a pattern that
+# never matches must still end the loop)
 read_until() {
-  local n=0 line
-  while [ "$n" -lt "$2" ] && read -r -t 30 line <&"$1"; do
+  local n=0 line deadline=$((SECONDS + 60))
+  while [ "$n" -lt "$2" ] && [ "$SECONDS" -lt "$deadline" ] && read -r -t 30 line <&"$1"; do
     echo "$line" >> "got.$1"
     case "$line" in $3) n=$((n + 1)) ;; esac
   done
