@@ -111,6 +111,11 @@ int wr_linestream_resume(wr_linestream_t *ls)
     return rc;
 }
 
+void wr_linestream_pause(wr_linestream_t *ls)
+{
+    pause_reading(ls);
+}
+
 void wr_linestream_stop(wr_linestream_t *ls)
 {
     if (ls->reading) {

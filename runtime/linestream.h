@@ -44,6 +44,8 @@ int wr_linestream_start(wr_linestream_t *ls);
 /* Reads again if paused for backpressure and the lines have drained to half the high-water
  * mark. Returns 0, or a UV_E* code with the stream no longer paused (it stays stopped). */
 int wr_linestream_resume(wr_linestream_t *ls);
+/* Stops reading until wr_linestream_resume (watermark alignment's pause: source_file.c). */
+void wr_linestream_pause(wr_linestream_t *ls);
 /* Stops reading for good (no resume). */
 void wr_linestream_stop(wr_linestream_t *ls);
 /* uv_close the handle, if open; the owner frees ls after the loop has run. */

@@ -333,6 +333,27 @@ static int any_live(const weir_rt_t *rt, int io, int clocked)
     return 0;
 }
 
+/* Sources paused by watermark alignment wait for an update at a tick. On the virtual clock time
+ * must move on to it even when no clocked source is left (a file paused behind a replay that
+ * has ended), unless a stream that reads is live: its input is what the group waits for (time
+ * stands still while only streams are left, Replay format). */
+static int paused_wait_for_time(const weir_rt_t *rt)
+{
+    int paused = 0;
+    for (int32_t i = 0; i < rt->nsources; i++) {
+        const wr_source_t *s = rt->sources[i];
+        if (s->ended) {
+            continue;
+        }
+        if (s->paused && !s->stopping) {
+            paused = 1;
+        } else if (s->io) {
+            return 0;
+        }
+    }
+    return paused && !wr_rt_alone_live(rt);
+}
+
 /* A source only Lua feeds (manual) is open: a poll with nothing to wait for returns 0 events
  * instead of failing, and Lua pushes before it polls again. */
 static int any_fed(const weir_rt_t *rt)
@@ -357,7 +378,7 @@ static void fill_pass(weir_rt_t *rt)
     }
     for (int32_t i = 0; i < k && rt->n < rt->max; i++) {
         wr_source_t *s = rt->sources[(first + i) % k];
-        if (!s->ended) {
+        if (!s->ended && (!s->paused || s->stopping || s->fills_paused)) {
             s->ops->fill(s);
         }
     }
@@ -377,7 +398,7 @@ static int64_t earliest_due(const weir_rt_t *rt)
     }
     for (int32_t i = 0; i < rt->nsources; i++) {
         const wr_source_t *s = rt->sources[i];
-        if (!s->ended && s->ops->next_due) {
+        if (!s->ended && s->ops->next_due && (!s->paused || s->stopping)) {
             int64_t d = s->ops->next_due(s);
             if (d < t) {
                 t = d;
@@ -505,7 +526,8 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
         /* Nothing is ready at this clock reading. */
         int64_t due = earliest_due(rt);
         if (is_virtual) {
-            if (!rt->hold_clock && any_live(rt, 0, 1) && due != WR_NEVER && due > rt->now_ms) {
+            if (!rt->hold_clock && (any_live(rt, 0, 1) || paused_wait_for_time(rt)) &&
+                due != WR_NEVER && due > rt->now_ms) {
                 wr_clock_advance_to(&rt->clock, due);
                 continue;
             }
@@ -558,7 +580,11 @@ static int32_t fill_batch(weir_rt_t *rt, int is_virtual)
  * in uv_run. Sockets and stdin are read whenever data is there and their records carry the
  * current virtual time, but they never hold the virtual clock back and never move it: once
  * only I/O sources (or the input delivered alone) remain, the poll waits for their data in
- * real time and ticks and the wakeup stand still until weir_rt_advance. */
+ * real time and ticks and the wakeup stand still until weir_rt_advance. A source paused by
+ * watermark alignment (weir_source_pause) is not filled and its due times do not count, but
+ * the virtual clock still runs on to the next tick, where the update that resumes it happens,
+ * while a paused clocked source is live or nothing but paused sources are
+ * (paused_wait_for_time). */
 int32_t weir_loop_poll(weir_rt_t *rt, weir_event_t *out, int32_t max)
 {
     if (rt == NULL) {

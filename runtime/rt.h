@@ -49,6 +49,10 @@ typedef struct wr_source_ops {
     int (*seek)(wr_source_t *s, const weir_source_position_t *pos);
     /* --input-log (inputlog.h): release the log's bytes before offset; optional. */
     int (*release_log)(wr_source_t *s, int64_t offset);
+    /* Watermark alignment (weir_source_pause): on = 1 stops reading (a stream's uv_read_stop,
+     * Kafka's rd_kafka_pause_partitions), 0 lets fill read again. Optional: without it the
+     * base alone pauses the kind (no fill, no next_due while paused). Never after STOP. */
+    void (*pause)(wr_source_t *s, int on);
 
     /* The input delivered alone (wr_source_add_alone) only, each optional: */
     /* The poll is about to wait in uv_run (after stdout was flushed): show a prompt. */
@@ -72,6 +76,8 @@ struct wr_source {
     int stopping;      /* STOP was delivered: drain, then END(STOPPED) */
     int ended;         /* its END is in a delivered batch (delivered alone: not reading) */
     int drop_reported; /* the first overlong record has been reported on stderr */
+    int paused;        /* weir_source_pause: fill and next_due skip it (until STOP) */
+    int fills_paused;  /* the kind pauses itself (Kafka): fill still runs while paused */
     double stat[4];    /* WEIR_STAT_* */
     char *input_log;   /* owned; weir_source_input_log's path (inputlog.h), or NULL */
 };

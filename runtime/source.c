@@ -252,6 +252,32 @@ int32_t weir_source_pending(const weir_rt_t *rt, int32_t source)
     return s->ops->pending(s, wr_clock_now(&rt->clock)) ? 1 : 0;
 }
 
+/* Watermark alignment: the loop skips a paused source's fill (unless the kind pauses itself,
+ * fills_paused) and next_due, so it neither delivers nor holds the virtual clock; the
+ * kind's pause hook stops its I/O. A stop wins: a stopping source drains and ends. */
+int weir_source_pause(weir_rt_t *rt, int32_t source, int32_t on)
+{
+    wr_source_t *s = (wr_source_t *)find_source(rt, source);
+    if (s == NULL) {
+        return WEIR_EINVAL;
+    }
+    on = on != 0;
+    if (s->paused == on || s->ended || s->stopping) {
+        return 0;
+    }
+    s->paused = on;
+    if (s->ops->pause && rt->started) {
+        s->ops->pause(s, on);
+    }
+    return 0;
+}
+
+int32_t weir_source_paused(const weir_rt_t *rt, int32_t source)
+{
+    const wr_source_t *s = find_source(rt, source);
+    return s == NULL ? WEIR_EINVAL : s->paused && !s->stopping && !s->ended;
+}
+
 int weir_source_position(const weir_rt_t *rt, int32_t source, weir_source_position_t *out)
 {
     const wr_source_t *s = find_source(rt, source);

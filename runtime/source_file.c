@@ -234,7 +234,7 @@ static void file_begin(wr_source_t *s)
         size_t room = 0;
         wr_lines_space(&f->lines, FILE_CHUNK, &room);
     }
-    if (!s->stopping && !f->eof) {
+    if (!s->stopping && !f->eof && !s->paused) {
         wr_linestream_resume(&f->ls); /* a failure leaves it stopped */
     }
 }
@@ -363,6 +363,16 @@ static void file_stop(wr_source_t *s)
     wr_linestream_stop(&file_of(s)->ls);
 }
 
+/* Watermark alignment: a stream stops reading now (a regular file is read only in fill,
+ * which the loop skips while paused); file_begin reads again after the resume. */
+static void file_pause(wr_source_t *s, int on)
+{
+    file_source_t *f = file_of(s);
+    if (on && f->streaming) {
+        wr_linestream_pause(&f->ls);
+    }
+}
+
 static void file_close(wr_source_t *s)
 {
     file_source_t *f = file_of(s);
@@ -446,6 +456,7 @@ static const wr_source_ops_t file_ops = {
     .position = file_position,
     .seek = file_seek,
     .release_log = file_release_log,
+    .pause = file_pause,
 };
 
 int32_t wr_source_file_add(weir_rt_t *rt, const char *kind, const char *path,

@@ -39,6 +39,8 @@ typedef struct kafka_part {
     int64_t marked; /* next when the last checkpoint's snapshot read it (has_mark) */
     int has_mark;
     int done;
+    int align_paused; /* weir_kafka_pause_partition: watermark alignment holds it */
+    int rd_paused;    /* paused in librdkafka for alignment (a done one is paused for good) */
 } kafka_part_t;
 
 typedef struct kafka_source {
@@ -191,6 +193,45 @@ static void pause_part(kafka_source_t *k, kafka_part_t *p)
     rd_kafka_topic_partition_list_destroy(l);
 }
 
+/* Watermark alignment: a partition is held while its source (base.paused) or it alone
+ * (align_paused) is. Pausing drops what librdkafka prefetched for it, and fill drops the
+ * messages of it weir took but did not deliver; so the resume seeks to the partition's next
+ * offset first (waiting for the fetcher, so no message from the old position follows), and
+ * nothing is lost or read twice. */
+static void apply_pause(kafka_source_t *k, kafka_part_t *p)
+{
+    int want = (k->base.paused && !k->base.stopping) || p->align_paused;
+    if (p->done || p->rd_paused == want || k->rk == NULL || k->queue == NULL) {
+        return;
+    }
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = p->next;
+    if (want) {
+        rd_kafka_pause_partitions(k->rk, l);
+    } else {
+        rd_kafka_error_t *e = rd_kafka_seek_partitions(k->rk, l, (int)k->timeout_ms);
+        if (e != NULL || l->elems[0].err) {
+            wr_loop_fail(k->base.rt, WEIR_ESOURCE, "%s: topic %s partition %d: resuming at "
+                         "offset %lld: %s", k->base.describe, p->topic, (int)p->partition,
+                         (long long)p->next, e ? rd_kafka_error_string(e)
+                                               : rd_kafka_err2str(l->elems[0].err));
+            rd_kafka_error_destroy(e);
+        }
+        rd_kafka_resume_partitions(k->rk, l);
+    }
+    rd_kafka_topic_partition_list_destroy(l);
+    p->rd_paused = want;
+}
+
+static void kafka_pause(wr_source_t *s, int on)
+{
+    (void)on;
+    kafka_source_t *k = kafka_of(s);
+    for (int32_t i = 0; i < k->nparts; i++) {
+        apply_pause(k, &k->parts[i]);
+    }
+}
+
 static void mark_done(kafka_source_t *k, kafka_part_t *p)
 {
     if (!p->done) {
@@ -321,6 +362,9 @@ static int kafka_open(wr_source_t *s)
     k->poll_started = 1;
     uv_poll_start(&k->poll, UV_READABLE, on_readable);
     k->more = 1; /* the queue may have filled before io events were enabled */
+    for (int32_t i = 0; i < k->nparts; i++) {
+        apply_pause(k, &k->parts[i]); /* paused before the start (watermark alignment) */
+    }
     return 0;
 }
 
@@ -417,8 +461,10 @@ static void kafka_fill(wr_source_t *s)
             k->last_slot = pi;
         }
         kafka_part_t *p = pi >= 0 ? &k->parts[pi] : NULL;
-        if (p == NULL || p->done || m->offset < p->next) {
-            k->given++; /* beyond its stop offset, or not ours: not delivered */
+        if (p == NULL || p->done || m->offset < p->next || p->rd_paused) {
+            /* beyond its stop offset, not ours, or held by alignment (fetched again from
+             * its next offset when it resumes): not delivered */
+            k->given++;
             continue;
         }
         weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
@@ -540,6 +586,7 @@ static const wr_source_ops_t kafka_ops = {
     .destroy = kafka_destroy,
     .position = kafka_position,
     .seek = kafka_seek,
+    .pause = kafka_pause,
 };
 
 /* The partitions of topics, from the cluster's metadata (within timeout_ms). All topics are
@@ -697,6 +744,7 @@ int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const
     k->base.ops = &kafka_ops;
     k->base.kind = "kafka_source";
     k->base.io = 1;
+    k->base.fills_paused = 1; /* paused, it still serves callbacks; kafka_pause holds fetches */
     k->base.rt = rt;
     k->base.describe = (char *)describe; /* for messages until wr_source_add copies it */
     k->topics = wr_xcalloc((size_t)ntopics, sizeof *k->topics);
@@ -935,4 +983,17 @@ int32_t weir_kafka_adopt(weir_rt_t *rt, int32_t source)
         return rc;
     }
     return k->nparts;
+}
+
+int weir_kafka_pause_partition(weir_rt_t *rt, int32_t source, int32_t i, int32_t on)
+{
+    kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k || i < 0 || i >= k->nparts) {
+        return WEIR_EINVAL;
+    }
+    k->parts[i].align_paused = on != 0;
+    if (rt->started && !k->base.stopping && !k->base.ended) {
+        apply_pause(k, &k->parts[i]);
+    }
+    return 0;
 }

@@ -32,6 +32,10 @@ typedef struct replay_source {
     size_t cap;
     size_t next;  /* first entry not yet consumed */
     size_t allow; /* entries from here on are held (SIZE_MAX: none) */
+    /* watermark alignment (weir_source_pause): the replay's own time stands still while it is
+     * paused, so every entry not yet consumed is due delay_ms after its time in the file */
+    int64_t delay_ms;
+    int64_t paused_at;
 } replay_source_t;
 
 static replay_source_t *replay_of(const wr_source_t *s)
@@ -45,7 +49,7 @@ static int64_t replay_next_due(const wr_source_t *s)
     if (s->stopping || r->next >= r->n || r->next >= r->allow) {
         return WR_NEVER;
     }
-    return r->entries[r->next].time_ms;
+    return r->entries[r->next].time_ms + r->delay_ms;
 }
 
 /* A record due at now_ms is waiting (it was left for the next poll by a full batch); a
@@ -56,7 +60,8 @@ static int replay_pending(const wr_source_t *s, int64_t now_ms)
     if (s->stopping) {
         return 0;
     }
-    for (size_t i = r->next; i < r->n && i < r->allow && r->entries[i].time_ms <= now_ms; i++) {
+    for (size_t i = r->next;
+         i < r->n && i < r->allow && r->entries[i].time_ms + r->delay_ms <= now_ms; i++) {
         if (r->entries[i].len >= 0) {
             return 1;
         }
@@ -73,7 +78,8 @@ static void replay_fill(wr_source_t *s)
         return;
     }
     int64_t now = wr_loop_now(rt);
-    while (r->next < r->n && r->next < r->allow && r->entries[r->next].time_ms <= now) {
+    while (r->next < r->n && r->next < r->allow &&
+           r->entries[r->next].time_ms + r->delay_ms <= now) {
         const replay_entry_t *en = &r->entries[r->next];
         if (en->len >= 0) {
             weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
@@ -90,6 +96,20 @@ static void replay_fill(wr_source_t *s)
     }
     if (r->next >= r->n) {
         wr_source_emit_end(rt, s, WEIR_END_EXHAUSTED);
+    }
+}
+
+/* Watermark alignment: a paused replay's lines wait (the loop skips its fill and next_due);
+ * on resume they keep their spacing, later by the time it was paused, instead of all coming
+ * at once (the delay is not in checkpoints: after a restore they are due at their times). */
+static void replay_pause(wr_source_t *s, int on)
+{
+    replay_source_t *r = replay_of(s);
+    int64_t now = wr_loop_now(s->rt);
+    if (on) {
+        r->paused_at = now;
+    } else if (now > r->paused_at) {
+        r->delay_ms += now - r->paused_at;
     }
 }
 
@@ -131,6 +151,7 @@ static const wr_source_ops_t replay_ops = {
     .destroy = replay_destroy,
     .position = replay_position,
     .seek = replay_seek,
+    .pause = replay_pause,
 };
 
 int32_t weir_source_replay(weir_rt_t *rt, const char *text, size_t len)

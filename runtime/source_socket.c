@@ -217,8 +217,10 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 
 static int start_reading(socket_source_t *k)
 {
-    if (k->sealed || wr_inputlog_replaying(&k->log)) {
-        k->paused = 1; /* sock_fill starts reading once the last connection's bytes are cut */
+    if (k->sealed || wr_inputlog_replaying(&k->log) || k->base.paused) {
+        /* sock_fill starts reading once the last connection's bytes are cut; sock_begin once
+         * watermark alignment resumes the source */
+        k->paused = 1;
         return 0;
     }
     int rc = uv_read_start((uv_stream_t *)&k->tcp, on_alloc, on_read);
@@ -355,7 +357,7 @@ static void sock_begin(wr_source_t *s)
 {
     socket_source_t *k = sock_of(s);
     wr_lines_release(&k->lines);
-    if (k->paused && k->state == SOCK_CONNECTED && !quiet(k) &&
+    if (k->paused && !s->paused && k->state == SOCK_CONNECTED && !quiet(k) &&
         wr_lines_pending(&k->lines) <= k->high_water / 2) {
         if (start_reading(k) < 0) {
             close_tcp(k, AFTER_DISCONNECT);
@@ -446,6 +448,15 @@ static void sock_stop(wr_source_t *s)
     }
 }
 
+/* Watermark alignment: stop reading now; sock_begin reads again after the resume (the
+ * bytes already read wait in the line buffer, bounded by its high-water mark). */
+static void sock_pause(wr_source_t *s, int on)
+{
+    if (on) {
+        pause_reading(sock_of(s));
+    }
+}
+
 static void sock_close(wr_source_t *s)
 {
     socket_source_t *k = sock_of(s);
@@ -521,6 +532,7 @@ static const wr_source_ops_t socket_ops = {
     .position = sock_position,
     .seek = sock_seek,
     .release_log = sock_release_log,
+    .pause = sock_pause,
 };
 
 int32_t weir_source_socket(weir_rt_t *rt, const char *host, int32_t port, const char *delimiter,

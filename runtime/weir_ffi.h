@@ -190,6 +190,11 @@ const char *weir_kafka_last_error(const weir_rt_t *rt, int32_t source);
  * assigns them to the consumer and returns the partition count (negative: the error). */
 int weir_kafka_discover(weir_rt_t *rt, int32_t source);
 int32_t weir_kafka_adopt(weir_rt_t *rt, int32_t source);
+/* Watermark alignment of one partition (Flink's split alignment): on = 1 pauses partition i
+ * (rd_kafka_pause_partitions; messages of it already fetched are dropped and fetched again),
+ * 0 resumes it from its next offset (a seek, then rd_kafka_resume_partitions). A done
+ * partition stays paused. Returns 0 or WEIR_EINVAL. */
+int weir_kafka_pause_partition(weir_rt_t *rt, int32_t source, int32_t i, int32_t on);
 /* The Kafka sink (kafka_sink.c): a producer to topic with the librdkafka properties conf
  * (name, value, ...); NULL with the reason in err (err_size bytes) when librdkafka refuses
  * them. send copies one message (key_len -1: no key; partition -1: librdkafka's partitioner
@@ -218,6 +223,12 @@ int32_t weir_source_pending(const weir_rt_t *rt, int32_t source);
 /* Names a source in describe and messages: "<kind> <name>" (e.g. "replay input.replay");
  * NULL or "" leaves the kind alone. Any time; returns 0 or WEIR_EINVAL for an unknown id. */
 int weir_source_set_name(weir_rt_t *rt, int32_t source, const char *name);
+/* Watermark alignment (weir.alignment; docs/API.md): on = 1 pauses the source (it reads and
+ * delivers nothing; a replay's lines wait and no longer drive the virtual clock; a stream
+ * stops reading), 0 resumes it. Idempotent; a no-op once the source is stopping or ended.
+ * Returns 0 or WEIR_EINVAL (unknown id). weir_source_paused: 1 paused, 0 not, or negative. */
+int weir_source_pause(weir_rt_t *rt, int32_t source, int32_t on);
+int32_t weir_source_paused(const weir_rt_t *rt, int32_t source);
 
 /* Checkpoints (source.c and each source kind): where a source stands between two polls, when
  * every record it handed out has been processed, and how a new runtime continues from there.

@@ -19,6 +19,7 @@ local timeflow = require("weir.timeflow")
 local json = require("weir.json")
 local csv = require("weir.csv")
 local records = require("weir.records")
+local alignment = require("weir.alignment")
 
 local M = {}
 local job_error = failure.job_error
@@ -233,13 +234,18 @@ local function partition_watermarks(job, node)
     end
   end
   node.kafka_out = out
-  local genv = {
-    now = function() return job:now() end,
-    arrival = function() return job.arrival end,
-    quiet = function() return C.weir_source_pending(job.rt, node.src_id) == 0 end,
-  }
   local gens, emitters = {}, {}
   for p = 0, n - 1 do
+    -- held by watermark alignment (weir.alignment): not quiet, and not idle
+    local genv = {
+      now = function() return job:now() end,
+      arrival = function() return job.arrival end,
+      quiet = function()
+        return C.weir_source_pending(job.rt, node.src_id) == 0
+          and not alignment.part_paused(node, p)
+      end,
+      paused = function() return alignment.part_paused(node, p) end,
+    }
     gens[p] = watermarks.generator(node.strategy, genv)
     emitters[p] = watermarks.emitter(function(w)
       local f = C.weir_valve_watermark(valve, p, w)

@@ -28,6 +28,7 @@ local connect = require("weir.connect")
 local interval = require("weir.interval")
 local checkpoint_job = require("weir.checkpoint_job")
 local jobreport = require("weir.jobreport")
+local alignment = require("weir.alignment")
 
 local M = {}
 
@@ -507,6 +508,7 @@ function Job:start(opts)
   if self.checkpointer then
     self.checkpointer:attach() -- restores sources, clock and state before open()
   end
+  alignment.setup(self) -- watermark alignment: after the restore (nothing paused yet)
   self:open_functions()
   if self.checkpointer then
     self.checkpointer:after_open() -- keyed state goes into the states open() made

@@ -10,6 +10,7 @@ local duration = require("weir.duration")
 local format = require("weir.format")
 local memory = require("weir.memory")
 local windowing = require("weir.windowing")
+local alignment = require("weir.alignment")
 local kafka_health = require("weir.kafka_health")
 
 local M = {}
@@ -110,6 +111,7 @@ function M.collect(job)
     s.operators[#s.operators + 1] = op
   end
   s.kafka = kafka_health.collect(job) -- Kafka sources: brokers and partitions (or nil)
+  s.alignment = alignment.report(job) -- watermark alignment: groups, and what is paused
   return s
 end
 
@@ -151,6 +153,9 @@ function M.text(s)
     end
   end
   kafka_health.text_lines(s.kafka, out)
+  if s.alignment then
+    alignment.status_lines(s.alignment, out)
+  end
   return table.concat(out, "\n") .. "\n"
 end
 
@@ -193,9 +198,10 @@ function M.progress_line(job, prev)
         duration.human(math.abs(lag)))
     end
   end
-  return ("weir: %d in, %d out, %d/s, %s, %d open window(s), %d late dropped, %s%s"):format(
+  return ("weir: %d in, %d out, %d/s, %s, %d open window(s), %d late dropped, %s%s%s"):format(
     job.records_in, job.out_count[1], rate + 0.5 - (rate + 0.5) % 1, wm, open, late,
-    memory.progress_text(), kafka_health.progress_text(job))
+    memory.progress_text(), alignment.progress_text(alignment.report(job)),
+    kafka_health.progress_text(job))
 end
 
 ---The stall warning: a window operator subtask whose watermark has not moved for `after` ms

@@ -114,6 +114,9 @@ function Job:instantiate_timestamps(node)
       if no_guard then
         return true
       end
+      if node.align_member and node.align_member.paused then
+        return false -- held by watermark alignment: its input waits (weir.alignment)
+      end
       for _, src in ipairs(sources) do
         if C.weir_source_pending(self.rt, src.src_id) ~= 0 then
           return false
@@ -121,6 +124,7 @@ function Job:instantiate_timestamps(node)
       end
       return true
     end,
+    paused = function() return node.align_member and node.align_member.paused or false end,
   }
   for _, inst in ipairs(node.instances) do
     local st = inst.index

@@ -78,6 +78,30 @@ function Strategy:with_idleness(timeout)
   return copy_with(self, "idleness", duration.parse_nonneg(timeout, "with_idleness", true))
 end
 
+---Flink's withWatermarkAlignment(group, maxAllowedWatermarkDrift, updateInterval): the
+---sources (and Kafka partitions) whose strategy names the same group are paused while their
+---watermark is more than max_drift ahead of the group's minimum (weir.alignment). The update
+---interval defaults to Flink's 1 s (WatermarksWithWatermarkAlignment.DEFAULT_UPDATE_INTERVAL).
+function Strategy:with_watermark_alignment(group, max_drift, update_interval)
+  if type(group) ~= "string" or group == "" then
+    util.build_error("with_watermark_alignment: the group must be a non-empty string (the name "
+      .. "the aligned sources share), got %s", type(group) == "string" and '""'
+      or tostring(group))
+  end
+  if max_drift == nil then
+    util.build_error("with_watermark_alignment(%q, max_drift[, update_interval]): max_drift "
+      .. "is missing (a duration such as \"10s\")", group)
+  end
+  local drift = duration.parse_nonneg(max_drift, "with_watermark_alignment's max_drift")
+  local every = 1000
+  if update_interval ~= nil then
+    every = duration.parse_nonneg(update_interval, "with_watermark_alignment's update_interval",
+      true)
+  end
+  return copy_with(self, "alignment", { group = group, max_drift = drift, update_interval = every,
+                                        site = util.callsite() })
+end
+
 function M.is_strategy(s)
   return getmetatable(s) == Strategy
 end
@@ -170,7 +194,9 @@ function Idle:on_event(v, ts, out)
   self.idle_now = false
 end
 function Idle:is_idle()
-  if self.counter ~= self.last_counter then
+  -- held by watermark alignment: not idle (Flink pauses the input activity clock then), and the
+  -- countdown starts again after the resume
+  if self.counter ~= self.last_counter or (self.paused and self.paused()) then
     self.last_counter = self.counter
     self.quiet_since = nil
     return false
@@ -294,7 +320,8 @@ end
 
 ---A fresh generator for one subtask. env has now() (the processing clock), and for
 ---with_idle_advance arrival() (when the current record reached weir) and quiet() (no input
----waiting for this subtask's sources).
+---waiting for this subtask's sources); paused() (optional): watermark alignment holds its
+---input, which with_idleness counts as activity.
 function M.generator(s, env)
   local now = env.now
   local g
@@ -311,7 +338,8 @@ function M.generator(s, env)
   end
   if s.idleness then
     g = setmetatable({ inner = g, timeout = s.idleness, counter = 0, last_counter = 0,
-                       quiet_since = nil, idle_now = false, now = now }, Idle)
+                       quiet_since = nil, idle_now = false, now = now, paused = env.paused },
+      Idle)
   end
   return g
 end

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* check_source_file.c: the file source (read_text_file, source_file.c): lines in order, batches
- * of max, overlong lines, delimiters, a missing file, and when it counts as pending. */
+ * of max, overlong lines, delimiters, a missing file, when it counts as pending, and
+ * watermark alignment's pause. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,34 @@ START_TEST(test_file_lines_arrive_in_order_then_end_exhausted)
     ck_assert_int_eq((int)weir_source_stat(rt, 0, WEIR_STAT_BYTES), (int)sizeof text - 1);
     ck_assert_int_eq((int)weir_source_stat(rt, 0, WEIR_STAT_DROPPED), 0);
     ck_assert_int_eq(weir_loop_poll(rt, (weir_event_t[1]){{0}}, 1), 0); /* stays at 0 */
+    log_free(&log);
+    weir_rt_free(rt);
+    drop_file(path);
+}
+END_TEST
+
+/* Watermark alignment: a paused file reads nothing more (its read loop does not run: a poll
+ * that would read it returns nothing), and goes on where it was after the resume. */
+START_TEST(test_a_paused_file_reads_nothing_until_the_resume)
+{
+    static const char text[] = "one\ntwo\nthree\n";
+    char *path = temp_file(text, sizeof text - 1);
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_file(rt, path, NULL, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 1), 1);
+    ck_assert_int_eq(weir_source_pause(rt, 0, 1), 0);
+    weir_event_t ev[8];
+    ck_assert_int_eq(weir_loop_poll_nowait(rt, ev, 8), 0);
+    ck_assert_int_eq(weir_source_pending(rt, 0), 1); /* still waiting: it is held, not done */
+    ck_assert_int_eq(weir_source_pause(rt, 0, 0), 0);
+    run_to_end(rt, &log, 64);
+    ck_assert_int_eq(log.n, 4);
+    expect_line(&log, 0, 0, "one", 1, 0);
+    expect_line(&log, 1, 0, "two", 2, 0);
+    expect_line(&log, 2, 0, "three", 3, 0);
+    expect_kind(&log, 3, WEIR_EV_END, 0, WEIR_END_EXHAUSTED);
     log_free(&log);
     weir_rt_free(rt);
     drop_file(path);
@@ -269,6 +298,8 @@ static Suite *source_file_suite(void)
         int timeout_s;
     } cases[] = {
         {"file_lines_in_order_then_end", test_file_lines_arrive_in_order_then_end_exhausted, 0},
+        {"paused_file_reads_nothing_until_resume",
+         test_a_paused_file_reads_nothing_until_the_resume, 0},
         {"big_file_comes_in_batches_of_max", test_big_file_comes_in_batches_of_max, 0},
         {"missing_file_fails_start_naming_path", test_missing_file_fails_start_naming_the_path, 0},
         {"overlong_lines_dropped_counted_reported_once",

@@ -2,7 +2,8 @@
 /* check_source_kafka.c: the Kafka source (source_kafka.c) against librdkafka's mock cluster in
  * this process: partitions and offsets at set-up, a bounded read of every partition (values,
  * keys, partitions, offsets, tombstones, the end), a range inside a partition, a missing topic,
- * an unreachable cluster; and kafka_mock.c's --topic parser. */
+ * an unreachable cluster, a partition paused and resumed (watermark alignment); and
+ * kafka_mock.c's --topic parser. */
 #include <check.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -183,6 +184,55 @@ START_TEST(test_a_range_inside_a_partition_and_an_empty_one)
 }
 END_TEST
 
+/* Watermark alignment: a paused partition delivers nothing while the other goes on; resumed,
+ * it continues at its next offset (what was fetched before the pause is fetched again), each
+ * message once. A paused source pauses every partition. */
+START_TEST(test_a_paused_partition_waits_and_resumes_at_its_next_offset)
+{
+    cluster_t c;
+    cluster_start(&c);
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    int32_t id = open_source(rt, c.bootstrap, "t");
+    ck_assert_int_eq(weir_kafka_set_range(rt, id, 0, 0, 3), 0);
+    ck_assert_int_eq(weir_kafka_set_range(rt, id, 1, 0, 2), 0);
+    ck_assert_int_eq(weir_kafka_pause_partition(rt, id, 2, 1), WEIR_EINVAL);
+    ck_assert_int_eq(weir_kafka_pause_partition(rt, id, 1, 1), 0); /* before the start */
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    weir_event_t batch[64];
+    int p0 = 0;
+    while (p0 < 3) {
+        int32_t got = weir_loop_poll(rt, batch, 64);
+        ck_assert_int_gt(got, 0);
+        const weir_kafka_meta_t *meta = weir_kafka_meta(rt, id);
+        for (int32_t i = 0; i < got; i++) {
+            ck_assert_int_ne(batch[i].kind, WEIR_EV_END);
+            if (batch[i].kind == WEIR_EV_LINE) {
+                ck_assert_int_eq(meta[(int)batch[i].index].partition, 0); /* never 1 */
+                p0++;
+            }
+        }
+    }
+    ck_assert_double_eq(weir_kafka_next_offset(rt, id, 1), 0);
+    /* the source paused as a whole keeps partition 1 paused when it alone is resumed */
+    ck_assert_int_eq(weir_source_pause(rt, id, 1), 0);
+    ck_assert_int_eq(weir_kafka_pause_partition(rt, id, 1, 0), 0);
+    ck_assert_int_eq(weir_source_paused(rt, id), 1);
+    ck_assert_int_eq(weir_source_pause(rt, id, 0), 0);
+    msg_t m[8];
+    int32_t end;
+    int n = read_all(rt, id, m, 8, &end);
+    ck_assert_int_eq(end, WEIR_END_EXHAUSTED);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(m[0].partition, 1);
+    ck_assert_double_eq(m[0].offset, 0);
+    ck_assert_str_eq(m[0].value, "4");
+    ck_assert_double_eq(m[1].offset, 1);
+    ck_assert_int_eq(m[1].null_value, 1);
+    weir_rt_free(rt);
+    cluster_stop(&c);
+}
+END_TEST
+
 START_TEST(test_a_missing_topic_and_an_unreachable_cluster_are_errors)
 {
     cluster_t c;
@@ -247,6 +297,7 @@ static Suite *source_kafka_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_partitions_offsets_and_a_bounded_read);
     tcase_add_test(tc, test_a_range_inside_a_partition_and_an_empty_one);
+    tcase_add_test(tc, test_a_paused_partition_waits_and_resumes_at_its_next_offset);
     tcase_add_test(tc, test_a_missing_topic_and_an_unreachable_cluster_are_errors);
     tcase_add_test(tc, test_a_bad_property_is_named);
     tcase_add_test(tc, test_kafka_mock_topic_argument);

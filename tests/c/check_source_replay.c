@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* check_source_replay.c: the replay source (source_replay.c): entries in time order, a trailing
- * time-only entry, when it counts as pending, and stepping through it (hold, end). */
+ * time-only entry, when it counts as pending, stepping through it (hold, end), and watermark
+ * alignment's pause (weir_source_pause). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -186,6 +187,98 @@ START_TEST(test_replay_end_drops_the_lines_not_delivered)
 }
 END_TEST
 
+/* ---- watermark alignment's pause ------------------------------------------------------- */
+
+START_TEST(test_paused_replay_waits_and_keeps_its_spacing_after_the_resume)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+    ck_assert_int_eq(weir_rt_set_tick(rt, 100), 0);
+    int32_t r = weir_source_replay(rt, "abc", 3);
+    add_entry(rt, r, 0, 0, 1, 1);
+    add_entry(rt, r, 100, 1, 1, 2);
+    add_entry(rt, r, 200, 2, 1, 3);
+    ck_assert_int_eq(weir_source_pause(rt, 7, 1), WEIR_EINVAL);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_line_at(&log, 0, r, "a", 1, 0);
+    ck_assert_int_eq(weir_source_pause(rt, r, 1), 0);
+    ck_assert_int_eq(weir_source_paused(rt, r), 1);
+    /* paused: only ticks, the clock runs on to them (its lines neither come nor hold it) */
+    for (int k = 1; k <= 3; k++) {
+        ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+        expect_kind(&log, k, WEIR_EV_TICK, -1, 0);
+        expect_time(&log, k, 100.0 * k);
+    }
+    ck_assert_int_eq(weir_source_pause(rt, r, 0), 0); /* at 300: paused for 300 ms */
+    ck_assert_int_eq(weir_source_paused(rt, r), 0);
+    run_to_end(rt, &log, 16);
+    ck_assert_int_eq(log.n, 9);
+    expect_kind(&log, 4, WEIR_EV_TICK, -1, 0);
+    expect_line_at(&log, 5, r, "b", 2, 400); /* 100 + 300 */
+    expect_kind(&log, 6, WEIR_EV_TICK, -1, 0);
+    expect_line_at(&log, 7, r, "c", 3, 500);
+    expect_kind(&log, 8, WEIR_EV_END, r, WEIR_END_EXHAUSTED);
+    log_free(&log);
+    weir_rt_free(rt);
+}
+END_TEST
+
+START_TEST(test_a_stop_ends_a_paused_replay)
+{
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+    ck_assert_int_eq(weir_rt_set_tick(rt, 100), 0);
+    int32_t r = weir_source_replay(rt, "ab", 2);
+    add_entry(rt, r, 0, 0, 1, 1);
+    add_entry(rt, r, 100, 1, 1, 2);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    ck_assert_int_eq(weir_source_pause(rt, r, 1), 0);
+    weir_rt_stop(rt);
+    run_to_end(rt, &log, 16);
+    ck_assert_int_eq(log.n, 3);
+    expect_kind(&log, 1, WEIR_EV_STOP, -1, 0);
+    expect_kind(&log, 2, WEIR_EV_END, r, WEIR_END_STOPPED);
+    ck_assert_int_eq(weir_source_paused(rt, r), 0);
+    ck_assert_int_eq(weir_source_pause(rt, r, 1), 0); /* a no-op once it ended */
+    log_free(&log);
+    weir_rt_free(rt);
+}
+END_TEST
+
+/* A file paused behind a replay that has ended: no clocked source is left, yet the virtual clock
+ * runs on to the next tick (where alignment's update resumes it) instead of failing with
+ * "no source can make progress". */
+START_TEST(test_the_clock_runs_on_to_a_tick_for_a_paused_file_after_the_replay_ended)
+{
+    char *path = temp_file("x\ny\n", 4);
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_VIRTUAL, 0);
+    ck_assert_int_eq(weir_rt_set_tick(rt, 100), 0);
+    int32_t r = weir_source_replay(rt, "a", 1);
+    add_entry(rt, r, 0, 0, 1, 1);
+    int32_t f = weir_source_file(rt, path, NULL, 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    ck_assert_int_eq(weir_source_pause(rt, f, 1), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 16), 2);
+    expect_line_at(&log, 0, r, "a", 1, 0);
+    expect_kind(&log, 1, WEIR_EV_END, r, WEIR_END_EXHAUSTED);
+    ck_assert_int_eq(poll_once(rt, &log, 16), 1);
+    expect_kind(&log, 2, WEIR_EV_TICK, -1, 0);
+    expect_time(&log, 2, 100);
+    ck_assert_int_eq(weir_source_pause(rt, f, 0), 0);
+    run_to_end(rt, &log, 16);
+    ck_assert_int_eq(log.n, 6);
+    expect_line_at(&log, 3, f, "x", 1, 100);
+    expect_line_at(&log, 4, f, "y", 2, 100);
+    expect_kind(&log, 5, WEIR_EV_END, f, WEIR_END_EXHAUSTED);
+    log_free(&log);
+    weir_rt_free(rt);
+    drop_file(path);
+}
+END_TEST
+
 static Suite *source_replay_suite(void)
 {
     Suite *s = suite_create("source_replay");
@@ -204,6 +297,11 @@ static Suite *source_replay_suite(void)
         {"held_replay_delivers_only_what_it_is_let_go",
          test_held_replay_delivers_only_what_it_is_let_go, 0},
         {"replay_end_drops_lines_not_delivered", test_replay_end_drops_the_lines_not_delivered, 0},
+        {"paused_replay_waits_keeps_spacing",
+         test_paused_replay_waits_and_keeps_its_spacing_after_the_resume, 0},
+        {"stop_ends_paused_replay", test_a_stop_ends_a_paused_replay, 0},
+        {"clock_runs_to_tick_for_paused_file",
+         test_the_clock_runs_on_to_a_tick_for_a_paused_file_after_the_replay_ended, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         add_timed_case(s, cases[i].name, cases[i].test, cases[i].timeout_s);

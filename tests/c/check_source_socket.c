@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* check_source_socket.c: the socket source (source_socket.c) against a TCP server on 127.0.0.1
  * in a thread of this process: lines, peer close, refused connects, reconnects, stop,
- * backpressure, the virtual clock, and pending. Only the retry tests wait (the 500 ms retry
- * delay). */
+ * backpressure, the virtual clock, pending, and watermark alignment's pause. Only the retry
+ * tests wait (the 500 ms retry delay). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "check_events.h"
@@ -523,6 +524,39 @@ START_TEST(test_pending_is_1_while_records_stay_buffered_after_a_poll_of_max_1)
 }
 END_TEST
 
+/* Watermark alignment: a paused socket stops reading (the bytes stay in the kernel, where TCP's
+ * flow control holds the rest) and delivers nothing; resumed, it reads them. */
+START_TEST(test_a_paused_socket_leaves_the_bytes_in_the_kernel_until_the_resume)
+{
+    peer_t p;
+    peer_start(&p, "first\n");
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_socket(rt, "127.0.0.1", p.port, NULL, 0, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 64), 1);
+    expect_line(&log, 0, 0, "first", 1, 0);
+    peer_joined(&p);
+    ck_assert_int_eq(weir_source_pause(rt, 0, 1), 0);
+    send_all(p.conn_fd, "second\n", 7);
+    int fd = weir_end_of(&p);
+    wait_readable(fd);
+    weir_event_t ev[8];
+    ck_assert_int_eq(weir_loop_poll_nowait(rt, ev, 8), 0); /* runs the loop: reads nothing */
+    int unread = 0;
+    ck_assert_int_eq(ioctl(fd, FIONREAD, &unread), 0);
+    ck_assert_int_eq(unread, 7); /* "second\n", still in the kernel */
+    ck_assert_int_eq(weir_source_pause(rt, 0, 0), 0);
+    ck_assert_int_eq(poll_once(rt, &log, 64), 1);
+    expect_line(&log, 1, 0, "second", 2, 0);
+    ck_assert_int_eq(ioctl(fd, FIONREAD, &unread), 0);
+    ck_assert_int_eq(unread, 0);
+    log_free(&log);
+    weir_rt_free(rt);
+    peer_close(&p);
+}
+END_TEST
+
 static Suite *source_socket_suite(void)
 {
     Suite *s = suite_create("source_socket");
@@ -554,6 +588,8 @@ static Suite *source_socket_suite(void)
          test_pending_is_0_for_a_quiet_open_socket_even_with_a_half_line, 0},
         {"pending_1_records_buffered_after_max_1",
          test_pending_is_1_while_records_stay_buffered_after_a_poll_of_max_1, 0},
+        {"paused_socket_leaves_bytes_in_kernel",
+         test_a_paused_socket_leaves_the_bytes_in_the_kernel_until_the_resume, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         add_timed_case(s, cases[i].name, cases[i].test, cases[i].timeout_s);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* check_source_stdin.c: the stdin source (source_stdin.c over source_file.c): a pipe and a
- * regular file on descriptor 0, and when a pipe counts as pending. */
+ * regular file on descriptor 0, when a pipe counts as pending, and watermark alignment's pause. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,6 +102,42 @@ START_TEST(test_stdin_pipe_pending_counts_pipe_bytes_and_the_last_half_line_at_e
 }
 END_TEST
 
+/* Watermark alignment: a paused stdin pipe stops reading (uv_read_stop: the bytes stay in the
+ * pipe) and delivers nothing, even at EOF; resumed, it reads them and ends. */
+START_TEST(test_a_paused_stdin_pipe_leaves_the_bytes_in_the_pipe_until_the_resume)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    ck_assert_int_eq(write(fds[1], "a\n", 2), 2);
+    int saved = dup(0);
+    dup2(fds[0], 0);
+    close(fds[0]);
+    weir_rt_t *rt = weir_rt_new(WEIR_CLOCK_REAL, 0);
+    ck_assert_int_eq(weir_source_stdin(rt, NULL, 0), 0);
+    ck_assert_int_eq(weir_rt_start(rt), 0);
+    evlog_t log = {0};
+    ck_assert_int_eq(poll_once(rt, &log, 64), 1);
+    ck_assert_int_eq(weir_source_pause(rt, 0, 1), 0);
+    ck_assert_int_eq(write(fds[1], "b\nc\n", 4), 4);
+    close(fds[1]);
+    weir_event_t ev[8];
+    ck_assert_int_eq(weir_loop_poll_nowait(rt, ev, 8), 0); /* runs the loop: reads nothing */
+    int unread = 0;
+    ck_assert_int_eq(ioctl(0, FIONREAD, &unread), 0);
+    ck_assert_int_eq(unread, 4);
+    ck_assert_int_eq(weir_source_pause(rt, 0, 0), 0);
+    run_to_end(rt, &log, 64);
+    ck_assert_int_eq(log.n, 4);
+    expect_line(&log, 1, 0, "b", 2, 0);
+    expect_line(&log, 2, 0, "c", 3, 0);
+    expect_kind(&log, 3, WEIR_EV_END, 0, WEIR_END_EXHAUSTED);
+    log_free(&log);
+    weir_rt_free(rt);
+    dup2(saved, 0);
+    close(saved);
+}
+END_TEST
+
 static Suite *source_stdin_suite(void)
 {
     Suite *s = suite_create("source_stdin");
@@ -113,6 +150,8 @@ static Suite *source_stdin_suite(void)
         {"stdin_regular_file_read_like_file", test_stdin_regular_file_is_read_like_a_file, 0},
         {"pending_stdin_pipe_bytes_and_half_line_at_eof",
          test_stdin_pipe_pending_counts_pipe_bytes_and_the_last_half_line_at_eof, 0},
+        {"paused_stdin_pipe_leaves_bytes_in_pipe",
+         test_a_paused_stdin_pipe_leaves_the_bytes_in_the_pipe_until_the_resume, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         add_timed_case(s, cases[i].name, cases[i].test, cases[i].timeout_s);
