@@ -235,9 +235,9 @@ local function partition_watermarks(job, node)
   end
   node.kafka_out = out
   local gens, emitters = {}, {}
-  for p = 0, n - 1 do
-    -- held by watermark alignment (weir.alignment): not quiet, and not idle
-    local genv = {
+  -- held by watermark alignment (weir.alignment): not quiet, and not idle
+  local function genv_of(p)
+    return {
       now = function() return job:now() end,
       arrival = function() return job.arrival end,
       quiet = function()
@@ -246,6 +246,9 @@ local function partition_watermarks(job, node)
       end,
       paused = function() return alignment.part_paused(node, p) end,
     }
+  end
+  for p = 0, n - 1 do
+    local genv = genv_of(p)
     gens[p] = watermarks.generator(node.strategy, genv)
     emitters[p] = watermarks.emitter(function(w)
       local f = C.weir_valve_watermark(valve, p, w)
@@ -263,7 +266,7 @@ local function partition_watermarks(job, node)
   -- goes idle, as a split Flink's reader adds)
   node.kafka_add_partition = function(p)
     n = n + 1
-    gens[p] = watermarks.generator(node.strategy, genv)
+    gens[p] = watermarks.generator(node.strategy, genv_of(p))
     emitters[p] = watermarks.emitter(function(w)
       local f = C.weir_valve_watermark(valve, p, w)
       if f > 0 then out(f) end
