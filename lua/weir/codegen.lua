@@ -197,12 +197,12 @@ return function(first, last)
     emit(0, values[i + 1], nil)
   end
 end]],
+  -- the record index is not stored per record: a failure's handler reads the loop's i from
+  -- this frame (weir.failure, driver_index), so the name i is part of the contract
   generate = [[
 local f, objs, emit, progress, fail_nil, is_nil = ...
 return function(first, last)
-  local p = progress -- a local: in the loop an upvalue's load is redone per record
   for i = first, last do
-    p[2] = i
     local v = CALL(i)
     if is_nil(v) then fail_nil() end
     emit(0, v, nil)
@@ -216,13 +216,13 @@ end]],
 -- line C flagged malformed) are parsed here, by the same C function, straight into a record.
 -- new is ffi.new: a record type's __new (string fields: it checks what a user passes) has nothing
 -- to check in a copy C filled.
+-- As generate, the record index is the loop's i, read by a failure's handler (no store per
+-- record).
 TEMPLATES.records = [[
 local cast, ptr_t, ct, emit, progress, new = ...
 return function(ptr, first, last)
   local buf = cast(ptr_t, ptr)
-  local p = progress -- a local: in the loop an upvalue's load is redone per record
   for i = first, last do
-    p[2] = i
     emit(0, new(ct, buf[i]), nil)
   end
 end]]

@@ -322,13 +322,13 @@ local function deliver(self, events, n, k, sub)
     self.by_source[src].lines(events, k, j)
     return j
   elseif kind == EV_RECORDS then
-    progress[1] = k
+    progress[1], progress[2] = k, -1 -- the record: unknown until a failure's handler reads it
     local first = sub or 0
     self.arrival = e.time_ms
     self.records_in = self.records_in + (e.len - first)
     self.by_source[e.source].records(e.ptr, first, e.len - 1)
   elseif kind == EV_RANGE then
-    progress[1] = k
+    progress[1], progress[2] = k, -1 -- (from_elements stores it per record)
     local first = sub or e.index
     self.arrival = e.time_ms
     self.records_in = self.records_in + (e.index + e.len - first)

@@ -275,6 +275,9 @@ end
 ---For a failure's text: which typed record of event e failed, "(line 5 of read_text_file x)".
 function Job:record_number(e)
   local src = self.by_source[e.source]
+  if self.progress[2] < 0 then -- not read from the driver's frame (see Job:source_place)
+    return ("(%ss %d to %d of %s)"):format(unit(src), e.index, e.index + e.len - 1, src.label)
+  end
   return ("(%s %d of %s)"):format(unit(src), e.index + self.progress[2], src.label)
 end
 
@@ -307,10 +310,17 @@ function Job:source_place()
   if src and kind == EV_LINE then
     return ("while weir delivered line %d of %s"):format(e.index, src.label), true,
       ffi.string(e.ptr, e.len)
+  elseif src and kind == EV_RANGE and progress[2] < 0 then
+    -- a generator keeps its record's index in its loop (no handler ran to read it): the batch
+    return ("while weir delivered records %d to %d of %s"):format(e.index,
+      e.index + e.len - 1, src.label), false
   elseif src and kind == EV_RANGE then
     local element = KINDS[src.source].element or KINDS.generate.element
     local what, record = element(src, progress[2])
     return ("while weir delivered %s of %s"):format(what, src.label), true, record
+  elseif src and kind == EV_RECORDS and progress[2] < 0 then
+    return ("while weir delivered %ss %d to %d of %s"):format(unit(src), e.index,
+      e.index + e.len - 1, src.label), false
   elseif src and kind == EV_RECORDS then
     return ("while weir delivered %s %d of %s"):format(unit(src), e.index + progress[2],
       src.label), false

@@ -137,6 +137,46 @@ spec.describe("user errors", function()
   end)
 end)
 
+-- A generator's driver keeps the record index in its loop, not in a store per record: a failure
+-- reads it from the driver's frame (weir.failure), in any batch, through any chain.
+spec.describe("generator failures", function()
+  it("name the record a generate function failed at", function()
+    raises(function()
+      run(function(env)
+        return env:generate(function(i)
+          if i == 700 then error("gen boom") end
+          return i
+        end, { count = 1000 }):collect()
+      end, { parallelism = 1, batch_size = 64 })
+    end, "generate (", "gen boom", "record: 700")
+  end)
+  it("name the record a downstream function failed at", function()
+    raises(function()
+      run(function(env)
+        return env:generate(function(i) return i end, { count = 1000 })
+          :map(function(v) return v + 1 end)
+          :filter(function(v) if v == 301 then error("filter boom") end return true end)
+          :collect()
+      end, { parallelism = 1, batch_size = 64 })
+    end, "filter (", "filter boom", "record: 301")
+  end)
+  it("route to on_error and go on from the next record, each record once", function()
+    local errors = weir.output_tag("errors")
+    local env = weir.env{ on_error = errors, batch_size = 50 }
+    local mapped = env:generate(function(i) return i end, { count = 500 })
+      :map(function(v) return assert(v % 97 ~= 5 and v, "bad") end)
+    local ok = mapped:collect()
+    local bad = mapped:get_side_output(errors):map(function(e) return e.value end):collect()
+    env:execute()
+    local want_ok, want_bad = {}, {}
+    for i = 0, 499 do
+      if i % 97 == 5 then want_bad[#want_bad + 1] = i else want_ok[#want_ok + 1] = i end
+    end
+    eq(ok:values(), want_ok)
+    eq(bad:values(), want_bad)
+  end)
+end)
+
 spec.describe("env:status()", function()
   it("reads the env's own running job, and its final status after execute", function()
     local env, other = weir.env(), weir.env()
