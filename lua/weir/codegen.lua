@@ -332,6 +332,9 @@ function M.generate(self, node, what, rich, ...)
     if what == "generate" and rich then
       src = src:gsub("objs%[st%]", "objs[0]")
     end
+    if node.out_derived then -- a sink counted from its source's batches (weir.exchange)
+      src = src:gsub("\n  out_n%[1%] = out_n%[1%] %+ 1\n", "\n", 1)
+    end
     if NAMES_OPERATOR[what] then
       src = src:gsub("^local ", "local OP_, OPID_, ", 1)
       src = src:gsub("\nreturn function%(([^)]*)%)\n",

@@ -333,6 +333,10 @@ function Job:error_handler()
   local job = self
   return function(msg)
     if type(msg) == "table" and (msg.weir_job_error or msg.weir_info) then
+      local th = coroutine.running()
+      if th and job.progress[2] == -1 then -- a job failure (an interrupt) in a driver's batch
+        coroutine.resume(coroutine.create(driver_index), job, th)
+      end
       return msg -- already a job failure, or a failure a guard passes on
     end
     local info = { weir_info = true, msg = msg, text = msg, traceback = "" }
@@ -554,14 +558,17 @@ end
 function Job:failed(info, fatal)
   self:release_reserve(info)
   info = as_info(info)
+  local progress = self.progress
+  local e = self.events[progress[1]]
+  if not fatal and (e.kind == EV_RANGE or e.kind == EV_RECORDS) and progress[2] >= 0 then
+    self:uncount(self.by_source[e.source], e, progress[2], info) -- (weir.exchange)
+  end
   if info.weir_job_error then
     error(info, 0)
   end
   if type(info.msg) == "table" and info.msg.weir_job_error then
     error(info.msg, 0)
   end
-  local progress = self.progress
-  local e = self.events[progress[1]]
   local kind = e.kind
   -- (a record of a generator or typed source whose index the handler could not read cannot be
   -- skipped: resuming would deliver its batch again)

@@ -6,15 +6,17 @@
 -- side of a source kind (its env method, its label) is weir.env and weir.plan.
 local ffi = require("ffi")
 local C = require("weir.ffi")
-local replay = require("weir.replay")
 local records = require("weir.records")
 local duration = require("weir.duration")
 local util = require("weir.util")
 local codegen = require("weir.codegen")
 local failure = require("weir.failure")
-local json = require("weir.json")
-local csv = require("weir.csv")
-local kafka = require("weir.kafka")
+-- loaded by the jobs that use them (weir.lazy)
+local lazy = require("weir.lazy")
+local replay = lazy.require("weir.replay")
+local json = lazy.require("weir.json")
+local csv = lazy.require("weir.csv")
+local kafka = lazy.require("weir.kafka")
 
 local M = {}
 local Job = {}
@@ -203,8 +205,17 @@ local function malformed_line(node, layout, e, code)
   return line_error(node, e, what)
 end
 
--- Kafka (weir.kafka): its driver parses typed records itself, with the wording above.
-KINDS.kafka = kafka.kind({ line_error = line_error, malformed_line = malformed_line })
+-- Kafka (weir.kafka): its driver parses typed records itself, with the wording above. Made on
+-- first use, so a job without Kafka does not load weir.kafka.
+setmetatable(KINDS, { __index = function(t, name)
+  if name == "kafka" then
+    local kind = kafka.kind({ line_error = line_error, malformed_line = malformed_line })
+    if kind.open then jit.off(kind.open) end
+    if kind.driver then jit.off(kind.driver) end
+    rawset(t, name, kind)
+    return kind
+  end
+end })
 
 ---The drivers of a typed source (node.record): C records, and lines parsed here.
 function Job:instantiate_record_source(node)
