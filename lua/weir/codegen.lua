@@ -112,6 +112,17 @@ return function(st, v, ts, key)
   if key == nil then ctx.key = NONE else ctx.key = key end
   CALL(v, ctx)
 end]],
+  -- a sink function that takes no context (fewer parameters than the context's place): no
+  -- context to keep up to date per record. st and v are returned so that they stay live after
+  -- the call: the error handler reads them from this frame, and a compiled trace leaves the
+  -- slots of dead locals stale when it exits (another record, or no subtask at all).
+  sink_fn_noctx = [[
+local f, objs, out_n = ...
+return function(st, v, ts, key)
+  out_n[1] = out_n[1] + 1
+  CALL(v)
+  return st, v
+end]],
   print = [[
 local C, fmt, prefixes, fd, out_n, failed, all = ...
 local type = type
@@ -266,7 +277,7 @@ end]]
 -- not: they run no user code and call the next operator at once.
 local NAMES_OPERATOR = { map = true, filter = true, flat_map = true, process = true,
   keyed_process = true, rolling = true,
-  sink_fn = true, print = true, write_text = true, collect = true, generate = true }
+  sink_fn = true, sink_fn_noctx = true, print = true, write_text = true, collect = true, generate = true }
 
 local function fanout_source(n)
   local names = {}

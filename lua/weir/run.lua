@@ -200,8 +200,15 @@ function Job:instantiate_sink(node, f, rich)
     node.push = self:generate(node, "print", false, C, node.json and json.encode or format.value,
       prefixes, node.fd, self.out_count, failed, node.json)
   elseif s == "fn" then
-    node.push = self:generate(node, "sink_fn", rich, f, node.objs, node.ctxs, self.out_count,
-      NONE)
+    -- sink(v, ctx), a rich sink's sink(self, v, ctx): a Lua function with fewer parameters
+    -- never sees the context (no vararg: debug.getinfo says so)
+    local d = debug.getinfo(f, "Su")
+    if d.what == "Lua" and not d.isvararg and d.nparams < (rich and 3 or 2) then
+      node.push = self:generate(node, "sink_fn_noctx", rich, f, node.objs, self.out_count)
+    else
+      node.push = self:generate(node, "sink_fn", rich, f, node.objs, node.ctxs, self.out_count,
+        NONE)
+    end
   elseif s == "collect" then
     node.push = self:generate(node, "collect", false, node.values, self.out_count)
   elseif s == "write_text" then
