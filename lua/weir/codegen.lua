@@ -277,7 +277,8 @@ end]]
 -- not: they run no user code and call the next operator at once.
 local NAMES_OPERATOR = { map = true, filter = true, flat_map = true, process = true,
   keyed_process = true, rolling = true,
-  sink_fn = true, sink_fn_noctx = true, print = true, write_text = true, collect = true, generate = true }
+  sink_fn = true, sink_fn_noctx = true, print = true, write_text = true, collect = true,
+  generate = true }
 
 local function fanout_source(n)
   local names = {}

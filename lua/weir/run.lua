@@ -202,8 +202,8 @@ function Job:instantiate_sink(node, f, rich)
   elseif s == "fn" then
     -- sink(v, ctx), a rich sink's sink(self, v, ctx): a Lua function with fewer parameters
     -- never sees the context (no vararg: debug.getinfo says so)
-    local d = debug.getinfo(f, "Su")
-    if d.what == "Lua" and not d.isvararg and d.nparams < (rich and 3 or 2) then
+    local d = type(f) == "function" and debug.getinfo(f, "Su")
+    if d and d.what == "Lua" and not d.isvararg and d.nparams < (rich and 3 or 2) then
       node.push = self:generate(node, "sink_fn_noctx", rich, f, node.objs, self.out_count)
     else
       node.push = self:generate(node, "sink_fn", rich, f, node.objs, node.ctxs, self.out_count,
