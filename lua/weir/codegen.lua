@@ -150,11 +150,14 @@ return function(st, v, ts, key)
   out_n[1] = out_n[1] + 1
   values[#values + 1] = v
 end]],
+  -- round robin without a branch: nexts[c] is (c + 1) % n. The branch that wrapped the counter
+  -- went the other way every n-th record, a side exit per wrap (per second record at n = 2)
+  -- when the trace was not recorded at the right phase
   rebalance = [[
-local dpush, n, counters = ...
+local dpush, nexts, counters = ...
 return function(st, v, ts, key)
-  local c = counters[st] + 1
-  if c == n then c = 0 end
+  local c = counters[st]
+  c = nexts[c]
   counters[st] = c
   dpush(c, v, ts)
 end]],

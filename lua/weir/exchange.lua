@@ -27,7 +27,11 @@ function Job:sender(consumer)
     -- checkpoints keep where each round robin stands (weir.checkpoint_job)
     self.rebalance_counters[#self.rebalance_counters + 1] = { from = port.node, to = d,
                                                               counters = counters }
-    return self:generate(d, "rebalance", false, push, d.parallelism, counters)
+    local nexts = {}
+    for c = 0, d.parallelism - 1 do
+      nexts[c] = (c + 1) % d.parallelism
+    end
+    return self:generate(d, "rebalance", false, push, nexts, counters)
   end
   local maxp = d.max_parallelism
   local to_subtask = {}
