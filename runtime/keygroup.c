@@ -144,7 +144,8 @@ static uint32_t rotl32(uint32_t x, int r)
     return (x << r) | (x >> (32 - r));
 }
 
-int32_t wr_keygroup_murmur(int32_t java_hash)
+/* inline: key_by's per-record path (weir_keygroup_of_number) was three calls deep */
+static inline int32_t murmur(int32_t java_hash)
 {
     /* One 4-byte block of MurmurHash3_x86_32 with seed 0, then the finalizer, as Flink's
      * MathUtils.murmurHash; unsigned arithmetic gives Java's int wraparound. */
@@ -168,22 +169,32 @@ int32_t wr_keygroup_murmur(int32_t java_hash)
     return r != INT32_MIN ? -r : 0;
 }
 
+int32_t wr_keygroup_murmur(int32_t java_hash)
+{
+    return murmur(java_hash);
+}
+
 static int max_parallelism_ok(int32_t max_parallelism)
 {
     return max_parallelism >= WR_KEYGROUP_MAX_PARALLELISM_MIN &&
            max_parallelism <= WR_KEYGROUP_MAX_PARALLELISM_MAX;
 }
 
-int32_t wr_keygroup_of(int32_t java_hash, int32_t max_parallelism)
+static inline int32_t group_of(int32_t java_hash, int32_t max_parallelism)
 {
-    assert(max_parallelism_ok(max_parallelism));
-    int32_t m = wr_keygroup_murmur(java_hash);
+    int32_t m = murmur(java_hash);
     /* m >= 0, so for the usual power-of-two max parallelism the remainder is a mask: this is
      * the per-record path of key_by, and a division costs more than the whole hash. */
     if ((max_parallelism & (max_parallelism - 1)) == 0) {
         return m & (max_parallelism - 1);
     }
     return m % max_parallelism;
+}
+
+int32_t wr_keygroup_of(int32_t java_hash, int32_t max_parallelism)
+{
+    assert(max_parallelism_ok(max_parallelism));
+    return group_of(java_hash, max_parallelism);
 }
 
 int32_t wr_keygroup_subtask(int32_t key_group, int32_t max_parallelism, int32_t parallelism)
@@ -266,5 +277,16 @@ int32_t weir_keygroup_of_string(const char *bytes, size_t len, int32_t max_paral
 
 int32_t weir_keygroup_of_number(double v, int32_t max_parallelism)
 {
-    return weir_keygroup_of(wr_keygroup_java_hash_number(v), max_parallelism);
+    if (!max_parallelism_ok(max_parallelism)) {
+        return WEIR_EINVAL;
+    }
+    /* key_by's per-record path for number keys: an integer in int32's range is its own Java
+     * hash (Integer.hashCode; -0.0 is 0), as in wr_keygroup_java_hash_number, without the calls */
+    if (v >= -2147483648.0 && v <= 2147483647.0) {
+        int32_t i = (int32_t)v;
+        if ((double)i == v) {
+            return group_of(i, max_parallelism);
+        }
+    }
+    return group_of(wr_keygroup_java_hash_number(v), max_parallelism);
 }

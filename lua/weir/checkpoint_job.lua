@@ -10,11 +10,12 @@
 -- parts, written by weir.winckpt).
 local ffi = require("ffi")
 local C = require("weir.ffi")
-local checkpoint = require("weir.checkpoint")
+local lazy = require("weir.lazy") -- a job without checkpoints loads none of them
+local checkpoint = lazy.require("weir.checkpoint")
 local duration = require("weir.duration")
 local failure = require("weir.failure")
-local inputlog = require("weir.inputlog")
-local parts = require("weir.checkpoint_parts")
+local inputlog = lazy.require("weir.inputlog")
+local parts = lazy.require("weir.checkpoint_parts")
 
 local M = {}
 local Job = {}
@@ -27,7 +28,7 @@ local TOLERABLE_FAILURES = 3 -- consecutive failed checkpoints before the job fa
 local INF = math.huge
 local UV_EAGAIN = -11 -- weir_ckpt_lock's "held by another writer" (-EAGAIN on Linux)
 
-local say = parts.say
+local function say(...) return parts.say(...) end
 
 local function usage(fmt, ...)
   error({ usage = true, msg = fmt:format(...) }, 0)

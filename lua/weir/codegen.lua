@@ -112,6 +112,17 @@ return function(st, v, ts, key)
   if key == nil then ctx.key = NONE else ctx.key = key end
   CALL(v, ctx)
 end]],
+  -- a sink function that takes no context (fewer parameters than the context's place): no
+  -- context to keep up to date per record. st and v are returned so that they stay live after
+  -- the call: the error handler reads them from this frame, and a compiled trace leaves the
+  -- slots of dead locals stale when it exits (another record, or no subtask at all).
+  sink_fn_noctx = [[
+local f, objs, out_n = ...
+return function(st, v, ts, key)
+  out_n[1] = out_n[1] + 1
+  CALL(v)
+  return st, v
+end]],
   print = [[
 local C, fmt, prefixes, fd, out_n, failed, all = ...
 local type = type
@@ -139,11 +150,14 @@ return function(st, v, ts, key)
   out_n[1] = out_n[1] + 1
   values[#values + 1] = v
 end]],
+  -- round robin without a branch: nexts[c] is (c + 1) % n. The branch that wrapped the counter
+  -- went the other way every n-th record, a side exit per wrap (per second record at n = 2)
+  -- when the trace was not recorded at the right phase
   rebalance = [[
-local dpush, n, counters = ...
+local dpush, nexts, counters = ...
 return function(st, v, ts, key)
-  local c = counters[st] + 1
-  if c == n then c = 0 end
+  local c = counters[st]
+  c = nexts[c]
   counters[st] = c
   dpush(c, v, ts)
 end]],
@@ -197,12 +211,12 @@ return function(first, last)
     emit(0, values[i + 1], nil)
   end
 end]],
+  -- the record index is not stored per record: a failure's handler reads the loop's i from
+  -- this frame (weir.failure, driver_index), so the name i is part of the contract
   generate = [[
 local f, objs, emit, progress, fail_nil, is_nil = ...
 return function(first, last)
-  local p = progress -- a local: in the loop an upvalue's load is redone per record
   for i = first, last do
-    p[2] = i
     local v = CALL(i)
     if is_nil(v) then fail_nil() end
     emit(0, v, nil)
@@ -216,13 +230,13 @@ end]],
 -- line C flagged malformed) are parsed here, by the same C function, straight into a record.
 -- new is ffi.new: a record type's __new (string fields: it checks what a user passes) has nothing
 -- to check in a copy C filled.
+-- As generate, the record index is the loop's i, read by a failure's handler (no store per
+-- record).
 TEMPLATES.records = [[
 local cast, ptr_t, ct, emit, progress, new = ...
 return function(ptr, first, last)
   local buf = cast(ptr_t, ptr)
-  local p = progress -- a local: in the loop an upvalue's load is redone per record
   for i = first, last do
-    p[2] = i
     emit(0, new(ct, buf[i]), nil)
   end
 end]]
@@ -266,7 +280,8 @@ end]]
 -- not: they run no user code and call the next operator at once.
 local NAMES_OPERATOR = { map = true, filter = true, flat_map = true, process = true,
   keyed_process = true, rolling = true,
-  sink_fn = true, print = true, write_text = true, collect = true, generate = true }
+  sink_fn = true, sink_fn_noctx = true, print = true, write_text = true, collect = true,
+  generate = true }
 
 local function fanout_source(n)
   local names = {}
@@ -331,6 +346,9 @@ function M.generate(self, node, what, rich, ...)
     src = src:gsub("CALL%(", rich and "f(objs[st], " or "f(")
     if what == "generate" and rich then
       src = src:gsub("objs%[st%]", "objs[0]")
+    end
+    if node.out_derived then -- a sink counted from its source's batches (weir.exchange)
+      src = src:gsub("\n  out_n%[1%] = out_n%[1%] %+ 1\n", "\n", 1)
     end
     if NAMES_OPERATOR[what] then
       src = src:gsub("^local ", "local OP_, OPID_, ", 1)

@@ -6,6 +6,8 @@
 local C = require("weir.ffi")
 local keys = require("weir.keys")
 
+local EV_RANGE = tonumber(C.WEIR_EV_RANGE)
+
 local M = {}
 local Job = {}
 M.methods = Job
@@ -25,7 +27,11 @@ function Job:sender(consumer)
     -- checkpoints keep where each round robin stands (weir.checkpoint_job)
     self.rebalance_counters[#self.rebalance_counters + 1] = { from = port.node, to = d,
                                                               counters = counters }
-    return self:generate(d, "rebalance", false, push, d.parallelism, counters)
+    local nexts = {}
+    for c = 0, d.parallelism - 1 do
+      nexts[c] = (c + 1) % d.parallelism
+    end
+    return self:generate(d, "rebalance", false, push, nexts, counters)
   end
   local maxp = d.max_parallelism
   local to_subtask = {}
@@ -51,6 +57,59 @@ function Job:sender(consumer)
 end
 
 local function noop() end
+
+-- Output counts (job.out_count, the metrics' records_out) without a store per record: a sink
+-- fed by a generator (or from_elements, nexmark_bids) through nothing but map operators, one
+-- input and one main consumer at each step, gets exactly one call per record the source
+-- delivers. Such a sink does not count (node.out_derived: its template drops the count); the
+-- dispatch adds a batch's records when it delivers them, and a failure takes back what it
+-- stopped (Job:uncount, from Job:failed).
+local DERIVED_SINKS = { fn = true, print = true, collect = true, write_text = true }
+local DERIVED_SOURCES = { generate = true, elements = true, nexmark = true }
+
+---Marks the sinks whose outputs are counted from their source's batches (see above): sets
+---src.out_sink (that sink) and src.out_path (the nodes before it) on their sources.
+function Job:derive_out_counts()
+  for _, src in ipairs(self.plan.sources) do
+    src.out_sink, src.out_path = false, false
+    local path, cur = { [src] = true }, DERIVED_SOURCES[src.source] and src
+    while cur do
+      local main
+      for _, c in ipairs(cur.consumers) do
+        if not c.tag then
+          main = not main and c or false -- two main consumers: a fan-out
+        end
+      end
+      local d = main and main.node
+      if not d or #d.inputs ~= 1 then
+        break
+      elseif d.kind == "sink" then
+        if DERIVED_SINKS[d.sink] then
+          d.out_derived = true
+          src.out_sink, src.out_path = d, path
+        end
+        break
+      elseif d.kind == "map" then
+        path[d] = true
+        cur = d
+      else
+        break
+      end
+    end
+  end
+end
+
+---A failure stopped src's batch (event e) at record i: the records after it never reached the
+---sink counted from src's batches, nor did record i unless the sink itself failed; they are
+---taken back from the output count (a routed failure's resume counts the rest again).
+function Job:uncount(src, e, i, info)
+  local sink = src.out_sink
+  if sink then
+    local last = e.kind == EV_RANGE and e.index + e.len - 1 or e.len - 1
+    local back = last - i + (info.node == sink and 0 or 1)
+    self.out_count[1] = self.out_count[1] - back
+  end
+end
 
 ---Combines the senders of several consumers (in declaration order) into one function.
 function Job:combine(node, senders)
@@ -99,7 +158,7 @@ end
 
 -- set-up code, never traced (weir.codegen, "Set-up code")
 jit.off(true) -- this chunk too: its loops run once
-for _, f in ipairs({ Job.sender, Job.combine, Job.outputs }) do
+for _, f in ipairs({ Job.sender, Job.combine, Job.outputs, Job.derive_out_counts }) do
   jit.off(f)
 end
 

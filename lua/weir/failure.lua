@@ -166,11 +166,56 @@ local function innermost_frame(job, th)
   return found, kind
 end
 
+-- The number of frames on th's stack (doubling, then a binary search: a deep stack is long).
+local function depth(th)
+  local lo, hi = 0, 16
+  while getinfo(th, hi, "f") do
+    lo, hi = hi, hi * 2
+  end
+  while hi - lo > 1 do
+    local mid = math.floor((lo + hi) / 2)
+    if getinfo(th, mid, "f") then
+      lo = mid
+    else
+      hi = mid
+    end
+  end
+  return hi
+end
+
+-- The generate and typed-record drivers keep the index of the record they deliver in their
+-- loop's local i, not in job.progress[2] (a store per record): the handler reads it from the
+-- driver's frame, near the bottom of the stack (under it only the dispatch and the worker).
+local function driver_index(job, th)
+  local bottom = depth(th) - 1
+  for level = bottom, math.max(0, bottom - MAX_SCAN), -1 do
+    local d = getinfo(th, level, "f")
+    local node = d and job.drivers[d.func]
+    if node then
+      if d.func == node.range or d.func == node.records then
+        for n = 1, 32 do
+          local name, v = getlocal(th, level, n)
+          if name == nil then
+            break
+          elseif name == "i" then
+            job.progress[2] = v
+            break
+          end
+        end
+      end
+      return
+    end
+  end
+end
+
 -- Fills info from the stack of thread th, the one that failed (see Failures above).
 local function analyse(job, info, th)
   local ok, tb = pcall(debug.traceback, th, info.text, 0)
   if ok then
     info.traceback = tb
+  end
+  if job.progress[2] == -1 then
+    driver_index(job, th)
   end
   local stop, kind = innermost_frame(job, th)
   if not stop then
@@ -288,6 +333,10 @@ function Job:error_handler()
   local job = self
   return function(msg)
     if type(msg) == "table" and (msg.weir_job_error or msg.weir_info) then
+      local th = coroutine.running()
+      if th and job.progress[2] == -1 then -- a job failure (an interrupt) in a driver's batch
+        coroutine.resume(coroutine.create(driver_index), job, th)
+      end
       return msg -- already a job failure, or a failure a guard passes on
     end
     local info = { weir_info = true, msg = msg, text = msg, traceback = "" }
@@ -509,17 +558,22 @@ end
 function Job:failed(info, fatal)
   self:release_reserve(info)
   info = as_info(info)
+  local progress = self.progress
+  local e = self.events[progress[1]]
+  if not fatal and (e.kind == EV_RANGE or e.kind == EV_RECORDS) and progress[2] >= 0 then
+    self:uncount(self.by_source[e.source], e, progress[2], info) -- (weir.exchange)
+  end
   if info.weir_job_error then
     error(info, 0)
   end
   if type(info.msg) == "table" and info.msg.weir_job_error then
     error(info.msg, 0)
   end
-  local progress = self.progress
-  local e = self.events[progress[1]]
   local kind = e.kind
+  -- (a record of a generator or typed source whose index the handler could not read cannot be
+  -- skipped: resuming would deliver its batch again)
   if not fatal and self:routable(info) and not info.fired_by
-      and (kind == EV_LINE or kind == EV_RANGE or kind == EV_RECORDS) then
+      and (kind == EV_LINE or ((kind == EV_RANGE or kind == EV_RECORDS) and progress[2] >= 0)) then
     -- what reads the side output may fail too: that fails the job, named as any failure
     local ok, why = self:protected(self.route, self, info)
     if not ok then

@@ -12,7 +12,6 @@
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local format = require("weir.format")
-local json = require("weir.json")
 local util = require("weir.util")
 local windowing = require("weir.windowing")
 local status = require("weir.status")
@@ -23,9 +22,12 @@ local failure = require("weir.failure")
 local exchange = require("weir.exchange")
 local sources = require("weir.sources")
 local timeflow = require("weir.timeflow")
-local keyed = require("weir.keyed")
-local connect = require("weir.connect")
-local interval = require("weir.interval")
+-- loaded by the jobs that use them (weir.lazy)
+local lazy = require("weir.lazy")
+local json = lazy.require("weir.json")
+local keyed = lazy.require("weir.keyed")
+local connect = lazy.require("weir.connect")
+local interval = lazy.require("weir.interval")
 local checkpoint_job = require("weir.checkpoint_job")
 local jobreport = require("weir.jobreport")
 local alignment = require("weir.alignment")
@@ -199,8 +201,15 @@ function Job:instantiate_sink(node, f, rich)
     node.push = self:generate(node, "print", false, C, node.json and json.encode or format.value,
       prefixes, node.fd, self.out_count, failed, node.json)
   elseif s == "fn" then
-    node.push = self:generate(node, "sink_fn", rich, f, node.objs, node.ctxs, self.out_count,
-      NONE)
+    -- sink(v, ctx), a rich sink's sink(self, v, ctx): a Lua function with fewer parameters
+    -- never sees the context (no vararg: debug.getinfo says so)
+    local d = type(f) == "function" and debug.getinfo(f, "Su")
+    if d and d.what == "Lua" and not d.isvararg and d.nparams < (rich and 3 or 2) then
+      node.push = self:generate(node, "sink_fn_noctx", rich, f, node.objs, self.out_count)
+    else
+      node.push = self:generate(node, "sink_fn", rich, f, node.objs, node.ctxs, self.out_count,
+        NONE)
+    end
   elseif s == "collect" then
     node.push = self:generate(node, "collect", false, node.values, self.out_count)
   elseif s == "write_text" then
@@ -323,17 +332,27 @@ local function deliver(self, events, n, k, sub)
     self.by_source[src].lines(events, k, j)
     return j
   elseif kind == EV_RECORDS then
-    progress[1] = k
+    progress[1], progress[2] = k, -1 -- the record: unknown until a failure's handler reads it
     local first = sub or 0
     self.arrival = e.time_ms
     self.records_in = self.records_in + (e.len - first)
-    self.by_source[e.source].records(e.ptr, first, e.len - 1)
+    local src = self.by_source[e.source]
+    if src.out_sink then -- its sink does not count (weir.exchange)
+      local out = self.out_count
+      out[1] = out[1] + (e.len - first)
+    end
+    src.records(e.ptr, first, e.len - 1)
   elseif kind == EV_RANGE then
-    progress[1] = k
+    progress[1], progress[2] = k, -1 -- (from_elements stores it per record)
     local first = sub or e.index
     self.arrival = e.time_ms
     self.records_in = self.records_in + (e.index + e.len - first)
-    self.by_source[e.source].range(first, e.index + e.len - 1)
+    local src = self.by_source[e.source]
+    if src.out_sink then -- its sink does not count (weir.exchange)
+      local out = self.out_count
+      out[1] = out[1] + (e.index + e.len - first)
+    end
+    src.range(first, e.index + e.len - 1)
   else
     progress[1] = k
     if kind == EV_END then
@@ -500,6 +519,7 @@ function Job:start(opts)
   if self.checkpointer and self.checkpointer.finished then
     return
   end
+  self:derive_out_counts() -- before the sinks' code is made (weir.exchange)
   for i = #plan.nodes, 1, -1 do
     self:instantiate(plan.nodes[i])
   end

@@ -6,15 +6,17 @@
 -- side of a source kind (its env method, its label) is weir.env and weir.plan.
 local ffi = require("ffi")
 local C = require("weir.ffi")
-local replay = require("weir.replay")
 local records = require("weir.records")
 local duration = require("weir.duration")
 local util = require("weir.util")
 local codegen = require("weir.codegen")
 local failure = require("weir.failure")
-local json = require("weir.json")
-local csv = require("weir.csv")
-local kafka = require("weir.kafka")
+-- loaded by the jobs that use them (weir.lazy)
+local lazy = require("weir.lazy")
+local replay = lazy.require("weir.replay")
+local json = lazy.require("weir.json")
+local csv = lazy.require("weir.csv")
+local kafka = lazy.require("weir.kafka")
 
 local M = {}
 local Job = {}
@@ -203,8 +205,17 @@ local function malformed_line(node, layout, e, code)
   return line_error(node, e, what)
 end
 
--- Kafka (weir.kafka): its driver parses typed records itself, with the wording above.
-KINDS.kafka = kafka.kind({ line_error = line_error, malformed_line = malformed_line })
+-- Kafka (weir.kafka): its driver parses typed records itself, with the wording above. Made on
+-- first use, so a job without Kafka does not load weir.kafka.
+setmetatable(KINDS, { __index = function(t, name)
+  if name == "kafka" then
+    local kind = kafka.kind({ line_error = line_error, malformed_line = malformed_line })
+    if kind.open then jit.off(kind.open) end
+    if kind.driver then jit.off(kind.driver) end
+    rawset(t, name, kind)
+    return kind
+  end
+end })
 
 ---The drivers of a typed source (node.record): C records, and lines parsed here.
 function Job:instantiate_record_source(node)
@@ -275,6 +286,9 @@ end
 ---For a failure's text: which typed record of event e failed, "(line 5 of read_text_file x)".
 function Job:record_number(e)
   local src = self.by_source[e.source]
+  if self.progress[2] < 0 then -- not read from the driver's frame (see Job:source_place)
+    return ("(%ss %d to %d of %s)"):format(unit(src), e.index, e.index + e.len - 1, src.label)
+  end
   return ("(%s %d of %s)"):format(unit(src), e.index + self.progress[2], src.label)
 end
 
@@ -307,10 +321,17 @@ function Job:source_place()
   if src and kind == EV_LINE then
     return ("while weir delivered line %d of %s"):format(e.index, src.label), true,
       ffi.string(e.ptr, e.len)
+  elseif src and kind == EV_RANGE and progress[2] < 0 then
+    -- a generator keeps its record's index in its loop (no handler ran to read it): the batch
+    return ("while weir delivered records %d to %d of %s"):format(e.index,
+      e.index + e.len - 1, src.label), false
   elseif src and kind == EV_RANGE then
     local element = KINDS[src.source].element or KINDS.generate.element
     local what, record = element(src, progress[2])
     return ("while weir delivered %s of %s"):format(what, src.label), true, record
+  elseif src and kind == EV_RECORDS and progress[2] < 0 then
+    return ("while weir delivered %ss %d to %d of %s"):format(unit(src), e.index,
+      e.index + e.len - 1, src.label), false
   elseif src and kind == EV_RECORDS then
     return ("while weir delivered %s %d of %s"):format(unit(src), e.index + progress[2],
       src.label), false

@@ -43,12 +43,13 @@
 --                ((time, registration) per domain)
 --   slices       sliced sliding windows: key, key_group, start, stop, acc, count per slice
 -- listed by key (as format.value prints them), then window start, then end.
-local aggwindow = require("weir.aggwindow")
-local windowop = require("weir.windowop")
+-- the operators and their state load with a job's first window (weir.lazy)
+local lazy = require("weir.lazy")
+local aggwindow = lazy.require("weir.aggwindow")
 local windows = require("weir.windows")
 local keys = require("weir.keys")
 local format = require("weir.format")
-local wc = require("weir.wincontext")
+local wc = lazy.require("weir.wincontext")
 local C = require("weir.ffi")
 
 local M = {}
@@ -75,7 +76,8 @@ function M.choose(env, n)
   return "sliced"
 end
 
-local OPS = { tumbling = aggwindow, sliced = aggwindow, general = windowop }
+-- (by name: a node's window_op is the module itself, which callers compare)
+local OPS = { tumbling = "weir.aggwindow", sliced = "weir.aggwindow", general = "weir.windowop" }
 
 ---Runs window node on the operator M.choose names; sliced only when create() gives a number
 ---(slices.c keeps number accumulators), which is known only by calling it, at the start.
@@ -87,7 +89,7 @@ function M.instantiate(job, node)
       how = "general"
     end
   end
-  node.window_op = OPS[how]
+  node.window_op = require(OPS[how])
   -- Every field a subtask's table gets while records flow exists before they do: a field
   -- added later can grow the table's hash part, and a grown table fails the slot guards of
   -- every trace recorded on it (nexmark q5 ran 1.5x slower when the sliced window's subtask
@@ -326,9 +328,12 @@ end
 ---Which operator state a window node has: "general", "tumbling" or "sliced" (nil for a node
 ---that runs on no window operator).
 local function repr_of(node)
-  if node.window_op == windowop then
+  local op = node.window_op
+  if op == nil then
+    return nil
+  elseif op == package.loaded["weir.windowop"] then
     return "general"
-  elseif node.window_op == aggwindow then
+  elseif op == package.loaded["weir.aggwindow"] then
     return node.assigner.size == node.assigner.slide and "tumbling" or "sliced"
   end
   return nil

@@ -137,6 +137,97 @@ spec.describe("user errors", function()
   end)
 end)
 
+-- A generator's driver keeps the record index in its loop, not in a store per record: a failure
+-- reads it from the driver's frame (weir.failure), in any batch, through any chain.
+spec.describe("generator failures", function()
+  it("name the record a generate function failed at", function()
+    raises(function()
+      run(function(env)
+        return env:generate(function(i)
+          if i == 700 then error("gen boom") end
+          return i
+        end, { count = 1000 }):collect()
+      end, { parallelism = 1, batch_size = 64 })
+    end, "generate (", "gen boom", "record: 700")
+  end)
+  it("name the record a downstream function failed at", function()
+    raises(function()
+      run(function(env)
+        return env:generate(function(i) return i end, { count = 1000 })
+          :map(function(v) return v + 1 end)
+          :filter(function(v) if v == 301 then error("filter boom") end return true end)
+          :collect()
+      end, { parallelism = 1, batch_size = 64 })
+    end, "filter (", "filter boom", "record: 301")
+  end)
+  it("route to on_error and go on from the next record, each record once", function()
+    local errors = weir.output_tag("errors")
+    local env = weir.env{ on_error = errors, batch_size = 50 }
+    local mapped = env:generate(function(i) return i end, { count = 500 })
+      :map(function(v) return assert(v % 97 ~= 5 and v, "bad") end)
+    local ok = mapped:collect()
+    local bad = mapped:get_side_output(errors):map(function(e) return e.value end):collect()
+    env:execute()
+    local want_ok, want_bad = {}, {}
+    for i = 0, 499 do
+      if i % 97 == 5 then want_bad[#want_bad + 1] = i else want_ok[#want_ok + 1] = i end
+    end
+    eq(ok:values(), want_ok)
+    eq(bad:values(), want_bad)
+  end)
+end)
+
+-- A sink fed by a generator through maps only does not count its calls: the output count is
+-- its source's batches, less the records a routed failure stopped before the sink
+-- (weir.exchange, derive_out_counts).
+spec.describe("the output count", function()
+  local function outputs(build, opts)
+    local env = weir.env(opts)
+    local calls = { n = 0 }
+    build(env, calls)
+    env:execute("spec")
+    return env:status().records_out, calls.n
+  end
+  local function counting_sink(calls)
+    return function() calls.n = calls.n + 1 end
+  end
+  it("is every record delivered through maps, and not those a map failed", function()
+    local errors = weir.output_tag("errors")
+    local out, calls = outputs(function(env, calls)
+      local m = env:generate(function(i) return i end, { count = 1000 })
+        :map(function(v) return assert(v % 10 ~= 3 and v, "map") end)
+      m:key_by(function(v) return v % 5 end)
+        :sink(counting_sink(calls))
+      m:get_side_output(errors):sink(function() end)
+    end, { on_error = errors, batch_size = 64, parallelism = 2 })
+    eq(calls, 900)
+    eq(out, 900 + 100, "with the map's 100 error records into the side output's sink")
+  end)
+  it("counts a failing sink's record, as a sink that counts itself", function()
+    local errors = weir.output_tag("errors")
+    local out, calls = outputs(function(env, calls)
+      local s = env:generate(function(i) return i end, { count = 300 })
+        :map(function(v) return v end)
+      s:sink(function(v)
+        assert(v % 7 ~= 0, "sink")
+        calls.n = calls.n + 1
+      end)
+    end, { on_error = errors, batch_size = 32, parallelism = 1 })
+    eq(calls, 300 - 43)
+    eq(out, 300)
+  end)
+  it("counts from_elements into print and a fan-out the usual way", function()
+    local out = outputs(function(env)
+      local s = env:from_elements(1, 2, 3):map(function(v) return v end)
+      s:collect()
+      s:filter(function(v) return v > 1 end):collect()
+    end, { parallelism = 1 })
+    eq(out, 5)
+    out = outputs(function(env) env:from_elements("a", "b"):collect() end, { parallelism = 1 })
+    eq(out, 2)
+  end)
+end)
+
 spec.describe("env:status()", function()
   it("reads the env's own running job, and its final status after execute", function()
     local env, other = weir.env(), weir.env()

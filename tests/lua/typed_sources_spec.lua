@@ -171,6 +171,30 @@ spec.describe("typed records and user functions", function()
     eq(ok:values(), { 1, 3 })
     eq(bad:values(), { 2 })
   end)
+  it("names the line of a record in a later batch, and resumes after it once", function()
+    local lines = {}
+    for i = 1, 200 do lines[i] = ("%d,%d"):format(i, i) end
+    local path = write_file(table.concat(lines, "\n") .. "\n")
+    raises(function()
+      local env = weir.env{ batch_size = 16 }
+      env:read_text_file(path, { record = ev })
+        :map(function(r) if r.key == 150 then error("boom") end return r end)
+        :collect()
+      env:execute()
+    end, "boom", "(line 150 of read_text_file " .. path)
+    local errors = weir.output_tag("errors")
+    local env = weir.env{ on_error = errors, batch_size = 16 }
+    local mapped = env:read_text_file(path, { record = ev })
+      :map(function(r) return assert(r.key % 37 ~= 0 and r.key, "37") end)
+    local ok = mapped:collect()
+    local bad = mapped:get_side_output(errors):map(function(e) return e.value.key end):collect()
+    env:execute()
+    os.remove(path)
+    local want = {}
+    for i = 1, 200 do if i % 37 ~= 0 then want[#want + 1] = i end end
+    eq(ok:values(), want)
+    eq(bad:values(), { 37, 74, 111, 148, 185 })
+  end)
 end)
 
 spec.describe("nexmark_bids", function()
