@@ -284,11 +284,21 @@ static int produce_chunk(const char *key, const void *value, size_t n, void *arg
 {
     put_ctx_t *c = arg;
     for (;;) {
-        rd_kafka_resp_err_t e = rd_kafka_producev(
-            c->s->producer, RD_KAFKA_V_TOPIC(c->s->topic),
-            RD_KAFKA_V_PARTITION(c->state_partition), RD_KAFKA_V_KEY(key, strlen(key)),
-            RD_KAFKA_V_VALUE((void *)value, n), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-            RD_KAFKA_V_OPAQUE(c->sn), RD_KAFKA_V_END);
+        /* rd_kafka_produceva, not the variadic producev: weir forwards librdkafka's functions
+         * (rdkafka_lazy.c), which a variadic one cannot be */
+        rd_kafka_vu_t vu[6] = {
+            {.vtype = RD_KAFKA_VTYPE_TOPIC, .u.cstr = c->s->topic},
+            {.vtype = RD_KAFKA_VTYPE_PARTITION, .u.i32 = c->state_partition},
+            {.vtype = RD_KAFKA_VTYPE_KEY, .u.mem = {(void *)key, strlen(key)}},
+            {.vtype = RD_KAFKA_VTYPE_VALUE, .u.mem = {(void *)value, n}},
+            {.vtype = RD_KAFKA_VTYPE_MSGFLAGS, .u.i = RD_KAFKA_MSG_F_COPY},
+            {.vtype = RD_KAFKA_VTYPE_OPAQUE, .u.ptr = c->sn},
+        };
+        rd_kafka_error_t *pe = rd_kafka_produceva(c->s->producer, vu, 6);
+        rd_kafka_resp_err_t e = pe ? rd_kafka_error_code(pe) : RD_KAFKA_RESP_ERR_NO_ERROR;
+        if (pe) {
+            rd_kafka_error_destroy(pe);
+        }
         if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
             c->sn->remaining++;
             return 0;

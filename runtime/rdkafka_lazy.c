@@ -80,6 +80,9 @@ typedef void (*error_cb_t)(rd_kafka_t *rk, int err, const char *reason, void *op
 typedef void (*log_cb_t)(const rd_kafka_t *rk, int level, const char *fac, const char *buf);
 typedef void (*offset_commit_cb_t)(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                                    rd_kafka_topic_partition_list_t *offsets, void *opaque);
+typedef void (*rebalance_cb_t)(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+                               rd_kafka_topic_partition_list_t *partitions, void *opaque);
+typedef int (*stats_cb_t)(rd_kafka_t *rk, char *json, size_t json_len, void *opaque);
 
 /* configuration and handles */
 LAZY(rd_kafka_conf_t *, rd_kafka_conf_new, (void), ())
@@ -179,3 +182,77 @@ LAZY(rd_kafka_resp_err_t, rd_kafka_mock_broker_set_down,
      (rd_kafka_mock_cluster_t * mcluster, int32_t broker_id), (mcluster, broker_id))
 LAZY(rd_kafka_resp_err_t, rd_kafka_mock_broker_set_up,
      (rd_kafka_mock_cluster_t * mcluster, int32_t broker_id), (mcluster, broker_id))
+
+/* consumer groups, the state topic's producer and admin requests, errors (issue 19) */
+LAZY_VOID(rd_kafka_AdminOptions_destroy, (rd_kafka_AdminOptions_t *options), (options))
+LAZY(rd_kafka_AdminOptions_t *, rd_kafka_AdminOptions_new,
+     (rd_kafka_t *rk, rd_kafka_admin_op_t for_api),
+     (rk, for_api))
+LAZY(rd_kafka_resp_err_t, rd_kafka_AdminOptions_set_operation_timeout,
+     (rd_kafka_AdminOptions_t *options, int timeout_ms, char *errstr, size_t errstr_size),
+     (options, timeout_ms, errstr, errstr_size))
+LAZY(rd_kafka_resp_err_t, rd_kafka_AdminOptions_set_request_timeout,
+     (rd_kafka_AdminOptions_t *options, int timeout_ms, char *errstr, size_t errstr_size),
+     (options, timeout_ms, errstr, errstr_size))
+LAZY_VOID(rd_kafka_CreateTopics,
+          (rd_kafka_t *rk, rd_kafka_NewTopic_t **new_topics, size_t new_topic_cnt,
+           const rd_kafka_AdminOptions_t *options, rd_kafka_queue_t *rkqu),
+          (rk, new_topics, new_topic_cnt, options, rkqu))
+LAZY(const rd_kafka_topic_result_t **, rd_kafka_CreateTopics_result_topics,
+     (const rd_kafka_CreateTopics_result_t *result, size_t *cntp),
+     (result, cntp))
+LAZY_VOID(rd_kafka_NewTopic_destroy, (rd_kafka_NewTopic_t *new_topic), (new_topic))
+LAZY(rd_kafka_NewTopic_t *, rd_kafka_NewTopic_new,
+     (const char *topic, int num_partitions, int replication_factor, char *errstr,
+      size_t errstr_size),
+     (topic, num_partitions, replication_factor, errstr, errstr_size))
+LAZY(rd_kafka_resp_err_t, rd_kafka_NewTopic_set_config,
+     (rd_kafka_NewTopic_t *new_topic, const char *name, const char *value),
+     (new_topic, name, value))
+LAZY(int, rd_kafka_assignment_lost, (rd_kafka_t *rk), (rk))
+LAZY(rd_kafka_conf_res_t, rd_kafka_conf_get,
+     (const rd_kafka_conf_t *conf, const char *name, char *dest, size_t *dest_size),
+     (conf, name, dest, dest_size))
+LAZY(rd_kafka_message_t *, rd_kafka_consumer_poll,
+     (rd_kafka_t *rk, int timeout_ms),
+     (rk, timeout_ms))
+LAZY_VOID(rd_kafka_destroy_flags, (rd_kafka_t *rk, int flags), (rk, flags))
+LAZY_VOID(rd_kafka_error_destroy, (rd_kafka_error_t *error), (error))
+LAZY(const char *, rd_kafka_error_string, (const rd_kafka_error_t *error), (error))
+LAZY(const rd_kafka_CreateTopics_result_t *, rd_kafka_event_CreateTopics_result,
+     (rd_kafka_event_t *rkev),
+     (rkev))
+LAZY_VOID(rd_kafka_event_destroy, (rd_kafka_event_t *rkev), (rkev))
+LAZY(rd_kafka_resp_err_t, rd_kafka_event_error, (rd_kafka_event_t *rkev), (rkev))
+LAZY(rd_kafka_error_t *, rd_kafka_incremental_assign,
+     (rd_kafka_t *rk, const rd_kafka_topic_partition_list_t *partitions),
+     (rk, partitions))
+LAZY(rd_kafka_error_t *, rd_kafka_incremental_unassign,
+     (rd_kafka_t *rk, const rd_kafka_topic_partition_list_t *partitions),
+     (rk, partitions))
+LAZY_VOID(rd_kafka_mem_free, (rd_kafka_t *rk, void *ptr), (rk, ptr))
+LAZY(char *, rd_kafka_memberid, (const rd_kafka_t *rk), (rk))
+LAZY(rd_kafka_resp_err_t, rd_kafka_poll_set_consumer, (rd_kafka_t *rk), (rk))
+LAZY(rd_kafka_resp_err_t, rd_kafka_purge, (rd_kafka_t *rk, int purge_flags), (rk, purge_flags))
+LAZY(rd_kafka_queue_t *, rd_kafka_queue_new, (rd_kafka_t *rk), (rk))
+LAZY(rd_kafka_event_t *, rd_kafka_queue_poll,
+     (rd_kafka_queue_t *rkqu, int timeout_ms),
+     (rkqu, timeout_ms))
+LAZY(rd_kafka_error_t *, rd_kafka_seek_partitions,
+     (rd_kafka_t *rk, rd_kafka_topic_partition_list_t *partitions, int timeout_ms),
+     (rk, partitions, timeout_ms))
+LAZY(rd_kafka_resp_err_t, rd_kafka_subscribe,
+     (rd_kafka_t *rk, const rd_kafka_topic_partition_list_t *topics),
+     (rk, topics))
+LAZY(rd_kafka_topic_partition_list_t *, rd_kafka_topic_partition_list_copy,
+     (const rd_kafka_topic_partition_list_t *src),
+     (src))
+LAZY(rd_kafka_resp_err_t, rd_kafka_topic_result_error,
+     (const rd_kafka_topic_result_t *topicres),
+     (topicres))
+LAZY(rd_kafka_error_t *, rd_kafka_produceva,
+     (rd_kafka_t *rk, const rd_kafka_vu_t *vus, size_t cnt),
+     (rk, vus, cnt))
+LAZY(rd_kafka_resp_err_t, rd_kafka_error_code, (const rd_kafka_error_t *error), (error))
+LAZY_VOID(rd_kafka_conf_set_rebalance_cb, (rd_kafka_conf_t * conf, rebalance_cb_t cb), (conf, cb))
+LAZY_VOID(rd_kafka_conf_set_stats_cb, (rd_kafka_conf_t * conf, stats_cb_t cb), (conf, cb))
