@@ -95,7 +95,14 @@ static void give_id(wr_wintab_t *t, int32_t id)
 
 int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start)
 {
+    bool fresh;
+    return wr_wintab_put(t, key, start, &fresh);
+}
+
+int32_t wr_wintab_put(wr_wintab_t *t, int32_t key, int64_t start, bool *fresh)
+{
     wr_wintab_entry_t *e = &entries(t)[probe(t, key, start)];
+    *fresh = e->id < 0;
     if (e->id < 0) {
         if (t->open >= WR_WINTAB_MAX) {
             return WEIR_ESTATE;
@@ -151,10 +158,6 @@ int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, i
 }
 
 /* --- FFI --------------------------------------------------------------------------------- */
-
-struct weir_wintab {
-    wr_wintab_t t;
-};
 
 weir_wintab_t *weir_wintab_new(void)
 {
