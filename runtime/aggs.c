@@ -25,6 +25,7 @@ void wr_aggs_init(wr_aggs_t *a, wr_agg_kind_t kind)
 void wr_aggs_close(wr_aggs_t *a)
 {
     wr_release_counted(&a->bytes, a->acc, a->cap, sizeof *a->acc);
+    wr_release_counted(&a->bytes, a->last, a->last_cap, sizeof *a->last);
     memset(a, 0, sizeof *a);
 }
 
@@ -47,6 +48,78 @@ wr_agg_t *wr_aggs_at(wr_aggs_t *a, int32_t id)
     return &a->acc[id];
 }
 
+static inline size_t last_of(int32_t key)
+{
+    return (size_t)key & ((1u << 30) - 1);
+}
+
+/* Makes room for last[i] (i < WR_AGGS_LAST_MAX). Out of line: rare. */
+__attribute__((noinline)) static void grow_last(wr_aggs_t *a, size_t i)
+{
+    size_t cap = a->last_cap ? a->last_cap : 1024;
+    while (cap <= i) {
+        cap *= 2;
+    }
+    a->last = wr_xresize_counted(&a->bytes, a->last, a->last_cap, cap, sizeof *a->last);
+    for (size_t j = a->last_cap; j < cap; j++) {
+        a->last[j] = (wr_aggs_last_t){.start = 0, .key = -1, .id = -1};
+    }
+    a->last_cap = cap;
+}
+
+/* The cache entry of window (key, start), or NULL when it is not its key's last. */
+static inline wr_aggs_last_t *cached(const wr_aggs_t *a, int32_t key, int64_t start)
+{
+    size_t i = last_of(key);
+    if (i < a->last_cap && a->last[i].key == key && a->last[i].start == (double)start) {
+        return &a->last[i];
+    }
+    return NULL;
+}
+
+/* The key's entry leaves its window: its accumulator back to acc[id]. */
+static inline void write_back(wr_aggs_t *a, wr_aggs_last_t *l)
+{
+    if (l->key >= 0) {
+        *wr_aggs_at(a, l->id) = l->acc;
+        l->key = -1;
+    }
+}
+
+int32_t wr_aggs_drop(wr_aggs_t *a, wr_wintab_t *t, int32_t key, int64_t start)
+{
+    wr_aggs_last_t *l = cached(a, key, start);
+    if (l) {
+        l->key = -1; /* the window goes: nothing to write back */
+    }
+    return wr_wintab_drop(t, key, start);
+}
+
+wr_agg_t *wr_aggs_find(wr_aggs_t *a, const wr_wintab_t *t, int32_t key, int64_t start)
+{
+    wr_aggs_last_t *l = cached(a, key, start);
+    if (l) {
+        return &l->acc;
+    }
+    int32_t id = wr_wintab_find(t, key, start);
+    return id < 0 ? NULL : wr_aggs_at(a, id);
+}
+
+int32_t wr_aggs_set(wr_aggs_t *a, wr_wintab_t *t, int32_t key, int64_t start, double v,
+                    double n)
+{
+    bool is_new;
+    int32_t id = wr_wintab_put(t, key, start, &is_new);
+    if (id < 0) {
+        return id;
+    }
+    wr_aggs_last_t *l = cached(a, key, start);
+    wr_agg_t *acc = l ? &l->acc : wr_aggs_at(a, id);
+    acc->v = v;
+    acc->n = n;
+    return id;
+}
+
 /* Lua's % on numbers: a - floor(a / b) * b (a floored modulo), so that the windows C finds are
  * the ones the Lua operator computes for the same timestamps. */
 static inline double window_start(double ts, double size, double offset)
@@ -55,16 +128,65 @@ static inline double window_start(double ts, double size, double offset)
     return ts - (a - floor(a / size) * size);
 }
 
-/* One function per kind: the switch of wr_agg_add folds away and the loop is the kind's. */
+/* The accumulator of element (key, ts): its key's last window's when ts is in it; else the
+ * key's entry moves to the element's window, found or created in t (then *q is its start and
+ * *is_new whether it was created, its accumulator not yet set up). Keys past the cache go to
+ * acc[id] directly. NULL when t is full. */
+__attribute__((noinline)) static wr_agg_t *acc_moved(wr_aggs_t *a, wr_wintab_t *t, int32_t key,
+                                                     double ts, double size, double offset,
+                                                     double *q, bool *is_new);
+
+__attribute__((always_inline)) static inline wr_agg_t *acc_of(wr_aggs_t *a, wr_wintab_t *t,
+                                                              int32_t key, double ts,
+                                                              double size, double offset,
+                                                              double *q, bool *is_new)
+{
+    size_t li = last_of(key);
+    if (li < a->last_cap) {
+        wr_aggs_last_t *l = &a->last[li];
+        if (l->key == key && ts >= l->start && ts < l->start + size) {
+            *is_new = false;
+            return &l->acc;
+        }
+    }
+    return acc_moved(a, t, key, ts, size, offset, q, is_new);
+}
+
+/* acc_of's other case: the key's entry moves to another window. */
+static wr_agg_t *acc_moved(wr_aggs_t *a, wr_wintab_t *t, int32_t key, double ts, double size,
+                           double offset, double *q, bool *is_new)
+{
+    size_t li = last_of(key);
+    wr_aggs_last_t *l = li < a->last_cap ? &a->last[li] : NULL;
+    *q = window_start(ts, size, offset);
+    int32_t id = wr_wintab_put(t, key, wr_ms_from_double(*q), is_new);
+    if (id < 0) {
+        return NULL;
+    }
+    if (!l && li < WR_AGGS_LAST_MAX) {
+        grow_last(a, li);
+        l = &a->last[li];
+    }
+    if (!l) {
+        return wr_aggs_at(a, id);
+    }
+    write_back(a, l);
+    *l = (wr_aggs_last_t){.start = *q, .key = key, .id = id};
+    if (!*is_new) {
+        l->acc = *wr_aggs_at(a, id); /* an older window of the key again */
+    }
+    return &l->acc;
+}
+
+/* One loop per kind: the switch of wr_agg_add folds away and the loop is the kind's. */
 #define APPLY_LOOP(KIND)                                                                      \
     for (int32_t i = 0; i < n; i++) {                                                         \
-        double q = window_start(ts[i], size, offset);                                         \
+        double q = 0;                                                                         \
         bool is_new;                                                                          \
-        int32_t id = wr_wintab_put(t, keys[i], wr_ms_from_double(q), &is_new);                \
-        if (id < 0) {                                                                         \
-            return id;                                                                        \
+        wr_agg_t *acc = acc_of(a, t, keys[i], ts[i], size, offset, &q, &is_new);              \
+        if (!acc) {                                                                           \
+            return WEIR_ESTATE;                                                               \
         }                                                                                     \
-        wr_agg_t *acc = (size_t)id < a->cap ? &a->acc[id] : wr_aggs_at(a, id);                \
         if (is_new) {                                                                         \
             wr_agg_init(KIND, acc);                                                           \
             fresh[m] = i;                                                                     \
@@ -74,10 +196,26 @@ static inline double window_start(double ts, double size, double offset)
         wr_agg_add(KIND, acc, x ? x[i] : 0);                                                  \
     }
 
+/* Whether element (key, ts) falls in its key's last window. */
+static inline bool in_last(const wr_aggs_t *a, int32_t key, double ts, double size)
+{
+    size_t li = last_of(key);
+    return li < a->last_cap && a->last[li].key == key && ts >= a->last[li].start &&
+           ts < a->last[li].start + size;
+}
+
 int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
                       const double *ts, const double *x, double size, double offset,
                       int32_t *fresh, double *fresh_start)
 {
+    /* The table entries of the elements that will probe, all of them first: a watermark comes
+     * every few hundred thousand elements, so the table holds many windows per key and its
+     * lines are rarely in the cache; their misses overlap instead of queueing. */
+    for (int32_t i = 0; i < n; i++) {
+        if (!in_last(a, keys[i], ts[i], size)) {
+            wr_wintab_prefetch(t, keys[i], wr_ms_from_double(window_start(ts[i], size, offset)));
+        }
+    }
     int32_t m = 0;
     switch (a->kind) {
     case WR_AGG_COUNT:
@@ -104,24 +242,28 @@ int32_t wr_aggs_fire(wr_aggs_t *a, wr_wintab_t *t, const int32_t *keys, int32_t 
                      int64_t start, bool drop, int32_t *ids, double *value, double *count)
 {
     /* the ids first, all of them (wintab's gather prefetches the entries), then the
-     * accumulators, prefetched in a pass of their own, so that the misses overlap */
+     * accumulators by id, prefetched in a pass of their own, so that the misses overlap; a
+     * window that is still its key's last has its accumulator in the key's entry */
     wr_wintab_gather(t, keys, n, start, ids);
     for (int32_t i = 0; i < n; i++) {
-        if (ids[i] >= 0) {
-            __builtin_prefetch(wr_aggs_at(a, ids[i]));
+        if (ids[i] >= 0 && (size_t)ids[i] < a->cap) {
+            __builtin_prefetch(&a->acc[ids[i]]);
         }
     }
     for (int32_t i = 0; i < n; i++) {
-        int32_t id = ids[i];
-        if (id < 0) {
+        if (ids[i] < 0) {
             value[i] = 0;
             count[i] = 0;
             continue;
         }
-        const wr_agg_t *acc = &a->acc[id];
+        wr_aggs_last_t *l = cached(a, keys[i], start);
+        const wr_agg_t *acc = l ? &l->acc : wr_aggs_at(a, ids[i]);
         value[i] = wr_agg_result(a->kind, acc);
         count[i] = acc->n;
         if (drop) {
+            if (l) {
+                l->key = -1;
+            }
             wr_wintab_drop(t, keys[i], start);
         }
     }
@@ -178,12 +320,15 @@ int32_t weir_aggs_add(weir_aggs_t *fa, weir_wintab_t *ft, double key, double sta
     if (!fa || !ft || !fresh || wr_idtab_key_id(key) < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }
+    int32_t k = wr_idtab_key_id(key);
+    int64_t s = wr_ms_from_double(start);
     bool is_new;
-    int32_t id = wr_wintab_put(&ft->t, wr_idtab_key_id(key), wr_ms_from_double(start), &is_new);
+    int32_t id = wr_wintab_put(&ft->t, k, s, &is_new);
     if (id < 0) {
         return id;
     }
-    wr_agg_t *acc = wr_aggs_at(&fa->a, id);
+    wr_aggs_last_t *l = cached(&fa->a, k, s);
+    wr_agg_t *acc = l ? &l->acc : wr_aggs_at(&fa->a, id);
     if (is_new) {
         wr_agg_init(fa->a.kind, acc);
     }
@@ -207,27 +352,38 @@ int32_t weir_aggs_fire(weir_aggs_t *fa, weir_wintab_t *ft, const int32_t *keys, 
                         value, count);
 }
 
-int32_t weir_aggs_get(const weir_aggs_t *fa, int32_t id, double *out)
+int32_t weir_aggs_drop(weir_aggs_t *fa, weir_wintab_t *ft, double key, double start)
 {
-    if (!fa || !out || id < 0 || (size_t)id >= fa->a.cap) {
+    if (!fa || !ft || wr_idtab_key_id(key) < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }
-    const wr_agg_t *acc = &fa->a.acc[id];
+    return wr_aggs_drop(&fa->a, &ft->t, wr_idtab_key_id(key), wr_ms_from_double(start));
+}
+
+int32_t weir_aggs_get(weir_aggs_t *fa, const weir_wintab_t *ft, double key, double start,
+                      double *out)
+{
+    if (!fa || !ft || !out || wr_idtab_key_id(key) < 0 || isnan(start)) {
+        return WEIR_EINVAL;
+    }
+    const wr_agg_t *acc =
+        wr_aggs_find(&fa->a, &ft->t, wr_idtab_key_id(key), wr_ms_from_double(start));
+    if (!acc) {
+        return -1;
+    }
     out[0] = acc->v;
     out[1] = acc->n;
     out[2] = wr_agg_result(fa->a.kind, acc);
     return 0;
 }
 
-int32_t weir_aggs_set(weir_aggs_t *fa, int32_t id, double v, double n)
+int32_t weir_aggs_set(weir_aggs_t *fa, weir_wintab_t *ft, double key, double start, double v,
+                      double n)
 {
-    if (!fa || id < 0 || isnan(v) || !(n >= 0)) {
+    if (!fa || !ft || wr_idtab_key_id(key) < 0 || isnan(start) || isnan(v) || !(n >= 0)) {
         return WEIR_EINVAL;
     }
-    wr_agg_t *acc = wr_aggs_at(&fa->a, id);
-    acc->v = v;
-    acc->n = n;
-    return 0;
+    return wr_aggs_set(&fa->a, &ft->t, wr_idtab_key_id(key), wr_ms_from_double(start), v, n);
 }
 
 double weir_aggs_stat(const weir_aggs_t *fa, int32_t what)

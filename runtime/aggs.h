@@ -96,18 +96,45 @@ static inline double wr_agg_result(wr_agg_kind_t k, const wr_agg_t *a)
     return k == WR_AGG_AVG ? a->v / a->n : a->v;
 }
 
-/* Accumulators by window id: acc[id] for every id below cap. Caller's storage. */
+/* A key's last window with its accumulator, so that the elements of a key that fall in it
+ * (most of them: a key's elements come in time order, many per window) need neither its start
+ * computed (a division) nor the table probed nor the accumulators by id touched (cache misses:
+ * this array is read in key order when keys come round in order, which the hardware
+ * prefetcher follows): indexed by the key id's low bits, checked by key. While a window is
+ * its key's last, its accumulator is here and acc[id] is stale; it goes back to acc[id] when
+ * the key moves to another window. */
+typedef struct wr_aggs_last {
+    double start;
+    int32_t key; /* -1: none */
+    int32_t id;
+    wr_agg_t acc;
+} wr_aggs_last_t;
+
+enum { WR_AGGS_LAST_MAX = 1 << 22 }; /* key ids (low 30 bits) past it are not cached */
+
+/* Accumulators by window id: acc[id] for every id below cap; last[key & (2^30 - 1)] for key
+ * ids below WR_AGGS_LAST_MAX (last_cap entries, grown as keys come), each naming an open
+ * window of t (drops go through wr_aggs_drop or wr_aggs_fire, which forget it). Read a
+ * window's accumulator with wr_aggs_find. Caller's storage. */
 typedef struct wr_aggs {
     wr_agg_kind_t kind;
     wr_agg_t *acc;
     size_t cap;
+    wr_aggs_last_t *last;
+    size_t last_cap;
     size_t bytes; /* heap bytes held */
 } wr_aggs_t;
 
 void wr_aggs_init(wr_aggs_t *a, wr_agg_kind_t kind);
 void wr_aggs_close(wr_aggs_t *a);
-/* The accumulator of id (>= 0), the array grown to hold it. */
+/* The accumulator of id (>= 0) in the array by id, the array grown to hold it. */
 wr_agg_t *wr_aggs_at(wr_aggs_t *a, int32_t id);
+/* The accumulator of window (key, start) of t, or NULL when t has none. */
+wr_agg_t *wr_aggs_find(wr_aggs_t *a, const wr_wintab_t *t, int32_t key, int64_t start);
+/* Window (key, start) of t with accumulator (v, n), created when absent (the restore): its
+ * id, or WEIR_ESTATE when t is full. */
+int32_t wr_aggs_set(wr_aggs_t *a, wr_wintab_t *t, int32_t key, int64_t start, double v,
+                    double n);
 
 /* Applies n elements in order: element i of key keys[i] (a key id >= 0) at timestamp ts[i]
  * with value x[i] (ignored by count) goes into its tumbling window of size ms at offset
@@ -119,6 +146,9 @@ wr_agg_t *wr_aggs_at(wr_aggs_t *a, int32_t id);
 int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
                       const double *ts, const double *x, double size, double offset,
                       int32_t *fresh, double *fresh_start);
+
+/* Removes window (key, start) from t: the id it had, or -1. */
+int32_t wr_aggs_drop(wr_aggs_t *a, wr_wintab_t *t, int32_t key, int64_t start);
 
 /* The windows (keys[i], start), i < n, of t: value[i] its result and count[i] its element
  * count (0: no such window, value then 0), with the cache misses of the n lookups

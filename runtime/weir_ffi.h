@@ -570,8 +570,11 @@ double weir_slices_gather(const weir_slices_t *t, const int32_t *keys, int32_t n
  * negative key, a NaN timestamp or bad arguments. add: one element into window (key, start);
  * its id, *fresh = 1 when created. fire: per keys[i], i < n, window (keys[i], start): its
  * result into value[i] and element count into count[i] (0: absent), removed from t when drop
- * is not 0 (ids: scratch for n); returns n. get: out[0] = v, out[1] = n, out[2] = the result
- * of window id; set: its accumulator (the restore). stat takes WEIR_STORE_BYTES (others:
+ * is not 0 (ids: scratch for n); returns n. drop: removes window (key, start) from t (the id
+ * it had, or -1); a window of t a weir_aggs_t fills must be dropped through it (it remembers
+ * each key's last window, with its accumulator). get: out[0] = v, out[1] = n, out[2] = the
+ * result of window (key, start) of t: 0, or -1 when t has none; set: window (key, start) made
+ * in t with accumulator (v, n) (the restore): its id. stat takes WEIR_STORE_BYTES (others:
  * NaN). weir_aggs_free(NULL) is a no-op. */
 enum {
     WEIR_AGG_COUNT = 0,
@@ -590,8 +593,11 @@ int32_t weir_aggs_add(weir_aggs_t *a, weir_wintab_t *t, double key, double start
                       int32_t *fresh);
 int32_t weir_aggs_fire(weir_aggs_t *a, weir_wintab_t *t, const int32_t *keys, int32_t n,
                        double start, int32_t drop, int32_t *ids, double *value, double *count);
-int32_t weir_aggs_get(const weir_aggs_t *a, int32_t id, double *out);
-int32_t weir_aggs_set(weir_aggs_t *a, int32_t id, double v, double n);
+int32_t weir_aggs_drop(weir_aggs_t *a, weir_wintab_t *t, double key, double start);
+int32_t weir_aggs_get(weir_aggs_t *a, const weir_wintab_t *t, double key, double start,
+                      double *out);
+int32_t weir_aggs_set(weir_aggs_t *a, weir_wintab_t *t, double key, double start, double v,
+                      double n);
 double weir_aggs_stat(const weir_aggs_t *a, int32_t what);
 
 /* Field parsing (fields.c): a layout of numeric fields at byte offsets in a record of size

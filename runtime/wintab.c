@@ -143,6 +143,11 @@ int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start)
     return id;
 }
 
+void wr_wintab_prefetch(const wr_wintab_t *t, int32_t key, int64_t start)
+{
+    __builtin_prefetch(&entries(t)[home_of(key, start, t->index.cap - 1)]);
+}
+
 int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t start,
                          int32_t *ids)
 {

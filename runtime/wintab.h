@@ -49,6 +49,9 @@ int32_t wr_wintab_find(const wr_wintab_t *t, int32_t key, int64_t start);
  * the n lookups' cache misses overlapping: for a watermark firing the windows of many keys. */
 int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t start,
                          int32_t *ids);
+/* Starts loading the entry where (key, start)'s probe begins into the cache (a hint: for a
+ * batch's lookups to overlap their misses). */
+void wr_wintab_prefetch(const wr_wintab_t *t, int32_t key, int64_t start);
 /* Removes (key, start): the id it had (free for reuse from now on), or -1 when absent. */
 int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start);
 

@@ -124,24 +124,43 @@ function M.cagg_flush(node, inst)
     error(("window store: %s"):format(ffi.string(C.weir_strerror(m))), 0)
   end
   local tq, keys, fresh, fstart = inst.tq, inst.b_keys, inst.b_fresh, inst.b_fstart
-  for j = 0, m - 1 do
-    local kid = keys[fresh[j]]
-    local maxts = fstart[j] + size - 1
-    timerq.add(tq, maxts, kid)
-    if lateness > 0 then
+  if lateness > 0 then
+    for j = 0, m - 1 do
+      local kid = keys[fresh[j]]
+      local maxts = fstart[j] + size - 1
+      timerq.add(tq, maxts, kid)
       local t = maxts + lateness
       if t < 9.2e18 then -- wincontext.cleanup_time: past the end of time, no timer
         timerq.add(tq, t, -kid)
       end
     end
+    return
   end
+  -- one timer per window, mostly all at the same time (a batch's windows end together)
+  local at, b, len = nil, nil, 0
+  for j = 0, m - 1 do
+    local t = fstart[j] + size - 1
+    if t ~= at then
+      if b then
+        b.len = len
+      end
+      at, b = t, timerq.bucket(tq, t)
+      len = b.len
+    end
+    len = len + 1
+    b[len] = keys[fresh[j]]
+  end
+  if b then
+    b.len = len
+  end
+  tq.count = tq.count + m
 end
 
----Built-in aggregate: window id's accumulator as weir.aggregates' Lua add() keeps it (avg:
----{ sum, count }) and its element count.
-local function cagg_acc(node, inst, id)
+---Built-in aggregate: window [a, ...) of kid's accumulator as weir.aggregates' Lua add() keeps
+---it (avg: { sum, count }) and its element count.
+local function cagg_acc(node, inst, kid, a)
   local out = inst.g_out
-  C.weir_aggs_get(inst.cagg, id, out)
+  C.weir_aggs_get(inst.cagg, inst.wtab, kid, a, out)
   if node.user_fn.builtin.kind == "avg" then
     return { out[0], out[1] }, out[1]
   end
@@ -197,7 +216,12 @@ end
 ---last that covers it); then its window_state.
 function M.drop(inst, k, kid, a, size)
   if k == 1 then
-    local id = C.weir_wintab_drop(inst.wtab, kid, a)
+    local id
+    if inst.cagg then -- through aggs.c, which remembers each key's last window
+      id = C.weir_aggs_drop(inst.cagg, inst.wtab, kid, a)
+    else
+      id = C.weir_wintab_drop(inst.wtab, kid, a)
+    end
     if id >= 0 then
       inst.accs[id], inst.counts[id] = nil, nil
     end
@@ -300,7 +324,7 @@ function M.windows(node, inst, keep, with_contents)
         local kid, a = e[0], e[1]
         local acc, count = inst.accs[id], inst.counts[id] or 0
         if cagg then
-          acc, count = cagg_acc(node, inst, id)
+          acc, count = cagg_acc(node, inst, kid, a)
         end
         list[#list + 1] = { kid = kid, start = a, stop = a + size,
                             fired = a + size - 1 <= inst.watermark and acc ~= nil,

@@ -373,10 +373,8 @@ local function cagg_ops(node, guard, call_window_fn, o)
 
   -- the window's fire during push (a due window: allowed lateness)
   local function fire(inst, key, kid, a)
-    local id = C.weir_wintab_find(inst.wtab, kid, a)
-    if id >= 0 then
-      local out = inst.g_out
-      C.weir_aggs_get(inst.cagg, id, out)
+    local out = inst.g_out
+    if C.weir_aggs_get(inst.cagg, inst.wtab, kid, a, out) == 0 then
       fire_value(inst, key, kid, a, out[2])
     end
   end

@@ -200,7 +200,7 @@ local function snapshot_fast(node, inst, out, repr)
         c.wk[n], c.ws[n], c.wn[n] = ki, e[1], inst.counts[id] or 0
         local acc = inst.accs[id]
         if cagg then -- its accumulator's number (avg: the sum; the count is wn)
-          C.weir_aggs_get(cagg, id, inst.g_out)
+          C.weir_aggs_get(cagg, inst.wtab, e[0], e[1], inst.g_out)
           acc, c.wn[n] = inst.g_out[0], inst.g_out[1]
         end
         if type(acc) ~= "number" then
@@ -461,7 +461,8 @@ local function restore_fast(node, inst, sec, kids, timers, old)
       end
       if inst.cagg then -- a built-in aggregate in C: (v, n), as the snapshot wrote them
         local v = wa and wa[i] or sec.wv[i + 1]
-        if type(v) ~= "number" or C.weir_aggs_set(inst.cagg, id, v, wn[i]) ~= 0 then
+        if type(v) ~= "number" or C.weir_aggs_set(inst.cagg, inst.wtab, kids[wk[i]], ws[i], v,
+            wn[i]) < 0 then
           failure.job_error(("%s: cannot restore a window: its accumulator %s is not a "
             .. "built-in aggregate's"):format(node.label, tostring(v)))
         end

@@ -164,11 +164,13 @@ START_TEST(test_aggs_add_get_set_and_fire_without_drop)
     ck_assert_int_eq(weir_aggs_add(a, t, 4, 5000, 6, &fresh), id);
     ck_assert_int_eq(fresh, 0);
     double out[3];
-    ck_assert_int_eq(weir_aggs_get(a, id, out), 0);
+    ck_assert_int_eq(weir_aggs_get(a, t, 4, 5000, out), 0);
     ck_assert(out[0] == 9 && out[1] == 2 && out[2] == 4.5);
+    ck_assert_int_eq(weir_aggs_get(a, t, 4, 0, out), -1);
     /* a restore: the window made in the table, its accumulator set */
-    int32_t id2 = weir_wintab_add(t, 9, 0);
-    ck_assert_int_eq(weir_aggs_set(a, id2, 10, 4), 0);
+    int32_t id2 = weir_aggs_set(a, t, 9, 0, 10, 4);
+    ck_assert_int_ge(id2, 0);
+    ck_assert_int_eq(weir_wintab_find(t, 9, 0), id2);
     int32_t keys[2] = {4, 9}, ids[2];
     double value[2], count[2];
     ck_assert_int_eq(weir_aggs_fire(a, t, keys, 2, 5000, 0, ids, value, count), 2);
@@ -204,9 +206,10 @@ START_TEST(test_aggs_refuses_bad_arguments)
     ck_assert_int_eq(weir_aggs_add(a, t, 1, NAN, 1, fresh), WEIR_EINVAL);
     ck_assert_int_eq(weir_aggs_fire(a, t, keys, -1, 0, 1, fresh, x, fs), WEIR_EINVAL);
     double out[3];
-    ck_assert_int_eq(weir_aggs_get(a, 0, out), WEIR_EINVAL); /* nothing there yet */
-    ck_assert_int_eq(weir_aggs_set(a, 0, NAN, 1), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_set(a, -1, 1, 1), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_get(a, t, 0, 0, out), -1); /* nothing there yet */
+    ck_assert_int_eq(weir_aggs_get(a, t, -1, 0, out), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_set(a, t, 0, 0, NAN, 1), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_set(a, t, -1, 0, 1, 1), WEIR_EINVAL);
     /* count needs no values */
     weir_aggs_t *c = weir_aggs_new(WEIR_AGG_COUNT);
     ts[0] = 5;
