@@ -272,8 +272,16 @@ int32_t wr_aggs_fire(wr_aggs_t *a, wr_wintab_t *t, const int32_t *keys, int32_t 
 
 /* --- FFI --------------------------------------------------------------------------------- */
 
+/* The FFI's handle keeps the windows its applies created (key, start), in order, until Lua
+ * has registered their timers (weir_aggs_created): the per-element path then only appends and
+ * applies, and the timers go in one loop per watermark. */
 struct weir_aggs {
     wr_aggs_t a;
+    int32_t *ckeys;
+    double *cstarts;
+    int32_t *scratch; /* apply's fresh indices, room for ccap */
+    size_t nc, ccap;
+    size_t bytes;
 };
 
 weir_aggs_t *weir_aggs_new(int32_t kind)
@@ -281,7 +289,7 @@ weir_aggs_t *weir_aggs_new(int32_t kind)
     if (kind < 0 || kind >= WR_AGG_KINDS) {
         return NULL;
     }
-    weir_aggs_t *fa = wr_xmalloc(sizeof *fa);
+    weir_aggs_t *fa = wr_xcalloc(1, sizeof *fa);
     wr_aggs_init(&fa->a, (wr_agg_kind_t)kind);
     return fa;
 }
@@ -292,15 +300,33 @@ void weir_aggs_free(weir_aggs_t *fa)
         return;
     }
     wr_aggs_close(&fa->a);
+    wr_release_counted(&fa->bytes, fa->ckeys, fa->ccap, sizeof *fa->ckeys);
+    wr_release_counted(&fa->bytes, fa->cstarts, fa->ccap, sizeof *fa->cstarts);
+    wr_release_counted(&fa->bytes, fa->scratch, fa->ccap, sizeof *fa->scratch);
     wr_free(fa);
 }
 
-int32_t weir_aggs_apply(weir_aggs_t *fa, weir_wintab_t *ft, int32_t n, const int32_t *keys,
-                        const double *ts, const double *x, double size, double offset,
-                        int32_t *fresh, double *fresh_start)
+/* Room for need created windows. */
+static void created_room(weir_aggs_t *fa, size_t need)
 {
-    if (!fa || !ft || n < 0 || (n > 0 && (!keys || !ts || !fresh || !fresh_start)) ||
-        !(size > 0) || !isfinite(size) || !isfinite(offset)) {
+    if (need <= fa->ccap) {
+        return;
+    }
+    size_t cap = fa->ccap ? fa->ccap : 1024;
+    while (cap < need) {
+        cap *= 2;
+    }
+    fa->ckeys = wr_xresize_counted(&fa->bytes, fa->ckeys, fa->ccap, cap, sizeof *fa->ckeys);
+    fa->cstarts = wr_xresize_counted(&fa->bytes, fa->cstarts, fa->ccap, cap, sizeof *fa->cstarts);
+    fa->scratch = wr_xresize_counted(&fa->bytes, fa->scratch, fa->ccap, cap, sizeof *fa->scratch);
+    fa->ccap = cap;
+}
+
+int32_t weir_aggs_apply(weir_aggs_t *fa, weir_wintab_t *ft, int32_t n, const int32_t *keys,
+                        const double *ts, const double *x, double size, double offset)
+{
+    if (!fa || !ft || n < 0 || (n > 0 && (!keys || !ts)) || !(size > 0) || !isfinite(size) ||
+        !isfinite(offset)) {
         return WEIR_EINVAL;
     }
     if (n > 0 && !x && fa->a.kind != WR_AGG_COUNT) {
@@ -311,7 +337,33 @@ int32_t weir_aggs_apply(weir_aggs_t *fa, weir_wintab_t *ft, int32_t n, const int
             return WEIR_EINVAL;
         }
     }
-    return wr_aggs_apply(&fa->a, &ft->t, n, keys, ts, x, size, offset, fresh, fresh_start);
+    created_room(fa, fa->nc + (size_t)n);
+    int32_t m = wr_aggs_apply(&fa->a, &ft->t, n, keys, ts, x, size, offset, fa->scratch,
+                              fa->cstarts + fa->nc);
+    for (int32_t j = 0; j < m; j++) {
+        fa->ckeys[fa->nc + (size_t)j] = keys[fa->scratch[j]];
+    }
+    if (m > 0) {
+        fa->nc += (size_t)m;
+    }
+    return m;
+}
+
+int32_t weir_aggs_created(const weir_aggs_t *fa, const int32_t **keys, const double **starts)
+{
+    if (!fa || !keys || !starts) {
+        return WEIR_EINVAL;
+    }
+    *keys = fa->ckeys;
+    *starts = fa->cstarts;
+    return (int32_t)fa->nc;
+}
+
+void weir_aggs_created_clear(weir_aggs_t *fa)
+{
+    if (fa) {
+        fa->nc = 0;
+    }
 }
 
 int32_t weir_aggs_add(weir_aggs_t *fa, weir_wintab_t *ft, double key, double start, double x,
@@ -389,7 +441,7 @@ int32_t weir_aggs_set(weir_aggs_t *fa, weir_wintab_t *ft, double key, double sta
 double weir_aggs_stat(const weir_aggs_t *fa, int32_t what)
 {
     if (fa && what == WEIR_STORE_BYTES) {
-        return (double)(sizeof *fa + fa->a.bytes);
+        return (double)(sizeof *fa + fa->a.bytes + fa->bytes);
     }
     return NAN;
 }

@@ -564,10 +564,11 @@ double weir_slices_gather(const weir_slices_t *t, const int32_t *keys, int32_t n
  * accumulators of a wintab's windows by id, each (v, n): n the elements added, v the count,
  * sum, minimum or maximum (avg: the sum; the result is v / n). new takes a WEIR_AGG_* kind
  * (NULL for another). apply: the n elements (keys[i], ts[i], x[i]) in order into their tumbling
- * windows of size at offset in t (created when absent; x may be NULL for count), the indices
- * of the elements that created a window into fresh[] and its start into fresh_start[] (room
- * for n each); returns how many were created, WEIR_ESTATE when t is full, WEIR_EINVAL for a
- * negative key, a NaN timestamp or bad arguments. add: one element into window (key, start);
+ * windows of size at offset in t (created when absent; x may be NULL for count); returns how
+ * many were created, WEIR_ESTATE when t is full, WEIR_EINVAL for a negative key, a NaN
+ * timestamp or bad arguments. created: the windows the applies created since the last
+ * created_clear, in order, as *keys[i], *starts[i] (valid until the next apply); returns how
+ * many. add: one element into window (key, start);
  * its id, *fresh = 1 when created. fire: per keys[i], i < n, window (keys[i], start): its
  * result into value[i] and element count into count[i] (0: absent), removed from t when drop
  * is not 0 (ids: scratch for n); returns n. drop: removes window (key, start) from t (the id
@@ -587,8 +588,9 @@ typedef struct weir_aggs weir_aggs_t; /* opaque */
 weir_aggs_t *weir_aggs_new(int32_t kind);
 void weir_aggs_free(weir_aggs_t *a);
 int32_t weir_aggs_apply(weir_aggs_t *a, weir_wintab_t *t, int32_t n, const int32_t *keys,
-                        const double *ts, const double *x, double size, double offset,
-                        int32_t *fresh, double *fresh_start);
+                        const double *ts, const double *x, double size, double offset);
+int32_t weir_aggs_created(const weir_aggs_t *a, const int32_t **keys, const double **starts);
+void weir_aggs_created_clear(weir_aggs_t *a);
 int32_t weir_aggs_add(weir_aggs_t *a, weir_wintab_t *t, double key, double start, double x,
                       int32_t *fresh);
 int32_t weir_aggs_fire(weir_aggs_t *a, weir_wintab_t *t, const int32_t *keys, int32_t n,

@@ -18,11 +18,11 @@
 --     inst.cagg             aggs.c: the accumulators of inst.wtab's windows by id (inst.accs
 --                           and inst.counts stay empty)
 --     inst.b_n, inst.b_keys/b_ts/b_x[0 .. b_n)   the batch of elements not yet applied in C
---                           (key id, timestamp, value); M.cagg_flush applies it, and registers
---                           the timers of the windows it creates; every reader of the state
---                           flushes first
---     inst.b_fresh, inst.b_fstart   what a flush created; inst.g_vals, inst.g_cnt a chunk of
---                           fires' results and counts; inst.one the window function's list
+--                           (key id, timestamp, value); M.cagg_flush applies it, the windows
+--                           it creates wait in C (weir_aggs_created) until M.cagg_sync
+--                           registers their timers; every reader of the state syncs first
+--     inst.g_vals, inst.g_cnt   a chunk of fires' results and counts; inst.one the window
+--                           function's list
 --   both:
 --     inst.wstore, inst.wstate[slot]   window_state(): a store of its own (no cells), so that
 --                           a key's slices stay alone in theirs
@@ -73,9 +73,9 @@ function M.init(inst, k, cagg)
     inst.b_keys = ffi.new("int32_t[?]", BATCH)
     inst.b_ts = ffi.new("double[?]", BATCH)
     inst.b_x = ffi.new("double[?]", BATCH)
-    inst.b_fresh = ffi.new("int32_t[?]", BATCH)
-    inst.b_fstart = ffi.new("double[?]", BATCH)
     inst.fresh1 = ffi.new("int32_t[1]")
+    inst.c_keys = ffi.new("const int32_t *[1]")
+    inst.c_starts = ffi.new("const double *[1]")
     inst.g_out = ffi.new("double[3]")
     inst.one = { 0 }
   end
@@ -106,28 +106,37 @@ function M.init(inst, k, cagg)
   end
 end
 
----Built-in aggregate: applies the batch of elements (key id, timestamp, value) in one C call,
----then registers the timers of the windows it created, in the order they were created (the
----order the elements created them in; registering emits nothing, so this is the operator's
----order). Every element of a batch is on time (its timestamp above the watermark it met), so
----none is late and no window it creates is due.
+---Built-in aggregate: applies the batch of elements (key id, timestamp, value) in one C call
+---(the per-element path's only C call, every BATCH elements). Every element of a batch is on
+---time (its timestamp above the watermark it met), so none is late and no window it creates
+---is due; the windows it creates wait in C for M.cagg_sync to register their timers.
 function M.cagg_flush(node, inst)
   local n = inst.b_n
   if n == 0 then
     return
   end
   inst.b_n = 0
-  local size, lateness = node.assigner.size, node.lateness
-  local m = C.weir_aggs_apply(inst.cagg, inst.wtab, n, inst.b_keys, inst.b_ts, inst.b_x, size,
-    node.assigner.offset, inst.b_fresh, inst.b_fstart)
+  local m = C.weir_aggs_apply(inst.cagg, inst.wtab, n, inst.b_keys, inst.b_ts, inst.b_x,
+    node.assigner.size, node.assigner.offset)
   if m < 0 then
     error(("window store: %s"):format(ffi.string(C.weir_strerror(m))), 0)
   end
-  local tq, keys, fresh, fstart = inst.tq, inst.b_keys, inst.b_fresh, inst.b_fstart
+end
+
+---Built-in aggregate: the batch applied, then the timers of the windows the applies created,
+---in the order they were created (the elements' order; registering emits nothing, so this is
+---the operator's order). Before anything reads the state or registers a timer.
+function M.cagg_sync(node, inst)
+  M.cagg_flush(node, inst)
+  local ck, cs = inst.c_keys, inst.c_starts
+  local m = C.weir_aggs_created(inst.cagg, ck, cs)
+  C.weir_aggs_created_clear(inst.cagg)
+  local size, lateness = node.assigner.size, node.lateness
+  local tq, keys, starts = inst.tq, ck[0], cs[0]
   if lateness > 0 then
     for j = 0, m - 1 do
-      local kid = keys[fresh[j]]
-      local maxts = fstart[j] + size - 1
+      local kid = keys[j]
+      local maxts = starts[j] + size - 1
       timerq.add(tq, maxts, kid)
       local t = maxts + lateness
       if t < 9.2e18 then -- wincontext.cleanup_time: past the end of time, no timer
@@ -136,21 +145,17 @@ function M.cagg_flush(node, inst)
     end
     return
   end
-  -- one timer per window, mostly all at the same time (a batch's windows end together)
-  local at, b, len = nil, nil, 0
-  for j = 0, m - 1 do
-    local t = fstart[j] + size - 1
-    if t ~= at then
-      if b then
-        b.len = len
-      end
-      at, b = t, timerq.bucket(tq, t)
-      len = b.len
-    end
-    len = len + 1
-    b[len] = keys[fresh[j]]
-  end
-  if b then
+  -- one timer per window, mostly in runs at one time (the windows of a key round end together)
+  local j = 0
+  while j < m do
+    local t = starts[j] + size - 1
+    local b = timerq.bucket(tq, t)
+    local len = b.len
+    repeat
+      len = len + 1
+      b[len] = keys[j]
+      j = j + 1
+    until j == m or starts[j] + size - 1 ~= t
     b.len = len
   end
   tq.count = tq.count + m
@@ -316,7 +321,7 @@ function M.windows(node, inst, keep, with_contents)
     local e = ffi.new("double[2]")
     local cagg = inst.cagg
     if cagg then
-      M.cagg_flush(node, inst)
+      M.cagg_sync(node, inst)
     end
     for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
       local id = C.weir_wintab_at(inst.wtab, i, e)
@@ -382,7 +387,7 @@ end
 ---The timers of a subtask in pop order: { domain = "event", time, kid, start, stop }.
 function M.timers(node, inst)
   if inst.cagg then
-    M.cagg_flush(node, inst)
+    M.cagg_sync(node, inst)
   end
   local size, lateness = node.assigner.size, node.lateness
   local q, times = inst.tq, {}
@@ -409,7 +414,7 @@ end
 function M.stats(node, inst)
   local open, elements, bytes
   if inst.cagg then
-    M.cagg_flush(node, inst)
+    M.cagg_sync(node, inst)
   end
   if node.assigner.size == node.assigner.slide then
     open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)

@@ -353,10 +353,16 @@ local function cagg_ops(node, guard, call_window_fn, o)
   local trace = node.trace
   local builtin_out = node.builtin_out
   local emit = node.emit
-  local record = aggregates.record
+  local window_result = aggregates.window_result
+  -- aggregates.record, here so that the per-fire loop stays in this module
+  local function record(key, start, stop, x)
+    if type(key) == "number" then
+      return window_result(key, start, stop, x)
+    end
+    return { key = key, start = start, stop = stop, value = x }
+  end
   local value = node.user_fn.builtin.value
   local cleanup_of, register = o.cleanup_of, o.register
-  local flush = aggstate.cagg_flush
 
   local function fire_value(inst, key, kid, a, x)
     if trace then
@@ -387,7 +393,7 @@ local function cagg_ops(node, guard, call_window_fn, o)
   -- An element at or behind the watermark W it meets: after the batch, on its own (late, or
   -- into a window that may be due), as tumbling_push does it.
   local function one(inst, st, v, ts, key, kid, W)
-    flush(node, inst)
+    aggstate.cagg_sync(node, inst) -- the batch and its timers first: this one's come after
     local q = ts - (ts - offset) % size
     if cleanup_of(q + size - 1) <= W then
       return late(node, st, v, ts, key)
@@ -485,6 +491,7 @@ local function wire_cagg_watermark(node, guard, o, c)
   local size, lateness = node.assigner.size, node.lateness
   local clear = o.clear
   local rich_clear = node.rich and node.objs ~= nil
+  local lua_clear = rich_clear or not node.builtin_out
   local fire_nth, fire_value = c.fire_nth, c.fire_value
   local CHUNK = chunk_of(1)
   local drop = lateness == 0 and 1 or 0
@@ -492,7 +499,7 @@ local function wire_cagg_watermark(node, guard, o, c)
     if inst.floors then
       pass_floors(inst, w)
     end
-    aggstate.cagg_flush(node, inst)
+    aggstate.cagg_sync(node, inst)
     local q = inst.tq
     local times, buckets = q.times, q.buckets
     inst.firing = true
@@ -529,8 +536,9 @@ local function wire_cagg_watermark(node, guard, o, c)
               end
             end
             j = j + 1
-            -- dropped in C already; a rich clear() and window_state() are Lua's
-            if lateness == 0 and (rich_clear or next(inst.wstate) ~= nil) then
+            -- dropped in C already; a rich clear() and window_state() (which only a window
+            -- function can make) are Lua's
+            if lua_clear and lateness == 0 and (rich_clear or next(inst.wstate) ~= nil) then
               clear(inst, key_of(inst, e), e, a) -- its window is gone from wtab: a no-op there
             end
           else

@@ -188,7 +188,7 @@ local function snapshot_fast(node, inst, out, repr)
     local e = ffi.new("double[2]")
     local cagg = inst.cagg -- a built-in aggregate in C: its batch first (weir.aggstate)
     if cagg then
-      aggstate.cagg_flush(node, inst)
+      aggstate.cagg_sync(node, inst)
     end
     for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
       local id = C.weir_wintab_at(inst.wtab, i, e)

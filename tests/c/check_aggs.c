@@ -93,16 +93,23 @@ START_TEST(test_aggs_batch_matches_a_reference_model)
             mx[keys[i]][w] = x[i];
         }
     }
-    /* in batches of uneven sizes */
+    /* in batches of uneven sizes: wr_aggs_apply (the C API) and the FFI's, which keeps
+     * what was created */
     int total_fresh = 0;
+    wr_aggs_t direct;
+    wr_wintab_t dt;
+    wr_aggs_init(&direct, (wr_agg_kind_t)kind);
+    wr_wintab_init(&dt);
     for (int from = 0; from < N;) {
         int n = from % 3 == 0 ? 1 : 977;
         if (from + n > N) {
             n = N - from;
         }
-        int32_t m = weir_aggs_apply(a, t, n, keys + from, ts + from, x + from, size, offset,
-                                    fresh + total_fresh, fresh_start + total_fresh);
+        int32_t m = wr_aggs_apply(&direct, &dt, n, keys + from, ts + from, x + from, size, offset,
+                                  fresh + total_fresh, fresh_start + total_fresh);
         ck_assert_int_ge(m, 0);
+        ck_assert_int_eq(weir_aggs_apply(a, t, n, keys + from, ts + from, x + from, size, offset),
+                         m);
         for (int j = 0; j < m; j++) {
             fresh[total_fresh + j] += from; /* batch index -> element index */
         }
@@ -110,12 +117,20 @@ START_TEST(test_aggs_batch_matches_a_reference_model)
         from += n;
     }
     ck_assert_int_eq(total_fresh, created);
+    const int32_t *ckeys;
+    const double *cstarts;
+    ck_assert_int_eq(weir_aggs_created(a, &ckeys, &cstarts), created);
     for (int j = 0; j < total_fresh; j++) {
         int i = fresh[j];
         int w = (int)((fresh_start[j] - offset + 1000) / 1000);
         ck_assert(fresh_start[j] == lua_start(ts[i], size, offset));
         ck_assert_int_eq(created_order[keys[i]][w], j); /* in creation order */
+        ck_assert(ckeys[j] == keys[i] && cstarts[j] == fresh_start[j]);
     }
+    weir_aggs_created_clear(a);
+    ck_assert_int_eq(weir_aggs_created(a, &ckeys, &cstarts), 0);
+    wr_aggs_close(&direct);
+    wr_wintab_close(&dt);
     ck_assert(weir_wintab_stat(t, WEIR_STORE_OPEN) == created);
     int32_t fkeys[KEYS + 1], ids[KEYS + 1];
     double value[KEYS + 1], count[KEYS + 1];
@@ -193,15 +208,16 @@ START_TEST(test_aggs_refuses_bad_arguments)
     weir_aggs_t *a = weir_aggs_new(WEIR_AGG_SUM);
     int32_t keys[1] = {-1}, fresh[1];
     double ts[1] = {0}, x[1] = {1}, fs[1];
-    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, 10, 0, fresh, fs), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, 10, 0), WEIR_EINVAL);
     keys[0] = 1;
-    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, NULL, 10, 0, fresh, fs), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, 0, 0, fresh, fs), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, NAN, 0, fresh, fs), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_apply(a, t, -1, keys, ts, x, 10, 0, fresh, fs), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, NULL, 10, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, 0, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, NAN, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, t, -1, keys, ts, x, 10, 0), WEIR_EINVAL);
     ts[0] = NAN;
-    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, 10, 0, fresh, fs), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_apply(a, t, 0, NULL, NULL, NULL, 10, 0, NULL, NULL), 0);
+    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, 10, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, t, 0, NULL, NULL, NULL, 10, 0), 0);
+    ck_assert_int_eq(weir_aggs_created(a, NULL, NULL), WEIR_EINVAL);
     ck_assert_int_eq(weir_aggs_add(a, t, 1.5, 0, 1, fresh), WEIR_EINVAL);
     ck_assert_int_eq(weir_aggs_add(a, t, 1, NAN, 1, fresh), WEIR_EINVAL);
     ck_assert_int_eq(weir_aggs_fire(a, t, keys, -1, 0, 1, fresh, x, fs), WEIR_EINVAL);
@@ -213,8 +229,11 @@ START_TEST(test_aggs_refuses_bad_arguments)
     /* count needs no values */
     weir_aggs_t *c = weir_aggs_new(WEIR_AGG_COUNT);
     ts[0] = 5;
-    ck_assert_int_eq(weir_aggs_apply(c, t, 1, keys, ts, NULL, 10, 0, fresh, fs), 1);
-    ck_assert(fs[0] == 0 && fresh[0] == 0);
+    ck_assert_int_eq(weir_aggs_apply(c, t, 1, keys, ts, NULL, 10, 0), 1);
+    const int32_t *ck;
+    const double *cs;
+    ck_assert_int_eq(weir_aggs_created(c, &ck, &cs), 1);
+    ck_assert(ck[0] == 1 && cs[0] == 0);
     weir_aggs_free(c);
     weir_aggs_free(a);
     weir_aggs_free(NULL);
