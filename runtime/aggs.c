@@ -241,10 +241,21 @@ int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *ke
 int32_t wr_aggs_fire(wr_aggs_t *a, wr_wintab_t *t, const int32_t *keys, int32_t n,
                      int64_t start, bool drop, int32_t *ids, double *value, double *count)
 {
-    /* the ids first, all of them (wintab's gather prefetches the entries), then the
-     * accumulators by id, prefetched in a pass of their own, so that the misses overlap; a
-     * window that is still its key's last has its accumulator in the key's entry */
-    wr_wintab_gather(t, keys, n, start, ids);
+    /* the ids first, all of them (the table's entries prefetched in a pass of their own;
+     * dropping, each window is taken out as its id is found: its accumulator stays where it is
+     * until a later window takes the id), then the accumulators by id, prefetched likewise, so
+     * that the misses overlap; a window that is still its key's last has its accumulator in
+     * the key's entry */
+    if (drop) {
+        for (int32_t i = 0; i < n; i++) {
+            wr_wintab_prefetch(t, keys[i], start);
+        }
+        for (int32_t i = 0; i < n; i++) {
+            ids[i] = wr_wintab_drop(t, keys[i], start);
+        }
+    } else {
+        wr_wintab_gather(t, keys, n, start, ids);
+    }
     for (int32_t i = 0; i < n; i++) {
         if (ids[i] >= 0 && (size_t)ids[i] < a->cap) {
             __builtin_prefetch(&a->acc[ids[i]]);
@@ -260,11 +271,8 @@ int32_t wr_aggs_fire(wr_aggs_t *a, wr_wintab_t *t, const int32_t *keys, int32_t 
         const wr_agg_t *acc = l ? &l->acc : wr_aggs_at(a, ids[i]);
         value[i] = wr_agg_result(a->kind, acc);
         count[i] = acc->n;
-        if (drop) {
-            if (l) {
-                l->key = -1;
-            }
-            wr_wintab_drop(t, keys[i], start);
+        if (drop && l) {
+            l->key = -1;
         }
     }
     return n;

@@ -17,8 +17,8 @@
 --   tumbling with a built-in aggregate (weir.aggregates; M.cagg_kind):
 --     inst.cagg             aggs.c: the accumulators of inst.wtab's windows by id (inst.accs
 --                           and inst.counts stay empty)
---     inst.b_n, inst.b_keys/b_ts/b_x[0 .. b_n)   the batch of elements not yet applied in C
---                           (key id, timestamp, value); M.cagg_flush applies it, the windows
+--     inst.batch            the elements not yet applied in C: keys/ts/x[0 .. n) (key id,
+--                           timestamp, value); M.cagg_flush applies it, the windows
 --                           it creates wait in C (weir_aggs_created) until M.cagg_sync
 --                           registers their timers; every reader of the state syncs first
 --     inst.g_vals, inst.g_cnt   a chunk of fires' results and counts; inst.one the window
@@ -50,6 +50,8 @@ end
 -- Elements per batch of a built-in aggregate (one C call applies them).
 local BATCH = 512
 M.BATCH = BATCH
+local BATCH_T = ffi.typeof(("struct { int32_t n; int32_t keys[%d]; double ts[%d]; double x[%d]; }")
+  :format(BATCH, BATCH, BATCH))
 
 ---The WEIR_AGG_* kind of a node whose windows a built-in aggregate computes in C (tumbling
 ---windows, weir.aggregates), or nil.
@@ -69,10 +71,8 @@ function M.init(inst, k, cagg)
     local a = C.weir_aggs_new(cagg)
     assert(a ~= nil, "weir_aggs_new: bad kind")
     inst.cagg = ffi.gc(a, C.weir_aggs_free)
-    inst.b_n = 0
-    inst.b_keys = ffi.new("int32_t[?]", BATCH)
-    inst.b_ts = ffi.new("double[?]", BATCH)
-    inst.b_x = ffi.new("double[?]", BATCH)
+    -- one cdata: the per-element path loads one field of the subtask, not four
+    inst.batch = ffi.new(BATCH_T)
     inst.fresh1 = ffi.new("int32_t[1]")
     inst.c_keys = ffi.new("const int32_t *[1]")
     inst.c_starts = ffi.new("const double *[1]")
@@ -111,13 +111,14 @@ end
 ---time (its timestamp above the watermark it met), so none is late and no window it creates
 ---is due; the windows it creates wait in C for M.cagg_sync to register their timers.
 function M.cagg_flush(node, inst)
-  local n = inst.b_n
+  local b = inst.batch
+  local n = b.n
   if n == 0 then
     return
   end
-  inst.b_n = 0
-  local m = C.weir_aggs_apply(inst.cagg, inst.wtab, n, inst.b_keys, inst.b_ts, inst.b_x,
-    node.assigner.size, node.assigner.offset)
+  b.n = 0
+  local m = C.weir_aggs_apply(inst.cagg, inst.wtab, n, b.keys, b.ts, b.x, node.assigner.size,
+    node.assigner.offset)
   if m < 0 then
     error(("window store: %s"):format(ffi.string(C.weir_strerror(m))), 0)
   end

@@ -446,9 +446,10 @@ local function cagg_push(node, intern, c)
       if ts <= W then
         return one(inst, st, v, ts, key, kid, W)
       end
-      local n = inst.b_n
-      inst.b_keys[n], inst.b_ts[n] = kid, ts
-      inst.b_n = n + 1
+      local b = inst.batch
+      local n = b.n
+      b.keys[n], b.ts[n] = kid, ts
+      b.n = n + 1
       if n + 1 == BATCH then
         flush(node, inst)
       end
@@ -472,9 +473,10 @@ local function cagg_push(node, intern, c)
       return one(inst, st, v, ts, key, kid, W)
     end
     local x = value(v)
-    local n = inst.b_n
-    inst.b_keys[n], inst.b_ts[n], inst.b_x[n] = kid, ts, x
-    inst.b_n = n + 1
+    local b = inst.batch
+    local n = b.n
+    b.keys[n], b.ts[n], b.x[n] = kid, ts, x
+    b.n = n + 1
     if n + 1 == BATCH then
       flush(node, inst)
     end
