@@ -13,6 +13,7 @@ local rolling = require("weir.rolling")
 local records = require("weir.records")
 local format = require("weir.format")
 local util = require("weir.util")
+local ffi_new = require("ffi").new
 
 local M = {}
 
@@ -26,10 +27,11 @@ M.window_result = records.record_type("window_result",
   { "double key", "double start", "double stop", "double value" })
 local window_result = M.window_result
 
----The record of key's window [start, stop) with result value.
+---The record of key's window [start, stop) with result value (ffi.new, which the JIT records
+---as it is, rather than the type's call, a metamethod).
 function M.record(key, start, stop, value)
   if type(key) == "number" then
-    return window_result(key, start, stop, value)
+    return ffi_new(window_result, key, start, stop, value)
   end
   return { key = key, start = start, stop = stop, value = value }
 end

@@ -357,7 +357,7 @@ local function cagg_ops(node, guard, call_window_fn, o)
   -- aggregates.record, here so that the per-fire loop stays in this module
   local function record(key, start, stop, x)
     if type(key) == "number" then
-      return window_result(key, start, stop, x)
+      return ffi.new(window_result, key, start, stop, x)
     end
     return { key = key, start = start, stop = stop, value = x }
   end
