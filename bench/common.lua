@@ -51,18 +51,25 @@ end
 ---the sum does not depend on the order results arrive in.
 ---@param term fun(r: table): number the digest term of one result (fields key, count, ...)
 ---@param what string|nil the word for a result in the output line, "windows" by default
+---@param count_field string|nil the result's field that counts its events: "count" (default)
+---  or "value" (weir.aggregates' window_result)
 ---@return table sink {open, sink, close}, for stream:sink()
-function M.checksum_sink(term, what)
+function M.checksum_sink(term, what, count_field)
   local line = (what or "windows") .. " %d events %d digest %d"
+  local cf = count_field or "count"
   return {
     open = function(self)
       self.windows = 0
       self.events = 0
       self.digest = 0
     end,
-    sink = function(self, r)
+    sink = cf == "count" and function(self, r)
       self.windows = self.windows + 1
       self.events = self.events + r.count
+      self.digest = (self.digest + term(r)) % DIGEST_MOD
+    end or function(self, r)
+      self.windows = self.windows + 1
+      self.events = self.events + r.value -- the only other field a result counts in
       self.digest = (self.digest + term(r)) % DIGEST_MOD
     end,
     close = function(self)

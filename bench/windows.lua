@@ -5,14 +5,16 @@
 -- bench/baseline/windows.c computes the same in plain C, and bench/run checks that both print
 -- the same line before it compares their times.
 --
---   weir run bench/windows.lua -- N typed|table|custom
+--   weir run bench/windows.lua -- N typed|table|custom|agg
 --
 -- Event i (0-based) has key i % 10000 and timestamp floor(i / 10) ms: 10 events per ms, so
 -- 10M events span 1,000 s of event time = 200 windows of 5 s, each window holds 50,000 events
 -- and each (key, window) about 5 (the ten events of one ms have ten different keys).
 -- "typed": events are weir.record_type cdata and so are the window results; "table": both are
 -- Lua tables; "custom": tables, with the built-in event_time() trigger replaced by the same
--- trigger written in Lua with weir.trigger{} (what a custom trigger costs per element).
+-- trigger written in Lua with weir.trigger{} (what a custom trigger costs per element); "agg":
+-- typed events counted by the built-in weir.aggregates.count() with no window function (computed
+-- in C; each fired window emits a weir.aggregates.window_result record: key, start, stop, value).
 -- Events arrive in timestamp order, so no record is late.
 local weir = require("weir")
 -- bench/common.lua, found by this file's directory (see there)
@@ -25,13 +27,13 @@ local WINDOW_MS = 5000
 
 local n = common.record_count("bench/windows.lua", "10000000")
 local variant = weir.args[2] or "typed"
-if variant ~= "typed" and variant ~= "table" and variant ~= "custom" then
-  error(("bench/windows.lua: expected typed, table or custom, got %q"):format(variant))
+if variant ~= "typed" and variant ~= "table" and variant ~= "custom" and variant ~= "agg" then
+  error(("bench/windows.lua: expected typed, table, custom or agg, got %q"):format(variant))
 end
 
 local floor = math.floor
 local make_event, event_key, event_ts, make_result
-if variant == "typed" then
+if variant == "typed" or variant == "agg" then
   local ev = weir.record_type("ev", { "int32_t key", "double ts" })
   local res = weir.record_type("res", { "int32_t key", "double start", "int32_t count" })
   make_event = function(i) return ev(i % KEYS, floor(i / 10)) end
@@ -72,15 +74,23 @@ end
 
 local env = weir.env{ parallelism = 1, auto_watermark_interval = common.WATERMARK_INTERVAL }
 
-env:generate(make_event, { count = n })
+local windowed = env:generate(make_event, { count = n })
   :assign_timestamps_and_watermarks(
     weir.watermarks.monotonous():with_timestamp_assigner(event_ts))
   :key_by(event_key)
   :window(weir.windows.tumbling_event_time("5s"))
-  :trigger(variant == "custom" and custom_event_time or weir.triggers.event_time())
-  :aggregate(common.count(), function(key, ctx, counts, out)
-    out(make_result(key, ctx:window().start, counts[1]))
-  end)
-  :sink(common.checksum_sink(digest_term))
+if variant == "agg" then
+  -- the window_result records: value is the count
+  windowed:aggregate(weir.aggregates.count())
+    :sink(common.checksum_sink(function(r)
+      return (r.key + 1) * (r.start / WINDOW_MS + 1) * r.value
+    end, nil, "value"))
+else
+  windowed:trigger(variant == "custom" and custom_event_time or weir.triggers.event_time())
+    :aggregate(common.count(), function(key, ctx, counts, out)
+      out(make_result(key, ctx:window().start, counts[1]))
+    end)
+    :sink(common.checksum_sink(digest_term))
+end
 
 env:execute("bench windows " .. variant)

@@ -587,6 +587,48 @@ double weir_slices_dump(const weir_slices_t *t, double *out, double max);
 double weir_slices_gather(const weir_slices_t *t, const int32_t *keys, int32_t n, double lo,
                           double hi, double *out, double cap, int32_t *off, int32_t *scratch);
 
+/* Built-in aggregates (aggs.c), weir.aggregates on the fast operator's tumbling windows: the
+ * accumulators of a wintab's windows by id, each (v, n): n the elements added, v the count,
+ * sum, minimum or maximum (avg: the sum; the result is v / n). new takes a WEIR_AGG_* kind
+ * (NULL for another). apply: the n elements (keys[i], ts[i], x[i]) in order into their tumbling
+ * windows of size at offset in t (created when absent; x may be NULL for count); returns how
+ * many were created, WEIR_ESTATE when t is full, WEIR_EINVAL for a negative key, a NaN
+ * timestamp or bad arguments. created: the windows the applies created since the last
+ * created_clear, in order, as *keys[i], *starts[i] (valid until the next apply); returns how
+ * many. add: one element into window (key, start);
+ * its id, *fresh = 1 when created. fire: per keys[i], i < n, window (keys[i], start): its
+ * result into value[i] and element count into count[i] (0: absent), removed from t when drop
+ * is not 0 (ids: scratch for n); returns n. drop: removes window (key, start) from t (the id
+ * it had, or -1); a window of t a weir_aggs_t fills must be dropped through it (it remembers
+ * each key's last window, with its accumulator). get: out[0] = v, out[1] = n, out[2] = the
+ * result of window (key, start) of t: 0, or -1 when t has none; set: window (key, start) made
+ * in t with accumulator (v, n) (the restore): its id. stat takes WEIR_STORE_BYTES (others:
+ * NaN). weir_aggs_free(NULL) is a no-op. */
+enum {
+    WEIR_AGG_COUNT = 0,
+    WEIR_AGG_SUM = 1,
+    WEIR_AGG_MIN = 2,
+    WEIR_AGG_MAX = 3,
+    WEIR_AGG_AVG = 4
+};
+typedef struct weir_aggs weir_aggs_t; /* opaque */
+weir_aggs_t *weir_aggs_new(int32_t kind);
+void weir_aggs_free(weir_aggs_t *a);
+int32_t weir_aggs_apply(weir_aggs_t *a, weir_wintab_t *t, int32_t n, const int32_t *keys,
+                        const double *ts, const double *x, double size, double offset);
+int32_t weir_aggs_created(const weir_aggs_t *a, const int32_t **keys, const double **starts);
+void weir_aggs_created_clear(weir_aggs_t *a);
+int32_t weir_aggs_add(weir_aggs_t *a, weir_wintab_t *t, double key, double start, double x,
+                      int32_t *fresh);
+int32_t weir_aggs_fire(weir_aggs_t *a, weir_wintab_t *t, const int32_t *keys, int32_t n,
+                       double start, int32_t drop, int32_t *ids, double *value, double *count);
+int32_t weir_aggs_drop(weir_aggs_t *a, weir_wintab_t *t, double key, double start);
+int32_t weir_aggs_get(weir_aggs_t *a, const weir_wintab_t *t, double key, double start,
+                      double *out);
+int32_t weir_aggs_set(weir_aggs_t *a, weir_wintab_t *t, double key, double start, double v,
+                      double n);
+double weir_aggs_stat(const weir_aggs_t *a, int32_t what);
+
 /* Field parsing (fields.c): a layout of numeric fields at byte offsets in a record of size
  * bytes, filled in declaration order from one line cut at separator. new returns NULL for size
  * outside [1, 65536]; add returns 0, or WEIR_EINVAL for a bad kind or a field that does not fit

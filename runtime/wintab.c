@@ -95,7 +95,14 @@ static void give_id(wr_wintab_t *t, int32_t id)
 
 int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start)
 {
+    bool fresh;
+    return wr_wintab_put(t, key, start, &fresh);
+}
+
+int32_t wr_wintab_put(wr_wintab_t *t, int32_t key, int64_t start, bool *fresh)
+{
     wr_wintab_entry_t *e = &entries(t)[probe(t, key, start)];
+    *fresh = e->id < 0;
     if (e->id < 0) {
         if (t->open >= WR_WINTAB_MAX) {
             return WEIR_ESTATE;
@@ -136,6 +143,11 @@ int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start)
     return id;
 }
 
+void wr_wintab_prefetch(const wr_wintab_t *t, int32_t key, int64_t start)
+{
+    __builtin_prefetch(&entries(t)[home_of(key, start, t->index.cap - 1)]);
+}
+
 int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t start,
                          int32_t *ids)
 {
@@ -151,10 +163,6 @@ int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, i
 }
 
 /* --- FFI --------------------------------------------------------------------------------- */
-
-struct weir_wintab {
-    wr_wintab_t t;
-};
 
 weir_wintab_t *weir_wintab_new(void)
 {

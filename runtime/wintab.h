@@ -6,6 +6,7 @@
 #ifndef WR_WINTAB_H
 #define WR_WINTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,13 +41,24 @@ void wr_wintab_close(wr_wintab_t *t);
 /* The id of (key, start), created when absent; WEIR_ESTATE when WR_WINTAB_MAX windows are
  * open. Expected O(1). */
 int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start);
+/* The same, with *fresh telling whether it was created now. */
+int32_t wr_wintab_put(wr_wintab_t *t, int32_t key, int64_t start, bool *fresh);
 /* The id of (key, start), or -1. Expected O(1). */
 int32_t wr_wintab_find(const wr_wintab_t *t, int32_t key, int64_t start);
 /* The ids of (keys[i], start) for i < n into ids (-1: absent), as n finds would, but with
  * the n lookups' cache misses overlapping: for a watermark firing the windows of many keys. */
 int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t start,
                          int32_t *ids);
+/* Starts loading the entry where (key, start)'s probe begins into the cache (a hint: for a
+ * batch's lookups to overlap their misses). */
+void wr_wintab_prefetch(const wr_wintab_t *t, int32_t key, int64_t start);
 /* Removes (key, start): the id it had (free for reuse from now on), or -1 when absent. */
 int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start);
+
+/* The FFI's handle (weir_wintab_t in weir_ffi.h), here so that the built-in aggregates
+ * (aggs.c) can reach the table of the handle Lua holds. */
+struct weir_wintab {
+    wr_wintab_t t;
+};
 
 #endif

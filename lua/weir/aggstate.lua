@@ -14,6 +14,15 @@
 --                           its element count
 --     inst.sl_start/sl_cell/sl_hits[kid]   each key's current slice: start, accumulator
 --                           pointer, elements added through it not yet counted in C
+--   tumbling with a built-in aggregate (weir.aggregates; M.cagg_kind):
+--     inst.cagg             aggs.c: the accumulators of inst.wtab's windows by id (inst.accs
+--                           and inst.counts stay empty)
+--     inst.batch            the elements not yet applied in C: keys/ts/x[0 .. n) (key id,
+--                           timestamp, value); M.cagg_flush applies it, the windows
+--                           it creates wait in C (weir_aggs_created) until M.cagg_sync
+--                           registers their timers; every reader of the state syncs first
+--     inst.g_vals, inst.g_cnt   a chunk of fires' results and counts; inst.one the window
+--                           function's list
 --   both:
 --     inst.wstore, inst.wstate[slot]   window_state(): a store of its own (no cells), so that
 --                           a key's slices stay alone in theirs
@@ -38,9 +47,38 @@ function M.chunk_of(k)
   return k == 1 and 4096 or math.max(1, math.min(4096, math.floor(2 ^ 20 / k)))
 end
 
+-- Elements per batch of a built-in aggregate (one C call applies them).
+local BATCH = 512
+M.BATCH = BATCH
+local BATCH_T = ffi.typeof(("struct { int32_t n; int32_t keys[%d]; double ts[%d]; double x[%d]; }")
+  :format(BATCH, BATCH, BATCH))
+
+---The WEIR_AGG_* kind of a node whose windows a built-in aggregate computes in C (tumbling
+---windows, weir.aggregates), or nil.
+function M.cagg_kind(node)
+  local a = node.assigner
+  if a.size ~= a.slide or node.fn_kind ~= "aggregate" or not node.user_fn.builtin then
+    return nil
+  end
+  return node.user_fn.builtin.code
+end
+
 ---Makes every piece of a subtask's state for a node of k slices per window, and the buffers
----of its C calls.
-function M.init(inst, k)
+---of its C calls; cagg: the WEIR_AGG_* kind of a built-in aggregate in C (M.cagg_kind), or nil.
+function M.init(inst, k, cagg)
+  inst.cagg = false
+  if cagg then
+    local a = C.weir_aggs_new(cagg)
+    assert(a ~= nil, "weir_aggs_new: bad kind")
+    inst.cagg = ffi.gc(a, C.weir_aggs_free)
+    -- one cdata: the per-element path loads one field of the subtask, not four
+    inst.batch = ffi.new(BATCH_T)
+    inst.fresh1 = ffi.new("int32_t[1]")
+    inst.c_keys = ffi.new("const int32_t *[1]")
+    inst.c_starts = ffi.new("const double *[1]")
+    inst.g_out = ffi.new("double[3]")
+    inst.one = { 0 }
+  end
   if k == 1 then
     inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
   else
@@ -62,7 +100,79 @@ function M.init(inst, k)
   inst.g_off = ffi.new("int32_t[?]", chunk + 1)
   inst.g_cap = 0
   inst.g_vals = ffi.new("double[1]") -- grown by the first gather that needs more (g_cap)
+  if cagg then
+    inst.g_vals = ffi.new("double[?]", chunk)
+    inst.g_cnt = ffi.new("double[?]", chunk)
+  end
 end
+
+---Built-in aggregate: applies the batch of elements (key id, timestamp, value) in one C call
+---(the per-element path's only C call, every BATCH elements). Every element of a batch is on
+---time (its timestamp above the watermark it met), so none is late and no window it creates
+---is due; the windows it creates wait in C for M.cagg_sync to register their timers.
+function M.cagg_flush(node, inst)
+  local b = inst.batch
+  local n = b.n
+  if n == 0 then
+    return
+  end
+  b.n = 0
+  local m = C.weir_aggs_apply(inst.cagg, inst.wtab, n, b.keys, b.ts, b.x, node.assigner.size,
+    node.assigner.offset)
+  if m < 0 then
+    error(("window store: %s"):format(ffi.string(C.weir_strerror(m))), 0)
+  end
+end
+
+---Built-in aggregate: the batch applied, then the timers of the windows the applies created,
+---in the order they were created (the elements' order; registering emits nothing, so this is
+---the operator's order). Before anything reads the state or registers a timer.
+function M.cagg_sync(node, inst)
+  M.cagg_flush(node, inst)
+  local ck, cs = inst.c_keys, inst.c_starts
+  local m = C.weir_aggs_created(inst.cagg, ck, cs)
+  C.weir_aggs_created_clear(inst.cagg)
+  local size, lateness = node.assigner.size, node.lateness
+  local tq, keys, starts = inst.tq, ck[0], cs[0]
+  if lateness > 0 then
+    for j = 0, m - 1 do
+      local kid = keys[j]
+      local maxts = starts[j] + size - 1
+      timerq.add(tq, maxts, kid)
+      local t = maxts + lateness
+      if t < 9.2e18 then -- wincontext.cleanup_time: past the end of time, no timer
+        timerq.add(tq, t, -kid)
+      end
+    end
+    return
+  end
+  -- one timer per window, mostly in runs at one time (the windows of a key round end together)
+  local j = 0
+  while j < m do
+    local t = starts[j] + size - 1
+    local b = timerq.bucket(tq, t)
+    local len = b.len
+    repeat
+      len = len + 1
+      b[len] = keys[j]
+      j = j + 1
+    until j == m or starts[j] + size - 1 ~= t
+    b.len = len
+  end
+  tq.count = tq.count + m
+end
+
+---Built-in aggregate: window [a, ...) of kid's accumulator as weir.aggregates' Lua add() keeps
+---it (avg: { sum, count }) and its element count.
+local function cagg_acc(node, inst, kid, a)
+  local out = inst.g_out
+  C.weir_aggs_get(inst.cagg, inst.wtab, kid, a, out)
+  if node.user_fn.builtin.kind == "avg" then
+    return { out[0], out[1] }, out[1]
+  end
+  return out[0], out[1]
+end
+M.cagg_acc = cagg_acc
 
 ---A key id's key: a whole-number key is its id - 1; from DIRECT on, an interned one.
 local function key_of(inst, kid)
@@ -112,7 +222,12 @@ end
 ---last that covers it); then its window_state.
 function M.drop(inst, k, kid, a, size)
   if k == 1 then
-    local id = C.weir_wintab_drop(inst.wtab, kid, a)
+    local id
+    if inst.cagg then -- through aggs.c, which remembers each key's last window
+      id = C.weir_aggs_drop(inst.cagg, inst.wtab, kid, a)
+    else
+      id = C.weir_wintab_drop(inst.wtab, kid, a)
+    end
     if id >= 0 then
       inst.accs[id], inst.counts[id] = nil, nil
     end
@@ -205,14 +320,22 @@ function M.windows(node, inst, keep, with_contents)
   local list = {}
   if k == 1 then
     local e = ffi.new("double[2]")
+    local cagg = inst.cagg
+    if cagg then
+      M.cagg_sync(node, inst)
+    end
     for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
       local id = C.weir_wintab_at(inst.wtab, i, e)
       if id >= 0 and keep(e[0]) then
         local kid, a = e[0], e[1]
+        local acc, count = inst.accs[id], inst.counts[id] or 0
+        if cagg then
+          acc, count = cagg_acc(node, inst, kid, a)
+        end
         list[#list + 1] = { kid = kid, start = a, stop = a + size,
-                            fired = a + size - 1 <= inst.watermark and inst.accs[id] ~= nil,
-                            contents = with_contents and inst.accs[id] or nil,
-                            count = inst.counts[id] or 0,
+                            fired = a + size - 1 <= inst.watermark and acc ~= nil,
+                            contents = with_contents and acc or nil,
+                            count = count,
                             window_state = window_state_of(inst, kid, a, a + size) }
       end
     end
@@ -264,6 +387,9 @@ end
 
 ---The timers of a subtask in pop order: { domain = "event", time, kid, start, stop }.
 function M.timers(node, inst)
+  if inst.cagg then
+    M.cagg_sync(node, inst)
+  end
   local size, lateness = node.assigner.size, node.lateness
   local q, times = inst.tq, {}
   for i = 1, q.n do
@@ -288,13 +414,24 @@ end
 ---What status and metrics read (weir.windowing.stats).
 function M.stats(node, inst)
   local open, elements, bytes
+  if inst.cagg then
+    M.cagg_sync(node, inst)
+  end
   if node.assigner.size == node.assigner.slide then
     open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
     elements = 0
+    if inst.cagg then
+      for _, w in ipairs(M.windows(node, inst, function() return true end, false)) do
+        elements = elements + w.count
+      end
+    end
     for _, n in pairs(inst.counts) do
       elements = elements + n
     end
     bytes = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
+    if inst.cagg then
+      bytes = bytes + C.weir_aggs_stat(inst.cagg, C.WEIR_STORE_BYTES)
+    end
   else
     -- as the general operator counts them: an element once per window it is in
     local list = M.windows(node, inst, function() return true end, false)

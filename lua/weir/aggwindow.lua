@@ -26,6 +26,13 @@
 --   of slide and the job does not say weir.env{slicing = false}; merge must then be exact for
 --   the result to equal Flink's (counts, integer sums, min, max are; a floating-point sum may
 --   differ in its last bits).
+-- * Built-in aggregates (weir.aggregates) on tumbling windows are computed in C
+--   (runtime/aggs.c): an element is only its (key id, timestamp, value) appended to the
+--   subtask's batch, which one C call applies (window start, lookup, accumulate) before anything
+--   reads the state; a watermark's fires read the results and drop the windows in one C call
+--   per chunk, and without a window function each fire emits its record (key, start, stop,
+--   value) straight from them. An element at or behind the watermark (maybe late, maybe due)
+--   goes one at a time, after the batch.
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
@@ -33,6 +40,7 @@ local wc = require("weir.wincontext")
 local timerq = require("weir.timerq")
 local aggstate = require("weir.aggstate")
 local duration = require("weir.duration")
+local aggregates = require("weir.aggregates")
 
 local M = {}
 
@@ -335,6 +343,218 @@ local function sliding_push(node, intern, o)
   return push_sliding
 end
 
+-- Built-in aggregates in C (tumbling) ----------------------------------------------------------
+
+-- A fired window's result value: its record without a window function, else the function's
+-- call with { value } (a list of the subtask's, reused: `elements` is read-only).
+local function cagg_ops(node, guard, call_window_fn, o)
+  local size, offset = node.assigner.size, node.assigner.offset
+  local lateness = node.lateness
+  local trace = node.trace
+  local builtin_out = node.builtin_out
+  local emit = node.emit
+  local window_result = aggregates.window_result
+  -- aggregates.record, here so that the per-fire loop stays in this module
+  local function record(key, start, stop, x)
+    if type(key) == "number" then
+      return ffi.new(window_result, key, start, stop, x)
+    end
+    return { key = key, start = start, stop = stop, value = x }
+  end
+  local value = node.user_fn.builtin.value
+  local cleanup_of, register = o.cleanup_of, o.register
+
+  local function fire_value(inst, key, kid, a, x)
+    if trace then
+      wc.trace_fire(trace, key, a, a + size, "fired", node)
+    end
+    if builtin_out then
+      emit(inst.index, record(key, a, a + size, x), a + size - 1)
+    else
+      local one = inst.one
+      one[1] = x
+      call_window_fn(inst, key, nil, one, kid, a, a + size)
+    end
+  end
+
+  -- the window's fire during push (a due window: allowed lateness)
+  local function fire(inst, key, kid, a)
+    local out = inst.g_out
+    if C.weir_aggs_get(inst.cagg, inst.wtab, kid, a, out) == 0 then
+      fire_value(inst, key, kid, a, out[2])
+    end
+  end
+
+  -- the j-th window of a chunk of fires (weir_aggs_fire's results)
+  local function fire_nth(inst, key, kid, a, j)
+    return fire_value(inst, key, kid, a, inst.g_vals[j])
+  end
+
+  -- An element at or behind the watermark W it meets: after the batch, on its own (late, or
+  -- into a window that may be due), as tumbling_push does it.
+  local function one(inst, st, v, ts, key, kid, W)
+    aggstate.cagg_sync(node, inst) -- the batch and its timers first: this one's come after
+    local q = ts - (ts - offset) % size
+    if cleanup_of(q + size - 1) <= W then
+      return late(node, st, v, ts, key)
+    end
+    local x = value and value(v) or 0
+    local id = C.weir_aggs_add(inst.cagg, inst.wtab, kid, q, x, inst.fresh1)
+    if id < 0 then
+      store_failed(id)
+    end
+    local fresh = inst.fresh1[0] == 1
+    if trace then
+      wc.trace_element(trace, key, ts)
+    end
+    local maxts = q + size - 1
+    if maxts <= W then
+      if guard then
+        guard(fire, inst, key, kid, q)
+      else
+        fire(inst, key, kid, q)
+      end
+    elseif fresh then
+      register(inst, maxts, kid, q)
+    end
+    if fresh and lateness > 0 then
+      register(inst, cleanup_of(maxts), kid, q)
+    end
+  end
+
+  return { fire = fire, fire_nth = fire_nth, fire_value = fire_value, one = one }
+end
+
+-- The per-element function: count has no value to read, so it has a prototype of its own.
+local function cagg_push(node, intern, c)
+  local instances, trace = node.instances, node.trace
+  local value = node.user_fn.builtin.value
+  local one, flush = c.one, aggstate.cagg_flush
+  local BATCH = aggstate.BATCH
+  if value == nil then
+    return function(st, v, ts, key)
+      local inst = instances[st + 1]
+      inst.records = inst.records + 1
+      if ts == nil or abs(ts) > MAX_TIME then
+        no_timestamp(ts)
+      end
+      local kid = intern(inst, key)
+      local W = inst.watermark
+      if inst.floor_top > W then -- after a rescale: the key group's lateness floor
+        W = floor_of(node, inst, key, W)
+      end
+      if ts <= W then
+        return one(inst, st, v, ts, key, kid, W)
+      end
+      local b = inst.batch
+      local n = b.n
+      b.keys[n], b.ts[n] = kid, ts
+      b.n = n + 1
+      if n + 1 == BATCH then
+        flush(node, inst)
+      end
+      if trace then
+        wc.trace_element(trace, key, ts)
+      end
+    end
+  end
+  return function(st, v, ts, key)
+    local inst = instances[st + 1]
+    inst.records = inst.records + 1
+    if ts == nil or abs(ts) > MAX_TIME then
+      no_timestamp(ts)
+    end
+    local kid = intern(inst, key)
+    local W = inst.watermark
+    if inst.floor_top > W then
+      W = floor_of(node, inst, key, W)
+    end
+    if ts <= W then
+      return one(inst, st, v, ts, key, kid, W)
+    end
+    local x = value(v)
+    local b = inst.batch
+    local n = b.n
+    b.keys[n], b.ts[n], b.x[n] = kid, ts, x
+    b.n = n + 1
+    if n + 1 == BATCH then
+      flush(node, inst)
+    end
+    if trace then
+      wc.trace_element(trace, key, ts)
+    end
+  end
+end
+
+-- WindowOperator.onEventTime for a built-in aggregate: the batch first, then per chunk of a
+-- time's timers one C call reads the windows' results (and drops them when there is no
+-- allowed lateness); Lua keeps only what has a Lua side: a rich clear(), window_state().
+local function wire_cagg_watermark(node, guard, o, c)
+  local size, lateness = node.assigner.size, node.lateness
+  local clear = o.clear
+  local rich_clear = node.rich and node.objs ~= nil
+  local lua_clear = rich_clear or not node.builtin_out
+  local fire_nth, fire_value = c.fire_nth, c.fire_value
+  local CHUNK = chunk_of(1)
+  local drop = lateness == 0 and 1 or 0
+  node.on_watermark = function(inst, w)
+    if inst.floors then
+      pass_floors(inst, w)
+    end
+    aggstate.cagg_sync(node, inst)
+    local q = inst.tq
+    local times, buckets = q.times, q.buckets
+    inst.firing = true
+    while q.n > 0 and times[1] <= w do
+      local t = times[1]
+      local b = buckets[t]
+      local a = t - size + 1 -- the window of the entries that fire at t
+      while b.head <= b.len do
+        local first = b.head
+        local last = math.min(b.len, first + CHUNK - 1)
+        local keys, m = inst.g_keys, 0
+        for i = first, last do
+          local e = b[i]
+          if e > 0 then
+            keys[m] = e
+            m = m + 1
+          end
+        end
+        C.weir_aggs_fire(inst.cagg, inst.wtab, keys, m, a, drop, inst.g_ids, inst.g_vals,
+          inst.g_cnt)
+        local vals, cnt = inst.g_vals, inst.g_cnt
+        local j = 0
+        for i = first, last do
+          local e = b[i]
+          b.head = i + 1
+          q.count = q.count - 1
+          if e > 0 then
+            if cnt[j] > 0 then
+              local key = key_of(inst, e)
+              if guard then
+                guard(fire_nth, inst, key, e, a, j)
+              else
+                fire_value(inst, key, e, a, vals[j])
+              end
+            end
+            j = j + 1
+            -- dropped in C already; a rich clear() and window_state() (which only a window
+            -- function can make) are Lua's
+            if lua_clear and lateness == 0 and (rich_clear or next(inst.wstate) ~= nil) then
+              clear(inst, key_of(inst, e), e, a) -- its window is gone from wtab: a no-op there
+            end
+          else
+            clear(inst, key_of(inst, -e), -e, t - lateness - size + 1)
+          end
+        end
+      end
+      timerq.pop(q)
+    end
+    inst.firing = false
+  end
+  return fire_nth
+end
+
 -- WindowOperator.onEventTime, over the timerq; fire_gathered returned (the error handler's).
 local function wire_watermark(node, guard, o)
   local size, slide = node.assigner.size, node.assigner.slide
@@ -447,8 +667,9 @@ function M.instantiate(job, node)
   local size, slide = node.assigner.size, node.assigner.slide
   local k = size / slide -- slices per window
   wc.setup(job, node)
+  local cagg = aggstate.cagg_kind(node)
   for _, inst in ipairs(node.instances) do
-    aggstate.init(inst, k)
+    aggstate.init(inst, k, cagg)
     wc.contexts(job, node, inst, aggstate)
     inst.records = 0
   end
@@ -458,10 +679,18 @@ function M.instantiate(job, node)
   local guard = job:fire_guard()
   local o = window_ops(node, guard, call_window_fn)
   local intern = aggstate.interner(node)
-  node.push = k == 1 and tumbling_push(node, intern, o) or sliding_push(node, intern, o)
-  local fire_gathered = wire_watermark(node, guard, o)
-  node.on_processing_time = function() end
+  local fire_gathered
   local fire, fire_with, rich_clear = o.fire, o.fire_with, o.rich_clear
+  if cagg then
+    local c = cagg_ops(node, guard, call_window_fn, o)
+    node.push = cagg_push(node, intern, c)
+    fire_gathered = wire_cagg_watermark(node, guard, o, c)
+    fire, fire_with = c.fire, c.fire_value
+  else
+    node.push = k == 1 and tumbling_push(node, intern, o) or sliding_push(node, intern, o)
+    fire_gathered = wire_watermark(node, guard, o)
+  end
+  node.on_processing_time = function() end
 
   -- for the error handler (weir.run, Failures): where a fire is, from these frames' arguments
   job.firers[node.on_watermark] = { node = node }

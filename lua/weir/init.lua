@@ -41,6 +41,15 @@ M.CONTINUE, M.FIRE, M.PURGE, M.FIRE_AND_PURGE = triggers.CONTINUE, triggers.FIRE
 
 M.record_type = require("weir.records").record_type
 
+---weir.aggregates: count(), sum(field), min(field), max(field), avg(field) for
+---windowed:aggregate (computed in C on the fast window operator), and window_result, the
+---record type their windows emit without a window function.
+do
+  local a = require("weir.aggregates")
+  M.aggregates = { count = a.count, sum = a.sum, min = a.min, max = a.max, avg = a.avg,
+                   window_result = a.window_result }
+end
+
 ---weir.nexmark.bid: the record type of env:nexmark_bids (auction, bidder, price in cents, ts).
 M.nexmark = { bid = require("weir.records").nexmark_bid }
 

@@ -17,6 +17,8 @@ local function check_field(call, field)
   end
 end
 
+M.check_field = check_field
+
 local function get(call, v, field)
   local tv = type(v)
   if tv == "number" and field == 1 then
@@ -31,6 +33,8 @@ local function get(call, v, field)
   end
   return x
 end
+
+M.get = get
 
 -- A copy of record v with its field set to x (the record emitted before stays as it was).
 local function with(v, field, x)

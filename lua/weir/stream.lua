@@ -405,7 +405,14 @@ function Windowed:aggregate(agg, process_fn)
   if agg.merge ~= nil and type(agg.merge) ~= "function" then
     util.build_error("aggregate: 'merge' must be a function")
   end
+  local builtin_out = agg.builtin ~= nil and process_fn == nil
+  if builtin_out then
+    -- weir.aggregates without a window function: the window's record (key, start, stop,
+    -- value), which the fast operator makes without calling this (weir.aggwindow)
+    process_fn = require("weir.aggregates").emit_result
+  end
   local fields = optional_process_fn("aggregate", process_fn)
+  fields.builtin_out = builtin_out
   return window_node(self, "aggregate", agg, fields)
 end
 

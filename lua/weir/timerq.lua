@@ -73,6 +73,19 @@ function M.add(q, t, e)
   q.count = q.count + 1
 end
 
+---The bucket of time t ({ head, len, [head .. len] = entries }), made and its time queued when
+---absent: a caller registering many timers at one time appends them there itself (b[len + 1]
+---= e, len + 1) and adds them to q.count.
+function M.bucket(q, t)
+  local b = q.buckets[t]
+  if not b then
+    b = { head = 1, len = 0 }
+    q.buckets[t] = b
+    heap_push(q, t)
+  end
+  return b
+end
+
 ---Drops the earliest time and its bucket (walked by the caller).
 function M.pop(q)
   q.buckets[q.times[1]] = nil

@@ -186,6 +186,10 @@ local function snapshot_fast(node, inst, out, repr)
   end
   if repr == "tumbling" then
     local e = ffi.new("double[2]")
+    local cagg = inst.cagg -- a built-in aggregate in C: its batch first (weir.aggstate)
+    if cagg then
+      aggstate.cagg_sync(node, inst)
+    end
     for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
       local id = C.weir_wintab_at(inst.wtab, i, e)
       if id >= 0 then
@@ -195,6 +199,10 @@ local function snapshot_fast(node, inst, out, repr)
         c.n = n
         c.wk[n], c.ws[n], c.wn[n] = ki, e[1], inst.counts[id] or 0
         local acc = inst.accs[id]
+        if cagg then -- its accumulator's number (avg: the sum; the count is wn)
+          C.weir_aggs_get(cagg, inst.wtab, e[0], e[1], inst.g_out)
+          acc, c.wn[n] = inst.g_out[0], inst.g_out[1]
+        end
         if type(acc) ~= "number" then
           c.numeric = false
         end
@@ -301,7 +309,7 @@ function M.reset(node, repr)
     if repr == "general" then
       winstate.init(inst)
     else
-      aggstate.init(inst, node.assigner.size / node.assigner.slide)
+      aggstate.init(inst, node.assigner.size / node.assigner.slide, aggstate.cagg_kind(node))
     end
     inst.tctx.slot = -1
   end
@@ -451,11 +459,20 @@ local function restore_fast(node, inst, sec, kids, timers, old)
         failure.job_error(("%s: cannot restore a window: %s"):format(node.label,
           ffi.string(C.weir_strerror(id))))
       end
-      inst.counts[id] = wn[i] ~= 0 and wn[i] or nil
-      if wa then
-        inst.accs[id] = wa[i]
+      if inst.cagg then -- a built-in aggregate in C: (v, n), as the snapshot wrote them
+        local v = wa and wa[i] or sec.wv[i + 1]
+        if type(v) ~= "number" or C.weir_aggs_set(inst.cagg, inst.wtab, kids[wk[i]], ws[i], v,
+            wn[i]) < 0 then
+          failure.job_error(("%s: cannot restore a window: its accumulator %s is not a "
+            .. "built-in aggregate's"):format(node.label, tostring(v)))
+        end
       else
-        inst.accs[id] = sec.wv[i + 1]
+        inst.counts[id] = wn[i] ~= 0 and wn[i] or nil
+        if wa then
+          inst.accs[id] = wa[i]
+        else
+          inst.accs[id] = sec.wv[i + 1]
+        end
       end
     end
   end

@@ -3,6 +3,7 @@
 -- call, and the rules written once: cleanup time, the no-timestamp check, late records, the
 -- reduce/aggregate result checks, the trigger-result check, --check-triggers warnings, the
 -- error handler's places, and the REPL's trace. Only the operators require it.
+local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
 local triggers = require("weir.triggers")
@@ -368,12 +369,22 @@ function M.caller(node)
     end
     return emit(cur_st, x, cur_ts)
   end
+  -- weir.aggregates without a window function: the window's record, made here (per fire)
+  local builtin_out = node.builtin_out
+  local window_result = builtin_out and require("weir.aggregates").window_result
   return function(inst, key, w, elements, kid, start, stop)
     local st = inst.index
     if w then
       start, stop = w.start, w.stop
     end
     cur_st, cur_ts = st, stop == INF and INF or stop - 1
+    if builtin_out then
+      local v = elements[1]
+      if type(key) == "number" then
+        return emit(st, ffi.new(window_result, key, start, stop, v), cur_ts)
+      end
+      return emit(st, { key = key, start = start, stop = stop, value = v }, cur_ts)
+    end
     local target, method = pfn, node.method
     if fn_kind == "process" or fn_kind == "apply" then
       target = fn

@@ -218,6 +218,12 @@ local function windowed(assigner, fn_kind, opts)
       out = w:aggregate(count_agg)
     elseif fn_kind == "aggregate_fn" then
       out = w:aggregate(count_agg, count_fn)
+    elseif fn_kind == "builtin_count" then -- weir.aggregates: in C on tumbling windows
+      out = w:aggregate(weir.aggregates.count())
+    elseif fn_kind == "builtin_sum" then
+      out = w:aggregate(weir.aggregates.sum(2))
+    elseif fn_kind == "builtin_avg_fn" then
+      out = w:aggregate(weir.aggregates.avg(2), count_fn)
     elseif fn_kind == "process" then
       out = w:process(process_fn)
     else
@@ -440,6 +446,18 @@ for _, a in ipairs(ASSIGNERS) do
 end
 shape_def("tumbling_late_lateness", windowed(tumbling, "aggregate_fn",
   { lateness = "10ms", late = true }))
+-- the built-in aggregates (weir.aggregates) on every event-time assigner and a count window
+for _, a in ipairs({ { "tumbling", tumbling }, { "sliding", sliding },
+                     { "session", session, { gaps = true } } }) do
+  for _, f in ipairs({ "builtin_count", "builtin_sum", "builtin_avg_fn" }) do
+    shape_def(a[1] .. "_" .. f, windowed(a[2], f, a[3]))
+  end
+end
+shape_def("tumbling_builtin_late_lateness", windowed(tumbling, "builtin_sum",
+  { lateness = "10ms", late = true }))
+shape_def("count_window_builtin", function(env)
+  timed(env):key_by(ev_key):count_window(10):aggregate(weir.aggregates.max(2)):sink(counting)
+end)
 shape_def("window_all_tumbling", function(env)
   timed(env):window_all(tumbling()):aggregate(count_agg, count_fn):sink(counting)
 end)

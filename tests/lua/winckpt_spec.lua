@@ -69,6 +69,11 @@ local CASES = {
     lateness = 15, assigner = function() return W.tumbling_event_time(10, 3) end },
   { name = "sliced sliding with lateness (fast)", fast = "sliced", fn = "aggregate",
     lateness = 12, assigner = function() return W.sliding_event_time(30, 10) end },
+  { name = "tumbling, built-in sum in C (fast)", fast = "tumbling", fn = "builtin", agg = "sum",
+    assigner = function() return W.tumbling_event_time(10) end },
+  { name = "tumbling with allowed lateness, built-in avg in C (fast)", fast = "tumbling",
+    fn = "builtin", agg = "avg", lateness = 15,
+    assigner = function() return W.tumbling_event_time(10, 3) end },
   { name = "tumbling on the general operator", fn = "aggregate", general = true,
     assigner = function() return W.tumbling_event_time(10) end },
   { name = "sessions (merging)", fn = "process", lateness = 5,
@@ -150,6 +155,8 @@ local function run(case, records, p, at, restore)
   local r
   if case.fn == "aggregate" then
     r = w:aggregate(counted, emit_fire(sink))
+  elseif case.fn == "builtin" then -- weir.aggregates: accumulators in C (aggs.c)
+    r = w:aggregate(weir.aggregates[case.agg](3), emit_fire(sink))
   else
     r = w:process(emit_fire(sink))
   end
@@ -167,6 +174,9 @@ local function run(case, records, p, at, restore)
   local node = node_of()
   if case.fast and not case.general then
     eq(node.window_op == aggwindow, true, case.name .. " runs on the fast operator")
+  end
+  if case.fn == "builtin" then
+    eq(node.instances[1].cagg ~= false, true, case.name .. " keeps its accumulators in C")
   end
   return sink, snap
 end
@@ -422,6 +432,9 @@ local function floor_run(case, records, p, old_wms, count_late)
   end
   if case.fast and not case.general then
     eq(node.window_op == aggwindow, true, case.name .. " runs on the fast operator")
+  end
+  if case.fn == "builtin" then
+    eq(node.instances[1].cagg ~= false, true, case.name .. " keeps its accumulators in C")
   end
   local floors = false
   for _, inst in ipairs(node.instances) do

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* aggs.h: weir's built-in aggregates (weir.aggregates: count, sum, min, max, avg) computed in
+ * C. Two layers:
+ *
+ * - One accumulator (wr_agg_t) and its four operations, static inline so that any window
+ *   structure can keep accumulators inline and fold them in its own loops (slices.c may):
+ *   init, add one value, merge another accumulator, result. An accumulator is (v, n): n the
+ *   elements added, v the accumulator as weir.aggregates' Lua add() keeps it — the count, the
+ *   sum, the minimum (+inf before any element), the maximum (-inf), or for avg the sum (the
+ *   result is v / n). The Lua functions and these give the same doubles for the same values
+ *   in the same order.
+ * - Accumulators by window id (wr_aggs_t) for the fast operator's tumbling windows: the ids of
+ *   a wintab.c table. A batch of elements (key id, timestamp, value) is applied in one call
+ *   (each element's window start, its window found or created in the table, the value
+ *   added), and a watermark's fires are read, and dropped, in one call per chunk of keys. */
+#ifndef WR_AGGS_H
+#define WR_AGGS_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wintab.h"
+
+typedef enum wr_agg_kind {
+    WR_AGG_COUNT = 0,
+    WR_AGG_SUM = 1,
+    WR_AGG_MIN = 2,
+    WR_AGG_MAX = 3,
+    WR_AGG_AVG = 4,
+    WR_AGG_KINDS = 5
+} wr_agg_kind_t;
+
+typedef struct wr_agg {
+    double v; /* the count, sum, minimum or maximum (avg: the sum) */
+    double n; /* elements added */
+} wr_agg_t;
+
+static inline void wr_agg_init(wr_agg_kind_t k, wr_agg_t *a)
+{
+    a->n = 0;
+    a->v = k == WR_AGG_MIN ? INFINITY : (k == WR_AGG_MAX ? -INFINITY : 0);
+}
+
+/* x is a finite number: weir.aggregates refuses any other value before it gets here. */
+static inline void wr_agg_add(wr_agg_kind_t k, wr_agg_t *a, double x)
+{
+    a->n += 1;
+    switch (k) {
+    case WR_AGG_COUNT:
+        a->v += 1;
+        break;
+    case WR_AGG_SUM:
+    case WR_AGG_AVG:
+        a->v += x;
+        break;
+    case WR_AGG_MIN:
+        if (x < a->v) {
+            a->v = x;
+        }
+        break;
+    case WR_AGG_MAX:
+        if (x > a->v) {
+            a->v = x;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* a = merge(a, b), as weir.aggregates' Lua merge(a, b). */
+static inline void wr_agg_merge(wr_agg_kind_t k, wr_agg_t *a, const wr_agg_t *b)
+{
+    a->n += b->n;
+    switch (k) {
+    case WR_AGG_MIN:
+        if (b->v < a->v) {
+            a->v = b->v;
+        }
+        break;
+    case WR_AGG_MAX:
+        if (b->v > a->v) {
+            a->v = b->v;
+        }
+        break;
+    default:
+        a->v += b->v;
+        break;
+    }
+}
+
+static inline double wr_agg_result(wr_agg_kind_t k, const wr_agg_t *a)
+{
+    return k == WR_AGG_AVG ? a->v / a->n : a->v;
+}
+
+/* A key's last window with its accumulator, so that the elements of a key that fall in it
+ * (most of them: a key's elements come in time order, many per window) need neither its start
+ * computed (a division) nor the table probed nor the accumulators by id touched (cache misses:
+ * this array is read in key order when keys come round in order, which the hardware
+ * prefetcher follows): indexed by the key id's low bits, checked by key. While a window is
+ * its key's last, its accumulator is here and acc[id] is stale; it goes back to acc[id] when
+ * the key moves to another window. */
+typedef struct wr_aggs_last {
+    double start;
+    int32_t key; /* -1: none */
+    int32_t id;
+    wr_agg_t acc;
+} wr_aggs_last_t;
+
+enum { WR_AGGS_LAST_MAX = 1 << 22 }; /* key ids (low 30 bits) past it are not cached */
+
+/* Accumulators by window id: acc[id] for every id below cap; last[key & (2^30 - 1)] for key
+ * ids below WR_AGGS_LAST_MAX (last_cap entries, grown as keys come), each naming an open
+ * window of t (drops go through wr_aggs_drop or wr_aggs_fire, which forget it). Read a
+ * window's accumulator with wr_aggs_find. Caller's storage. */
+typedef struct wr_aggs {
+    wr_agg_kind_t kind;
+    wr_agg_t *acc;
+    size_t cap;
+    wr_aggs_last_t *last;
+    size_t last_cap;
+    size_t bytes; /* heap bytes held */
+} wr_aggs_t;
+
+void wr_aggs_init(wr_aggs_t *a, wr_agg_kind_t kind);
+void wr_aggs_close(wr_aggs_t *a);
+/* The accumulator of id (>= 0) in the array by id, the array grown to hold it. */
+wr_agg_t *wr_aggs_at(wr_aggs_t *a, int32_t id);
+/* The accumulator of window (key, start) of t, or NULL when t has none. */
+wr_agg_t *wr_aggs_find(wr_aggs_t *a, const wr_wintab_t *t, int32_t key, int64_t start);
+/* Window (key, start) of t with accumulator (v, n), created when absent (the restore): its
+ * id, or WEIR_ESTATE when t is full. */
+int32_t wr_aggs_set(wr_aggs_t *a, wr_wintab_t *t, int32_t key, int64_t start, double v,
+                    double n);
+
+/* Applies n elements in order: element i of key keys[i] (a key id >= 0) at timestamp ts[i]
+ * with value x[i] (ignored by count) goes into its tumbling window of size ms at offset
+ * (start = ts - (ts - offset) mod size, the floored modulo, as Lua's %): the window's id is
+ * found in t, or created with a fresh accumulator. The elements that created a window are
+ * written, in order, as their index into fresh[] and the window's start into fresh_start[]
+ * (room for n each). Returns how many windows were created, or WEIR_ESTATE when t is full
+ * (the elements before the failing one are applied). */
+int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
+                      const double *ts, const double *x, double size, double offset,
+                      int32_t *fresh, double *fresh_start);
+
+/* Removes window (key, start) from t: the id it had, or -1. */
+int32_t wr_aggs_drop(wr_aggs_t *a, wr_wintab_t *t, int32_t key, int64_t start);
+
+/* The windows (keys[i], start), i < n, of t: value[i] its result and count[i] its element
+ * count (0: no such window, value then 0), with the cache misses of the n lookups
+ * overlapping; with drop, each window found is removed from t (its id free again). ids is
+ * scratch room for n. Returns n. */
+int32_t wr_aggs_fire(wr_aggs_t *a, wr_wintab_t *t, const int32_t *keys, int32_t n,
+                     int64_t start, bool drop, int32_t *ids, double *value, double *count);
+
+#endif

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/* check_aggs: the built-in aggregates in C (aggs.c): one accumulator's init/add/merge/result
+ * per kind, a batch applied to a window table against a reference model (window starts,
+ * fresh windows in order, results and counts at fire, drop), and the FFI's argument checks. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggs.h"
+#include "check_support.h"
+#include "weir.h"
+#include "wintab.h"
+
+START_TEST(test_aggs_one_accumulator_per_kind)
+{
+    const double xs[] = {3, -1.5, 7, 0, 2};
+    /* count, sum, min, max, avg of xs */
+    const double want[] = {5, 10.5, -1.5, 7, 2.1};
+    for (int k = 0; k < WR_AGG_KINDS; k++) {
+        wr_agg_t a, b, m;
+        wr_agg_init((wr_agg_kind_t)k, &a);
+        wr_agg_init((wr_agg_kind_t)k, &b);
+        wr_agg_init((wr_agg_kind_t)k, &m);
+        for (int i = 0; i < 5; i++) {
+            wr_agg_add((wr_agg_kind_t)k, &a, xs[i]);
+            wr_agg_add((wr_agg_kind_t)k, i < 2 ? &b : &m, xs[i]);
+        }
+        ck_assert(a.n == 5);
+        ck_assert_msg(fabs(wr_agg_result((wr_agg_kind_t)k, &a) - want[k]) < 1e-12, "kind %d", k);
+        wr_agg_merge((wr_agg_kind_t)k, &b, &m); /* the two halves merged: the same */
+        ck_assert(b.n == 5);
+        ck_assert(wr_agg_result((wr_agg_kind_t)k, &b) == wr_agg_result((wr_agg_kind_t)k, &a));
+    }
+    wr_agg_t e;
+    wr_agg_init(WR_AGG_MIN, &e);
+    ck_assert(e.v == INFINITY && e.n == 0);
+    wr_agg_init(WR_AGG_MAX, &e);
+    ck_assert(e.v == -INFINITY);
+    /* min keeps the first of equal values (-0 then 0: -0), as Lua's x < v */
+    wr_agg_init(WR_AGG_MIN, &e);
+    wr_agg_add(WR_AGG_MIN, &e, -0.0);
+    wr_agg_add(WR_AGG_MIN, &e, 0.0);
+    ck_assert(signbit(e.v));
+}
+END_TEST
+
+/* Lua's floored window start */
+static double lua_start(double ts, double size, double offset)
+{
+    double a = ts - offset;
+    return ts - (a - floor(a / size) * size);
+}
+
+enum { KEYS = 37, WINS = 8, N = 5000 };
+
+START_TEST(test_aggs_batch_matches_a_reference_model)
+{
+    int kind = _i;
+    const double size = 1000, offset = 250;
+    weir_wintab_t *t = weir_wintab_new();
+    weir_aggs_t *a = weir_aggs_new(kind);
+    ck_assert_ptr_nonnull(a);
+    static int32_t keys[N], fresh[N];
+    static double ts[N], x[N], fresh_start[N];
+    /* model: per (key, window index) the values, in order */
+    static double sum[KEYS][WINS], mn[KEYS][WINS], mx[KEYS][WINS];
+    static double cnt[KEYS][WINS];
+    static int created_order[KEYS][WINS];
+    memset(cnt, 0, sizeof cnt);
+    srand(7 + kind);
+    int created = 0;
+    for (int i = 0; i < N; i++) {
+        keys[i] = rand() % KEYS;
+        ts[i] = offset + (double)(rand() % (WINS * 1000)) - 1000; /* one window below 0 too */
+        x[i] = (double)(rand() % 2001 - 1000) / 8;
+        int w = (int)((lua_start(ts[i], size, offset) - offset + 1000) / 1000);
+        ck_assert(w >= 0 && w < WINS);
+        double *c = &cnt[keys[i]][w];
+        if (*c == 0) {
+            sum[keys[i]][w] = 0;
+            mn[keys[i]][w] = INFINITY;
+            mx[keys[i]][w] = -INFINITY;
+            created_order[keys[i]][w] = created++;
+        }
+        *c += 1;
+        sum[keys[i]][w] += x[i];
+        if (x[i] < mn[keys[i]][w]) {
+            mn[keys[i]][w] = x[i];
+        }
+        if (x[i] > mx[keys[i]][w]) {
+            mx[keys[i]][w] = x[i];
+        }
+    }
+    /* in batches of uneven sizes: wr_aggs_apply (the C API) and the FFI's, which keeps
+     * what was created */
+    int total_fresh = 0;
+    wr_aggs_t direct;
+    wr_wintab_t dt;
+    wr_aggs_init(&direct, (wr_agg_kind_t)kind);
+    wr_wintab_init(&dt);
+    for (int from = 0; from < N;) {
+        int n = from % 3 == 0 ? 1 : 977;
+        if (from + n > N) {
+            n = N - from;
+        }
+        int32_t m = wr_aggs_apply(&direct, &dt, n, keys + from, ts + from, x + from, size, offset,
+                                  fresh + total_fresh, fresh_start + total_fresh);
+        ck_assert_int_ge(m, 0);
+        ck_assert_int_eq(weir_aggs_apply(a, t, n, keys + from, ts + from, x + from, size, offset),
+                         m);
+        for (int j = 0; j < m; j++) {
+            fresh[total_fresh + j] += from; /* batch index -> element index */
+        }
+        total_fresh += m;
+        from += n;
+    }
+    ck_assert_int_eq(total_fresh, created);
+    const int32_t *ckeys;
+    const double *cstarts;
+    ck_assert_int_eq(weir_aggs_created(a, &ckeys, &cstarts), created);
+    for (int j = 0; j < total_fresh; j++) {
+        int i = fresh[j];
+        int w = (int)((fresh_start[j] - offset + 1000) / 1000);
+        ck_assert(fresh_start[j] == lua_start(ts[i], size, offset));
+        ck_assert_int_eq(created_order[keys[i]][w], j); /* in creation order */
+        ck_assert(ckeys[j] == keys[i] && cstarts[j] == fresh_start[j]);
+    }
+    weir_aggs_created_clear(a);
+    ck_assert_int_eq(weir_aggs_created(a, &ckeys, &cstarts), 0);
+    wr_aggs_close(&direct);
+    wr_wintab_close(&dt);
+    ck_assert(weir_wintab_stat(t, WEIR_STORE_OPEN) == created);
+    int32_t fkeys[KEYS + 1], ids[KEYS + 1];
+    double value[KEYS + 1], count[KEYS + 1];
+    for (int w = 0; w < WINS; w++) {
+        for (int k = 0; k < KEYS; k++) {
+            fkeys[k] = k;
+        }
+        fkeys[KEYS] = KEYS + 5; /* a key with no window */
+        double start = offset - 1000 + 1000.0 * w;
+        ck_assert_int_eq(weir_aggs_fire(a, t, fkeys, KEYS + 1, start, 1, ids, value, count),
+                         KEYS + 1);
+        ck_assert(count[KEYS] == 0 && value[KEYS] == 0);
+        for (int k = 0; k < KEYS; k++) {
+            ck_assert(count[k] == cnt[k][w]);
+            if (count[k] == 0) {
+                continue;
+            }
+            double want = kind == WEIR_AGG_COUNT  ? cnt[k][w]
+                          : kind == WEIR_AGG_SUM ? sum[k][w]
+                          : kind == WEIR_AGG_MIN ? mn[k][w]
+                          : kind == WEIR_AGG_MAX ? mx[k][w]
+                                                 : sum[k][w] / cnt[k][w];
+            ck_assert_msg(value[k] == want, "kind %d key %d window %d: %g, want %g", kind, k, w,
+                          value[k], want);
+        }
+        /* dropped: a second fire finds nothing */
+        weir_aggs_fire(a, t, fkeys, KEYS, start, 0, ids, value, count);
+        for (int k = 0; k < KEYS; k++) {
+            ck_assert(count[k] == 0);
+        }
+    }
+    ck_assert(weir_wintab_stat(t, WEIR_STORE_OPEN) == 0);
+    weir_aggs_free(a);
+    weir_wintab_free(t);
+}
+END_TEST
+
+START_TEST(test_aggs_add_get_set_and_fire_without_drop)
+{
+    weir_wintab_t *t = weir_wintab_new();
+    weir_aggs_t *a = weir_aggs_new(WEIR_AGG_AVG);
+    int32_t fresh = -1;
+    int32_t id = weir_aggs_add(a, t, 4, 5000, 3, &fresh);
+    ck_assert_int_ge(id, 0);
+    ck_assert_int_eq(fresh, 1);
+    ck_assert_int_eq(weir_aggs_add(a, t, 4, 5000, 6, &fresh), id);
+    ck_assert_int_eq(fresh, 0);
+    double out[3];
+    ck_assert_int_eq(weir_aggs_get(a, t, 4, 5000, out), 0);
+    ck_assert(out[0] == 9 && out[1] == 2 && out[2] == 4.5);
+    ck_assert_int_eq(weir_aggs_get(a, t, 4, 0, out), -1);
+    /* a restore: the window made in the table, its accumulator set */
+    int32_t id2 = weir_aggs_set(a, t, 9, 0, 10, 4);
+    ck_assert_int_ge(id2, 0);
+    ck_assert_int_eq(weir_wintab_find(t, 9, 0), id2);
+    int32_t keys[2] = {4, 9}, ids[2];
+    double value[2], count[2];
+    ck_assert_int_eq(weir_aggs_fire(a, t, keys, 2, 5000, 0, ids, value, count), 2);
+    ck_assert(value[0] == 4.5 && count[0] == 2 && count[1] == 0); /* key 9's is at 0 */
+    ck_assert_int_eq(weir_aggs_fire(a, t, keys + 1, 1, 0, 0, ids, value, count), 1);
+    ck_assert(value[0] == 2.5 && count[0] == 4);
+    ck_assert(weir_wintab_stat(t, WEIR_STORE_OPEN) == 2); /* not dropped */
+    ck_assert(weir_aggs_stat(a, WEIR_STORE_BYTES) > 0);
+    ck_assert(isnan(weir_aggs_stat(a, WEIR_STORE_OPEN)));
+    weir_aggs_free(a);
+    weir_wintab_free(t);
+}
+END_TEST
+
+START_TEST(test_aggs_refuses_bad_arguments)
+{
+    ck_assert_ptr_null(weir_aggs_new(-1));
+    ck_assert_ptr_null(weir_aggs_new(5));
+    weir_wintab_t *t = weir_wintab_new();
+    weir_aggs_t *a = weir_aggs_new(WEIR_AGG_SUM);
+    int32_t keys[1] = {-1}, fresh[1];
+    double ts[1] = {0}, x[1] = {1}, fs[1];
+    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, 10, 0), WEIR_EINVAL);
+    keys[0] = 1;
+    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, NULL, 10, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, 0, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, NAN, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, t, -1, keys, ts, x, 10, 0), WEIR_EINVAL);
+    ts[0] = NAN;
+    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, 10, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, t, 0, NULL, NULL, NULL, 10, 0), 0);
+    ck_assert_int_eq(weir_aggs_created(a, NULL, NULL), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_add(a, t, 1.5, 0, 1, fresh), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_add(a, t, 1, NAN, 1, fresh), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_fire(a, t, keys, -1, 0, 1, fresh, x, fs), WEIR_EINVAL);
+    double out[3];
+    ck_assert_int_eq(weir_aggs_get(a, t, 0, 0, out), -1); /* nothing there yet */
+    ck_assert_int_eq(weir_aggs_get(a, t, -1, 0, out), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_set(a, t, 0, 0, NAN, 1), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_set(a, t, -1, 0, 1, 1), WEIR_EINVAL);
+    /* count needs no values */
+    weir_aggs_t *c = weir_aggs_new(WEIR_AGG_COUNT);
+    ts[0] = 5;
+    ck_assert_int_eq(weir_aggs_apply(c, t, 1, keys, ts, NULL, 10, 0), 1);
+    const int32_t *ck;
+    const double *cs;
+    ck_assert_int_eq(weir_aggs_created(c, &ck, &cs), 1);
+    ck_assert(ck[0] == 1 && cs[0] == 0);
+    weir_aggs_free(c);
+    weir_aggs_free(a);
+    weir_aggs_free(NULL);
+    weir_wintab_free(t);
+}
+END_TEST
+
+static Suite *aggs_suite(void)
+{
+    Suite *s = suite_create("aggs");
+    add_case(s, "one_accumulator_per_kind", test_aggs_one_accumulator_per_kind);
+    add_loop_case(s, "batch_matches_a_reference_model", test_aggs_batch_matches_a_reference_model,
+                  WR_AGG_KINDS);
+    add_case(s, "add_get_set_and_fire_without_drop", test_aggs_add_get_set_and_fire_without_drop);
+    add_case(s, "refuses_bad_arguments", test_aggs_refuses_bad_arguments);
+    return s;
+}
+
+int main(void)
+{
+    return run_suite(aggs_suite());
+}
