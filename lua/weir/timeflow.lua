@@ -82,11 +82,16 @@ end
 M.forward_watermark, M.forward_status = forward_watermark, forward_status
 
 ---A source ended: when it was exhausted (not stopped), its final watermark, +inf, goes down.
+---A source that announced IDLE (a Kafka source whose partitions all finished and were released
+---before its end came) becomes ACTIVE first: a valve ignores a watermark on an idle channel,
+---and +inf must reach every operator (SEMANTICS §12: an idle channel that sends MAX first
+---becomes ACTIVE, as Flink's WatermarkToDataOutput marks its output active before a watermark).
 function Job:source_ended(src, flags)
   self.live = self.live - 1
   if flags == END_EXHAUSTED and not self.stopped then
     local inst = self.by_source[src].instances[1]
     inst.watermark = INF
+    forward_status(inst, false)
     forward_watermark(inst, INF)
   end
 end

@@ -1,6 +1,7 @@
 -- Specs for weir.timeflow's registry of processing-time timers: the earliest due time over
 -- every window subtask, refreshed only for the subtasks marked changed, equals a full scan of
--- the C timer services (what the runtime's wakeup is set from before each poll).
+-- the C timer services (what the runtime's wakeup is set from before each poll); and the end of
+-- input's +inf watermark reaching the operators downstream of a source.
 local spec = require("spec")
 local ffi = require("ffi")
 local C = require("weir.ffi")
@@ -161,6 +162,62 @@ it("random registrations and deletions, a few per query: always a full scan's an
       error(("round %d: the registry says %s, a scan %s"):format(round, got, want))
     end
   end
+end)
+
+
+-- The end of input: +inf reaches the operators downstream of a source even when the source had
+-- announced IDLE (a Kafka source whose partitions all finished and were released at a tick
+-- before its END event: the window after it then never fired its last windows).
+local END_EXHAUSTED, END_STOPPED = tonumber(C.WEIR_END_EXHAUSTED), tonumber(C.WEIR_END_STOPPED)
+
+-- A source instance feeding one downstream subtask (a valve of `channels`, the source on
+-- channel 0) whose node records the watermarks its valve gives.
+local function end_job(channels)
+  local seen = {}
+  local down = { node = { id = 1, on_watermark = function(_, w) seen[#seen + 1] = w end },
+                 valve = ffi.gc(C.weir_valve_new(channels), C.weir_valve_free), wm_targets = {} }
+  local src = { wm_targets = { { down, 0 } }, watermark = -INF }
+  local job = setmetatable({ live = 1, stopped = false,
+                             by_source = { [0] = { instances = { src } } } },
+    { __index = timeflow.methods })
+  return job, src, down, seen
+end
+
+it("end of input: +inf goes down from an active source", function()
+  local job, src, down, seen = end_job(1)
+  timeflow.forward_watermark(src, 39999)
+  job:source_ended(0, END_EXHAUSTED)
+  eq(seen, { 39999, INF })
+  eq(C.weir_valve_output(down.valve), INF)
+  eq(job.live, 0)
+end)
+
+it("end of input: a source that announced IDLE becomes ACTIVE first, and +inf goes down", function()
+  local job, src, down, seen = end_job(1)
+  timeflow.forward_watermark(src, 39999)
+  timeflow.forward_status(src, true) -- every partition released: the source's output is idle
+  eq(C.weir_valve_is_idle(down.valve), 1)
+  job:source_ended(0, END_EXHAUSTED)
+  eq(seen, { 39999, INF })
+  eq(C.weir_valve_output(down.valve), INF)
+  eq(C.weir_valve_is_idle(down.valve), 0)
+end)
+
+it("end of input: an idle source sends +inf too; the other inputs hold the output", function()
+  local job, src, down, seen = end_job(2)
+  C.weir_valve_watermark(down.valve, 1, 500)
+  timeflow.forward_status(src, true)
+  eq(seen, { 500 }) -- channel 0 left out: channel 1 alone gives the output
+  job:source_ended(0, END_EXHAUSTED)
+  eq(seen, { 500 })
+  eq(C.weir_valve_channel_watermark(down.valve, 0), INF)
+end)
+
+it("a stopped source sends no +inf", function()
+  local job, src, _, seen = end_job(1)
+  timeflow.forward_watermark(src, 7)
+  job:source_ended(0, END_STOPPED)
+  eq(seen, { 7 })
 end)
 
 spec.finish()
