@@ -484,6 +484,7 @@ function Ck:take(kind, wait)
   end
   if pid == 0 then -- the writer process: it never returns
     C.weir_mem_set_limit(0) -- the job's memory limit is the job's; this copy ends soon
+    checkpoint.writer_gc() -- no collection walking the heap it shares with the job
     local msg = buffer.encode(self:work(manifest, sync, pre))
     C.weir_ckpt_child_exit(self.fd_box[0], msg, #msg)
   end
