@@ -119,33 +119,40 @@ local function keeper(what, out)
   end
 end
 
+-- A key's place in the snapshot's sections (out, by key group): its section (made when new)
+-- and its index among the section's keys, the key written there.
+local function add_key(node, inst, repr, out, keep, key)
+  local g = key_group(node, key)
+  local sec = out[g]
+  if not sec then
+    local a = node.assigner
+    sec = { v = repr == "general" and GENERAL_VERSION or VERSION, repr = repr,
+            subtask = inst.index, size = a.size, slide = a.slide, nkeys = 0, keys = {},
+            gstate = {} }
+    out[g] = sec
+  end
+  if sec.subtask ~= inst.index then
+    failure.job_error(("%s: key group %d is in subtasks %d and %d"):format(node.label, g,
+      sec.subtask + 1, inst.index + 1))
+  end
+  local ki = sec.nkeys + 1
+  sec.nkeys = ki
+  sec.keys[ki] = keep(key, sec, "key", key)
+  return sec, ki
+end
+
 -- The sections of one snapshot, by key group: sec(kid) gives the section of a key id's group
 -- and the key's index in it.
 local function sections(node, inst, repr, key_of, out, size_hint, keep)
   -- sized up front: a table grown key by key to a million rehashes twenty times
   local sec_of, ki_of = new_table(0, size_hint or 0), new_table(0, size_hint or 0)
-  local a = node.assigner
   return function(kid)
     local sec = sec_of[kid]
     if sec then
       return sec, ki_of[kid]
     end
-    local key = key_of(inst, kid)
-    local g = key_group(node, key)
-    sec = out[g]
-    if not sec then
-      sec = { v = repr == "general" and GENERAL_VERSION or VERSION, repr = repr,
-              subtask = inst.index, size = a.size, slide = a.slide, nkeys = 0, keys = {},
-              gstate = {} }
-      out[g] = sec
-    end
-    if sec.subtask ~= inst.index then
-      failure.job_error(("%s: key group %d is in subtasks %d and %d"):format(node.label, g,
-        sec.subtask + 1, inst.index + 1))
-    end
-    local ki = sec.nkeys + 1
-    sec.nkeys = ki
-    sec.keys[ki] = keep(key, sec, "key", key)
+    local ki
+    sec, ki = add_key(node, inst, repr, out, keep, key_of(inst, kid))
     sec_of[kid], ki_of[kid] = sec, ki
     return sec, ki
   end
@@ -158,10 +165,6 @@ local function append(t, name, x)
     t[name] = list
   end
   list[#list + 1] = x
-end
-
-local function general_key(inst, kid)
-  return inst.keys[kid]
 end
 
 -- The places of n items sorted by section (a counting sort): si[i] is item i's section index
@@ -195,13 +198,14 @@ end
 -- what is not a number (contents that are not, trigger state in Lua, window_state,
 -- timestamps that are not numbers), each checked (weir.ckvalue.keep), none copied.
 local function snapshot_general(node, inst, out, keep)
-  local sec = sections(node, inst, "general", general_key, out, #inst.keys, keep)
-  local nk = math.max(#inst.keys, 1)
+  -- per key id (dense, from 1) its section's index here (-1: none yet) and its key index
+  local keys_of = inst.keys
+  local nk = math.max(#keys_of, 1)
   local ksi, kki = int32_t(nk + 1), int32_t(nk + 1)
-  ffi.fill(ksi, 4 * (nk + 1), 0xff) -- -1: no section yet
+  ffi.fill(ksi, 4 * (nk + 1), 0xff)
   local secs, index_of, nsec = {}, {}, 0
   local function key(kid)
-    local s, ki = sec(kid)
+    local s, ki = add_key(node, inst, "general", out, keep, keys_of[kid])
     local si = index_of[s]
     if not si then
       si = nsec
@@ -211,6 +215,13 @@ local function snapshot_general(node, inst, out, keep)
     ksi[kid], kki[kid] = si, ki
     return si
   end
+  local function sec(kid) -- as sections() gives them
+    local si = ksi[kid]
+    if si < 0 then
+      si = key(kid)
+    end
+    return secs[si], kki[kid]
+  end
   -- the names of the trigger state cells, by cell index
   local cn, ncell = {}, 0
   for name, idx in pairs(node.cell_of) do
@@ -219,7 +230,7 @@ local function snapshot_general(node, inst, out, keep)
       ncell = math.max(ncell, idx + 1)
     end
   end
-  local store, wins, wkid = inst.store, inst.wins, inst.wkid
+  local store, wins = inst.store, inst.wins
   local contents, stamps, lua_state, wstate, fires = inst.contents, inst.stamps,
     inst.lua_state, inst.wstate, inst.fires
 
@@ -228,10 +239,15 @@ local function snapshot_general(node, inst, out, keep)
   for _ in pairs(wins) do
     n = n + 1
   end
-  local slots, wsi = int32_t(math.max(n, 1)), int32_t(math.max(n, 1))
+  -- a window's key id, start and stop from the C store (one row), not its Lua window object
+  local m = math.max(n, 1)
+  local slots, wsi, win = int32_t(m), int32_t(m), double_t(3 * m)
   local i = 0
   for slot in pairs(wins) do
-    local kid = wkid[slot]
+    if C.weir_store_window(store, slot, win + 3 * i) ~= 0 then
+      failure.job_error(("%s: window slot %d is not in its store"):format(node.label, slot))
+    end
+    local kid = win[3 * i]
     local si = ksi[kid]
     if si < 0 then
       si = key(kid)
@@ -240,7 +256,6 @@ local function snapshot_general(node, inst, out, keep)
     i = i + 1
   end
   local ord, off = by_section(n, wsi, nsec)
-  local m = math.max(n, 1)
   local K, S, E, N, A = int32_t(m), double_t(m), double_t(m), int32_t(m), double_t(m)
   local CL = ncell > 0 and double_t(m * ncell)
   for k = 0, nsec - 1 do
@@ -250,9 +265,9 @@ local function snapshot_general(node, inst, out, keep)
       local numeric, anycell = true, false
       local wl, wsv, wtv, wf, wti, wtn, wtd
       for p = from, to - 1 do
-        local slot = slots[ord[p]]
-        local w, kid = wins[slot], wkid[slot]
-        local start, stop = w.start, w.stop
+        local x = ord[p]
+        local slot, b = slots[x], 3 * x
+        local kid, start, stop = win[b], win[b + 1], win[b + 2]
         K[p], S[p], E[p], N[p] = kki[kid], start, stop, C.weir_store_count(store, slot)
         local j = p - from -- the window's index in its section (0-based)
         if CL then
@@ -273,10 +288,11 @@ local function snapshot_general(node, inst, out, keep)
         end
         local ts = stamps[slot]
         if ts ~= nil then
-          local len, packed = #ts, type(ts) == "table"
+          local packed = type(ts) == "table"
+          local len = packed and #ts or 0
           if packed then
-            for x = 1, len do
-              if type(ts[x]) ~= "number" then
+            for y = 1, len do
+              if type(ts[y]) ~= "number" then
                 packed = false
                 break
               end
@@ -286,8 +302,8 @@ local function snapshot_general(node, inst, out, keep)
             wti, wtn, wtd = wti or {}, wtn or {}, wtd or {}
             local q, d = #wti + 1, #wtd
             wti[q], wtn[q] = j, len
-            for x = 1, len do
-              wtd[d + x] = ts[x]
+            for y = 1, len do
+              wtd[d + y] = ts[y]
             end
           else
             wtv = wtv or {}
@@ -320,11 +336,11 @@ local function snapshot_general(node, inst, out, keep)
       else
         local wv = new_table(to - from, 0)
         for p = from, to - 1 do
-          local slot = slots[ord[p]]
+          local x = ord[p]
+          local slot, b = slots[x], 3 * x
           local v = contents[slot]
           if v ~= nil and type(v) ~= "number" then
-            local w = wins[slot]
-            v = keep(v, s, "contents", inst.keys[wkid[slot]], w.start, w.stop)
+            v = keep(v, s, "contents", inst.keys[win[b]], win[b + 1], win[b + 2])
           end
           wv[p - from + 1] = v
         end
