@@ -15,6 +15,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -327,6 +328,13 @@ void weir_ckpt_child_exit(int32_t msg_fd, const char *msg, size_t len)
     _exit(0); /* never exit(): stdio buffers and atexit handlers are the job's */
 }
 
+static double writer_cpu_ms; /* the CPU time of the writer weir_ckpt_wait reaped last */
+
+double weir_ckpt_writer_cpu_ms(void)
+{
+    return writer_cpu_ms;
+}
+
 int32_t weir_ckpt_wait(int32_t pid, int32_t msg_fd, int32_t block, char *out, size_t cap,
                        int32_t *status)
 {
@@ -335,8 +343,10 @@ int32_t weir_ckpt_wait(int32_t pid, int32_t msg_fd, int32_t block, char *out, si
     }
     int st = 0;
     pid_t got;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
     do {
-        got = waitpid((pid_t)pid, &st, block ? 0 : WNOHANG);
+        got = wait4((pid_t)pid, &st, block ? 0 : WNOHANG, &ru);
     } while (got < 0 && errno == EINTR);
     if (got < 0) {
         return -errno;
@@ -344,6 +354,8 @@ int32_t weir_ckpt_wait(int32_t pid, int32_t msg_fd, int32_t block, char *out, si
     if (got == 0) {
         return 0; /* still writing */
     }
+    writer_cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
+                    (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
     *status = WIFEXITED(st) ? WEXITSTATUS(st) : (WIFSIGNALED(st) ? -WTERMSIG(st) : -1);
     size_t n = 0;
     while (n + 1 < cap) {

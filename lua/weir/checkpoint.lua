@@ -83,6 +83,12 @@ local function unfit(v, path, seen, depth)
   return nil
 end
 
+---The first part of v (named from path) that a checkpoint cannot keep, and why; nil when v is
+---plain (for the parts that check their own values: weir.ckvalue.keep).
+function M.unfit(v, path)
+  return unfit(v, path or "value", {}, 0)
+end
+
 local PLAIN = { number = true, string = true, boolean = true }
 
 ---The fast check before encoding: true when v is plain (unfit finds nothing). No strings are
@@ -123,6 +129,28 @@ end
 ---Decodes what encode made; raises on bytes that are not one complete value.
 function M.decode(s)
   return buffer.decode(s)
+end
+
+-- The writer's collector ---------------------------------------------------------------------
+
+-- In the checkpoint writer (a process forked from the job, weir.checkpoint_job) the collector
+-- is stopped: a collection there would walk the whole heap it shares with the job, copying
+-- every page it marks (copy on write), to free what the writer drops anyway when it exits. It
+-- restarts once the writer's heap reaches twice the job's and 256 MiB more (checked after each
+-- part and section), so a checkpoint of a huge state stays bounded.
+local gc_ceiling_kb = nil
+
+---Stops the collector of the writer process (called once, right after the fork).
+function M.writer_gc()
+  gc_ceiling_kb = collectgarbage("count") * 2 + 256 * 1024
+  collectgarbage("stop")
+end
+
+local function gc_guard()
+  if gc_ceiling_kb and collectgarbage("count") > gc_ceiling_kb then
+    gc_ceiling_kb = nil
+    collectgarbage("restart")
+  end
 end
 
 -- The registry ------------------------------------------------------------------------------
@@ -175,6 +203,7 @@ function Registry:snapshot(pre)
       v = taken[1]
     else
       v = part.snapshot()
+      gc_guard()
     end
     if part.keyed then
       local groups = {}
@@ -256,6 +285,7 @@ function M.encode_state(id, sections)
     out:putcdata(sh, SECTION_BYTES)
     out:put(s.name, PAD:sub(1, padding(#s.name)))
     out:put(payload, PAD:sub(1, padding(#payload)))
+    gc_guard()
   end
   return out:tostring(), index
 end

@@ -378,11 +378,13 @@ end
 ---failed, the last one's bytes, its pause (what the job's loop spent on it: ms on the
 ---monotonic clock), the longest and the total pause, what the writer spent on the last one
 ---(making the sections, encoding, writing with the fsyncs and the commit) and how long it took
----from the pause to the commit, and the restore's time; every field there from the start.
+---from the pause to the commit, the writer process's CPU time (the last one's, all), and the
+---restore's time; every field there from the start.
 function M.new_stats()
   return { taken = 0, failed = 0, last_id = 0, last_bytes = 0, last_pause_ms = 0,
            max_pause_ms = 0, total_pause_ms = 0, last_snapshot_ms = 0, last_encode_ms = 0,
-           last_write_ms = 0, last_duration_ms = 0, restore_ms = 0, restore_read_ms = 0,
+           last_write_ms = 0, last_duration_ms = 0, last_writer_cpu_ms = 0,
+           total_writer_cpu_ms = 0, restore_ms = 0, restore_read_ms = 0,
            restored_from = false }
 end
 
@@ -485,6 +487,7 @@ function Ck:take(kind, wait)
   end
   if pid == 0 then -- the writer process: it never returns
     C.weir_mem_set_limit(0) -- the job's memory limit is the job's; this copy ends soon
+    checkpoint.writer_gc() -- no collection walking the heap it shares with the job
     local msg = buffer.encode(self:work(manifest, sync, pre))
     C.weir_ckpt_child_exit(self.fd_box[0], msg, #msg)
   end
@@ -534,6 +537,7 @@ function Ck:reap(block)
   end
   r.pause_ms = c.pause_ms
   r.duration_ms = clock() - c.t0
+  r.writer_cpu_ms = C.weir_ckpt_writer_cpu_ms()
   return self:done(c.id, r, c.kind)
 end
 
@@ -542,6 +546,8 @@ end
 function Ck:done(id, r, kind)
   local st = self.stats
   st.last_pause_ms, st.total_pause_ms = r.pause_ms, st.total_pause_ms + r.pause_ms
+  st.last_writer_cpu_ms = r.writer_cpu_ms or 0 -- no writer process: the job's own time
+  st.total_writer_cpu_ms = st.total_writer_cpu_ms + st.last_writer_cpu_ms
   st.max_pause_ms = math.max(st.max_pause_ms, r.pause_ms)
   if r.fatal then
     job_error(("checkpoint %d: %s"):format(id, r.fatal))

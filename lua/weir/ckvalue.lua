@@ -11,6 +11,7 @@ local records = require("weir.records")
 local M = {}
 
 local MAX_COPY_DEPTH = 95 -- the codec refuses deeper values itself, naming the path
+local MAX_KEEP_DEPTH = 90 -- weir.checkpoint's limit (string.buffer refuses 100)
 
 local SENTINELS = { ["json.null"] = json.null }
 local MARK = "\0weir.sentinel"
@@ -74,6 +75,54 @@ function M.thaw(v, depth)
     end
   end
   return v
+end
+
+---Whether table v can go into a checkpoint section as it is: no metatable, keys that are
+---strings or numbers, values that are nil, booleans, numbers, strings, 64-bit integers or such
+---tables, at most MAX_KEEP_DEPTH deep. No identity set: a table reached twice is written once
+---per place (string.buffer splits it, as copy does), and a cycle ends at the depth limit.
+local function simple(v, depth)
+  if getmetatable(v) ~= nil or depth > MAX_KEEP_DEPTH then
+    return false
+  end
+  for k, x in pairs(v) do
+    local kt, xt = type(k), type(x)
+    if kt ~= "string" and kt ~= "number" then
+      return false
+    end
+    if xt == "table" then
+      if not simple(x, depth + 1) then
+        return false
+      end
+    elseif xt ~= "number" and xt ~= "string" and xt ~= "boolean" and not (xt == "cdata"
+      and (ffi.istype("int64_t", x) or ffi.istype("uint64_t", x))) then
+      return false
+    end
+  end
+  return true
+end
+
+---The value a checkpoint section holds for user value v (window contents, trigger and window
+---state, keys): v itself when it is kept as it is (a table is walked, nothing is copied: the
+---section is encoded before any user code runs again), else copy(v) (marker tables for
+---records and json.null). When v holds what a checkpoint cannot keep (a function, a metatable,
+---other cdata, a cycle): nil and the path of the part that is wrong from `path` and why
+---(weir.checkpoint.unfit).
+function M.keep(v, path)
+  local t = type(v)
+  if t == "table" then
+    if simple(v, 0) then
+      return v
+    end
+  elseif t ~= "cdata" and t ~= "function" and t ~= "userdata" and t ~= "thread" then
+    return v
+  end
+  local c = M.copy(v, 0)
+  local p, why = require("weir.checkpoint").unfit(c, path)
+  if p then
+    return nil, p, why
+  end
+  return c
 end
 
 ---Forgets whether copy made a marker table.

@@ -341,7 +341,7 @@ function Env:status()
   if job then
     return require("weir.status").collect(job)
   end
-  return self.final_status
+  return require("weir.status").settle(self.final_status)
 end
 
 ---Runs the job (or, under `weir explain`, prints its graph). Returns when every source has

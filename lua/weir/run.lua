@@ -576,7 +576,7 @@ function Job:finish()
     self:show_progress(true)
   end
   self.plan.env.final_metrics = self:metrics()
-  self.plan.env.final_status = status.collect(self)
+  self.plan.env.final_status = status.final(self) -- its window lists made when read
   self:close_functions()
   self:report_drops()
   if self.stopped then

@@ -82,8 +82,14 @@ local function channels_of(node, inst)
   return out
 end
 
----A table describing the job now (env:status()).
-function M.collect(job)
+-- Final statuses whose window lists are still to be made: status table -> { job, now, list of
+-- { sub, node, inst } } (weir.status.final, M.settle).
+local pending = setmetatable({}, { __mode = "k" })
+
+---A table describing the job now (env:status()). lazy (M.final): the window subtasks'
+---`windows` lists are left to M.settle.
+function M.collect(job, lazy)
+  local todo = lazy and {} or nil
   local s = { processing_time = M.now(job), records_in = job.records_in,
               records_out = job.out_count[1], operators = {} }
   for _, node in ipairs(job.plan.nodes) do
@@ -102,7 +108,11 @@ function M.collect(job)
       if windowing.runs(node) then
         local ws = windowing.stats(node, inst)
         sub.open_windows, sub.elements = ws.open_windows, ws.elements
-        sub.windows = windowing.windows(node, inst)
+        if todo then
+          todo[#todo + 1] = { sub, node, inst }
+        else
+          sub.windows = windowing.windows(node, inst)
+        end
         sub.next_event_timer = ws.next_event_timer
       end
       op.subtasks[#op.subtasks + 1] = sub
@@ -112,6 +122,40 @@ function M.collect(job)
   end
   s.kafka = kafka_health.collect(job) -- Kafka sources: brokers and partitions (or nil)
   s.alignment = alignment.report(job) -- watermark alignment: groups, and what is paused
+  if todo and #todo > 0 then
+    pending[s] = { job = job, now = M.now(job), list = todo }
+  end
+  return s
+end
+
+---The status of a job as it ends (Job:finish; env:status() after execute() returns it through
+---M.settle): collect's table, but every window list is made only when first read, from the
+---window state as the job left it (nothing changes it after the end; listing a million open
+---windows of a stopped job takes seconds, and most jobs never ask).
+function M.final(job)
+  return M.collect(job, true)
+end
+
+---s with its window lists made, if M.final left them (the processing time is the job's at
+---its end, as collect saw it); s itself (nil stays nil).
+function M.settle(s)
+  local p = s and pending[s]
+  if not p then
+    return s
+  end
+  pending[s] = nil
+  local job = p.job
+  local saved = job.now_override
+  job.now_override = p.now -- an ended job's windows are listed at the time it ended
+  local ok, err = pcall(function()
+    for _, e in ipairs(p.list) do
+      e[1].windows = windowing.windows(e[2], e[3])
+    end
+  end)
+  job.now_override = saved
+  if not ok then
+    error(err, 0)
+  end
   return s
 end
 

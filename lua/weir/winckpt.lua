@@ -7,16 +7,24 @@
 -- operator) or the fast operator's own tables (weir.aggstate's), which are the only code that
 -- opens a slot or a window.
 --
--- Section of the general operator (repr "general"):
---   win     per slot { key index, start, stop, count, trigger state (name -> value, built-in
---           cells and Lua alike), contents, evictor timestamps, window_state, fired }
---   msets   merging: per key { key index, { start, stop, sstart, sstop, ... } } in order
+-- Section of the general operator (repr "general", v 2), packed columns (ffi strings) of its
+-- n windows: wk, ws, we, wn (int32 key index, double start, double stop, int32 count); cn,
+-- wc (the trigger state cells' names by cell index and #cn doubles per window, NaN unset:
+-- only when one is set); wa (double contents, when every window's is a number) or wv (a Lua
+-- list of contents, nil for none); wti, wtn, wtd (the evictor's timestamps: window index,
+-- count, the doubles) or wtv (window index + 1 -> timestamps that are not numbers); wl
+-- (window index + 1 -> trigger state in Lua, name -> value), wsv (-> window_state), wf
+-- (int32 indices of the windows that fired); merging: mk, mn (int32 key index and entries per
+-- key), md (per entry double start, stop, sstart, sstop, in order). User values are written
+-- as they are when plain (weir.ckvalue.keep checks them; a value a checkpoint cannot keep
+-- fails it, naming the window and the path), so the part skips the codec's walk (raw).
 -- Section of the fast operator ("tumbling", "sliced"), packed columns (ffi strings):
 --   wk, ws, wn (int32 key index, double start, int32 count) and wa (double accumulators; wv, a
 --   Lua list, when one is not a number) per tumbling window; sk, ss, sn, sa per slice
 --   wst     per window_state() { key index, start, stop, state }
--- Both: gstate { key index, state } per key; timers as flat runs: general (domain, time, key
---   index, start, stop, rank) in `tm`; fast: tt (double time), te (int32 +key index: the timer
+-- Both: gstate { key index, state } per key; timers as packed columns: general tt, tk, ts,
+--   te, tr, td (double time, int32 key index, double start and stop, int32 rank and domain);
+--   fast: tt (double time), te (int32 +key index: the timer
 --   at the window's max timestamp, -key index: at its cleanup time), tr (int32 rank). The
 --   rank is the timer's place in its subtask's pop order ((time, registration) per domain), so
 --   a restore that merges key groups of several old subtasks registers them in (time, old
@@ -31,6 +39,7 @@ local wc = require("weir.wincontext")
 local failure = require("weir.failure")
 local ckvalue = require("weir.ckvalue")
 local util = require("weir.util")
+local format = require("weir.format")
 
 local M = {}
 
@@ -38,11 +47,12 @@ local new_table = require("table.new")
 
 local INF = math.huge
 local EVENT, PROCESSING = tonumber(C.WEIR_TIME_EVENT), tonumber(C.WEIR_TIME_PROCESSING)
-local VERSION = 1
+local VERSION = 1 -- the fast operator's sections
+local GENERAL_VERSION = 2 -- the general operator's (2: packed columns)
 
 -- Values weir compares by identity (json.null) and weir.record_type records are written as
 -- marker tables (weir.ckvalue; a section that has one says so: `marked`).
-local copy, thaw = ckvalue.copy, ckvalue.thaw
+local thaw = ckvalue.thaw
 
 -- Packed columns ------------------------------------------------------------------------------
 
@@ -86,32 +96,63 @@ local function key_group(node, key)
   return tonumber(C.weir_keygroup_of(h, node.max_parallelism))
 end
 
+-- keep(v, s, name, key, start, stop): user value v (named `name` in messages) as section s
+-- keeps it (weir.ckvalue.keep: tables walked, not copied, unless they hold records or
+-- json.null); what a checkpoint cannot keep fails it, naming the section (`what`, the part's
+-- name, and the key group), the window or key, and the path.
+local function keeper(what, out)
+  return function(v, s, name, key, start, stop)
+    local x, p, why = ckvalue.keep(v, name)
+    if p == nil then
+      return x
+    end
+    local g
+    for gg, ss in pairs(out) do
+      if ss == s then
+        g = gg
+      end
+    end
+    local place = start ~= nil and ("window [%s, %s) of key %s"):format(tostring(start),
+      tostring(stop), format.value(key)) or ("key %s"):format(format.value(key))
+    error(("section %s%s: %s: %s %s"):format(what,
+      g and g >= 0 and (" (key group %d)"):format(g) or "", place, p, why), 0)
+  end
+end
+
+-- A key's place in the snapshot's sections (out, by key group): its section (made when new)
+-- and its index among the section's keys, the key written there.
+local function add_key(node, inst, repr, out, keep, key)
+  local g = key_group(node, key)
+  local sec = out[g]
+  if not sec then
+    local a = node.assigner
+    sec = { v = repr == "general" and GENERAL_VERSION or VERSION, repr = repr,
+            subtask = inst.index, size = a.size, slide = a.slide, nkeys = 0, keys = {},
+            gstate = {} }
+    out[g] = sec
+  end
+  if sec.subtask ~= inst.index then
+    failure.job_error(("%s: key group %d is in subtasks %d and %d"):format(node.label, g,
+      sec.subtask + 1, inst.index + 1))
+  end
+  local ki = sec.nkeys + 1
+  sec.nkeys = ki
+  sec.keys[ki] = keep(key, sec, "key", key)
+  return sec, ki
+end
+
 -- The sections of one snapshot, by key group: sec(kid) gives the section of a key id's group
 -- and the key's index in it.
-local function sections(node, inst, repr, key_of, out, size_hint)
+local function sections(node, inst, repr, key_of, out, size_hint, keep)
   -- sized up front: a table grown key by key to a million rehashes twenty times
   local sec_of, ki_of = new_table(0, size_hint or 0), new_table(0, size_hint or 0)
-  local a = node.assigner
   return function(kid)
     local sec = sec_of[kid]
     if sec then
       return sec, ki_of[kid]
     end
-    local key = key_of(inst, kid)
-    local g = key_group(node, key)
-    sec = out[g]
-    if not sec then
-      sec = { v = VERSION, repr = repr, subtask = inst.index, size = a.size, slide = a.slide,
-              nkeys = 0, keys = {}, gstate = {} }
-      out[g] = sec
-    end
-    if sec.subtask ~= inst.index then
-      failure.job_error(("%s: key group %d is in subtasks %d and %d"):format(node.label, g,
-        sec.subtask + 1, inst.index + 1))
-    end
-    local ki = sec.nkeys + 1
-    sec.nkeys = ki
-    sec.keys[ki] = copy(key, 0)
+    local ki
+    sec, ki = add_key(node, inst, repr, out, keep, key_of(inst, kid))
     sec_of[kid], ki_of[kid] = sec, ki
     return sec, ki
   end
@@ -126,54 +167,285 @@ local function append(t, name, x)
   list[#list + 1] = x
 end
 
-local function general_key(inst, kid)
-  return inst.keys[kid]
+-- The places of n items sorted by section (a counting sort): si[i] is item i's section index
+-- (0 .. nsec - 1). Returns ord (the items in section order) and off (section k's items are
+-- ord[off[k]] .. ord[off[k + 1] - 1], in their first order).
+local function by_section(n, si, nsec)
+  local off, at, ord = int32_t(nsec + 1), int32_t(nsec + 1), int32_t(math.max(n, 1))
+  for i = 0, n - 1 do
+    local k = si[i] + 1
+    off[k] = off[k] + 1
+  end
+  for k = 1, nsec do
+    off[k] = off[k] + off[k - 1]
+  end
+  ffi.copy(at, off, 4 * (nsec + 1))
+  for i = 0, n - 1 do
+    local k = si[i]
+    ord[at[k]] = i
+    at[k] = at[k] + 1
+  end
+  return ord, off
 end
 
-local function snapshot_general(node, inst, out)
-  local sec = sections(node, inst, "general", general_key, out, #inst.keys)
-  for slot, w in pairs(inst.wins) do
-    local s, ki = sec(inst.wkid[slot])
-    local list = s.win or {}
-    s.win = list
-    list[#list + 1] = { ki, w.start, w.stop, C.weir_store_count(inst.store, slot),
-                        copy(winstate.trigger_state(node, inst, slot), 0),
-                        copy(inst.contents[slot], 0), copy(inst.stamps[slot], 0),
-                        copy(inst.wstate[slot], 0), inst.fires[slot] or nil }
+local function cut(p, from, to, width)
+  return ffi.string(p + from, (to - from) * width)
+end
+
+-- The general operator's section, made in C arrays: every window, merging set and timer gets
+-- its section index (by its key id's, cached per key id), a counting sort puts them in
+-- section order, and each section's columns are slices of the arrays. Lua tables only for
+-- what is not a number (contents that are not, trigger state in Lua, window_state,
+-- timestamps that are not numbers), each checked (weir.ckvalue.keep), none copied.
+local function snapshot_general(node, inst, out, keep)
+  -- per key id (dense, from 1) its section's index here (-1: none yet) and its key index
+  local keys_of = inst.keys
+  local nk = math.max(#keys_of, 1)
+  local ksi, kki = int32_t(nk + 1), int32_t(nk + 1)
+  ffi.fill(ksi, 4 * (nk + 1), 0xff)
+  local secs, index_of, nsec = {}, {}, 0
+  local function key(kid)
+    local s, ki = add_key(node, inst, "general", out, keep, keys_of[kid])
+    local si = index_of[s]
+    if not si then
+      si = nsec
+      secs[si], index_of[s] = s, si
+      nsec = nsec + 1
+    end
+    ksi[kid], kki[kid] = si, ki
+    return si
   end
-  for kid, list in pairs(inst.msets) do
-    if #list > 0 then
-      local s, ki = sec(kid)
-      local flat = {}
-      for i, e in ipairs(list) do
-        flat[4 * i - 3], flat[4 * i - 2], flat[4 * i - 1], flat[4 * i] = e.start, e.stop,
-          e.sstart, e.sstop
-      end
-      append(s, "msets", { ki, flat })
+  local function sec(kid) -- as sections() gives them
+    local si = ksi[kid]
+    if si < 0 then
+      si = key(kid)
+    end
+    return secs[si], kki[kid]
+  end
+  -- the names of the trigger state cells, by cell index
+  local cn, ncell = {}, 0
+  for name, idx in pairs(node.cell_of) do
+    if idx then
+      cn[idx + 1] = name
+      ncell = math.max(ncell, idx + 1)
     end
   end
-  for _, d in ipairs({ EVENT, PROCESSING }) do
-    local buf, n = util.timers_list(inst.timers, d)
-    for i = 0, n - 1 do
-      local t = buf[i]
-      local s, ki = sec(t.key)
-      local tm = s.tm
-      if not tm then
-        tm = {}
-        s.tm = tm
+  local store, wins = inst.store, inst.wins
+  local contents, stamps, lua_state, wstate, fires = inst.contents, inst.stamps,
+    inst.lua_state, inst.wstate, inst.fires
+
+  -- windows
+  local n = 0
+  for _ in pairs(wins) do
+    n = n + 1
+  end
+  -- a window's key id, start and stop from the C store (one row), not its Lua window object
+  local m = math.max(n, 1)
+  local slots, wsi, win = int32_t(m), int32_t(m), double_t(3 * m)
+  local i = 0
+  for slot in pairs(wins) do
+    if C.weir_store_window(store, slot, win + 3 * i) ~= 0 then
+      failure.job_error(("%s: window slot %d is not in its store"):format(node.label, slot))
+    end
+    local kid = win[3 * i]
+    local si = ksi[kid]
+    if si < 0 then
+      si = key(kid)
+    end
+    slots[i], wsi[i] = slot, si
+    i = i + 1
+  end
+  local ord, off = by_section(n, wsi, nsec)
+  local K, S, E, N, A = int32_t(m), double_t(m), double_t(m), int32_t(m), double_t(m)
+  local CL = ncell > 0 and double_t(m * ncell)
+  for k = 0, nsec - 1 do
+    local from, to = off[k], off[k + 1]
+    if to > from then
+      local s = secs[k]
+      local numeric, anycell = true, false
+      local wl, wsv, wtv, wf, wti, wtn, wtd
+      for p = from, to - 1 do
+        local x = ord[p]
+        local slot, b = slots[x], 3 * x
+        local kid, start, stop = win[b], win[b + 1], win[b + 2]
+        K[p], S[p], E[p], N[p] = kki[kid], start, stop, C.weir_store_count(store, slot)
+        local j = p - from -- the window's index in its section (0-based)
+        if CL then
+          local cells, base = C.weir_store_cells(store, slot), p * ncell
+          for c = 0, ncell - 1 do
+            local v = cells[c]
+            CL[base + c] = v
+            if v == v then
+              anycell = true
+            end
+          end
+        end
+        local v = contents[slot]
+        if type(v) == "number" then
+          A[p] = v
+        else
+          numeric = false
+        end
+        local ts = stamps[slot]
+        if ts ~= nil then
+          local packed = type(ts) == "table"
+          local len = packed and #ts or 0
+          if packed then
+            for y = 1, len do
+              if type(ts[y]) ~= "number" then
+                packed = false
+                break
+              end
+            end
+          end
+          if packed then
+            wti, wtn, wtd = wti or {}, wtn or {}, wtd or {}
+            local q, d = #wti + 1, #wtd
+            wti[q], wtn[q] = j, len
+            for y = 1, len do
+              wtd[d + y] = ts[y]
+            end
+          else
+            wtv = wtv or {}
+            wtv[j + 1] = keep(ts, s, "timestamps", inst.keys[kid], start, stop)
+          end
+        end
+        local ls = lua_state[slot]
+        if ls ~= nil and next(ls) ~= nil then
+          wl = wl or {}
+          wl[j + 1] = keep(ls, s, "trigger_state", inst.keys[kid], start, stop)
+        end
+        local st = wstate[slot]
+        if st ~= nil then
+          wsv = wsv or {}
+          wsv[j + 1] = keep(st, s, "window_state", inst.keys[kid], start, stop)
+        end
+        if fires[slot] then
+          wf = wf or {}
+          wf[#wf + 1] = j
+        end
       end
-      local n0 = #tm
-      tm[n0 + 1], tm[n0 + 2], tm[n0 + 3], tm[n0 + 4], tm[n0 + 5], tm[n0 + 6] = d, t.time_ms,
-        ki, t.start, t.stop, i
+      s.n = to - from
+      s.wk, s.ws, s.we, s.wn = cut(K, from, to, 4), cut(S, from, to, 8), cut(E, from, to, 8),
+        cut(N, from, to, 4)
+      if anycell then
+        s.cn, s.wc = { unpack(cn, 1, ncell) }, cut(CL, from * ncell, to * ncell, 8)
+      end
+      if numeric then
+        s.wa = cut(A, from, to, 8)
+      else
+        local wv = new_table(to - from, 0)
+        for p = from, to - 1 do
+          local x = ord[p]
+          local slot, b = slots[x], 3 * x
+          local v = contents[slot]
+          if v ~= nil and type(v) ~= "number" then
+            v = keep(v, s, "contents", inst.keys[win[b]], win[b + 1], win[b + 2])
+          end
+          wv[p - from + 1] = v
+        end
+        s.wv = wv
+      end
+      if wti then
+        s.wti, s.wtn, s.wtd = packi(wti), packi(wtn), packd(wtd)
+      end
+      s.wtv, s.wl, s.wsv = wtv, wl, wsv
+      if wf then
+        s.wf = packi(wf)
+      end
+    end
+  end
+
+  -- merging sets: per key its entries (start, stop, state window's start and stop)
+  local nm, ne = 0, 0
+  for _, list in pairs(inst.msets) do
+    if #list > 0 then
+      nm = nm + 1
+    end
+  end
+  if nm > 0 then
+    local mkid, msi = int32_t(nm), int32_t(nm)
+    i = 0
+    for kid, list in pairs(inst.msets) do
+      if #list > 0 then
+        local si = ksi[kid]
+        if si < 0 then
+          si = key(kid)
+        end
+        mkid[i], msi[i] = kid, si
+        ne = ne + #list
+        i = i + 1
+      end
+    end
+    local mord, moff = by_section(nm, msi, nsec)
+    local MK, MN, MD = int32_t(nm), int32_t(nm), double_t(4 * ne)
+    local d = 0
+    for k = 0, nsec - 1 do
+      local from, to = moff[k], moff[k + 1]
+      if to > from then
+        local d0 = d
+        for p = from, to - 1 do
+          local kid = mkid[mord[p]]
+          local list = inst.msets[kid]
+          MK[p], MN[p] = kki[kid], #list
+          for x = 1, #list do
+            local e = list[x]
+            MD[d], MD[d + 1], MD[d + 2], MD[d + 3] = e.start, e.stop, e.sstart, e.sstop
+            d = d + 4
+          end
+        end
+        local s = secs[k]
+        s.mk, s.mn, s.md = cut(MK, from, to, 4), cut(MN, from, to, 4), cut(MD, d0, d, 8)
+      end
+    end
+  end
+
+  -- timers, in pop order per domain (event time first): time, key, window, rank, domain
+  local be, ne_ = util.timers_list(inst.timers, EVENT)
+  local bp, np = util.timers_list(inst.timers, PROCESSING)
+  local nt = ne_ + np
+  if nt > 0 then
+    local tsi = int32_t(nt)
+    for x = 0, nt - 1 do
+      local t = x < ne_ and be[x] or bp[x - ne_]
+      local kid = t.key
+      local si = ksi[kid]
+      if si < 0 then
+        si = key(kid)
+      end
+      tsi[x] = si
+    end
+    local tord, toff = by_section(nt, tsi, nsec)
+    local TT, TK, TS, TE = double_t(nt), int32_t(nt), double_t(nt), double_t(nt)
+    local TR, TD = int32_t(nt), int32_t(nt)
+    for p = 0, nt - 1 do
+      local x = tord[p]
+      local t, rank, dom
+      if x < ne_ then
+        t, rank, dom = be[x], x, EVENT
+      else
+        t, rank, dom = bp[x - ne_], x - ne_, PROCESSING
+      end
+      TT[p], TK[p], TS[p], TE[p], TR[p], TD[p] = t.time_ms, kki[t.key], t.start, t.stop, rank,
+        dom
+    end
+    for k = 0, nsec - 1 do
+      local from, to = toff[k], toff[k + 1]
+      if to > from then
+        local s = secs[k]
+        s.tt, s.tk, s.ts, s.te = cut(TT, from, to, 8), cut(TK, from, to, 4),
+          cut(TS, from, to, 8), cut(TE, from, to, 8)
+        s.tr, s.td = cut(TR, from, to, 4), cut(TD, from, to, 4)
+      end
     end
   end
   return sec
 end
 
-local function snapshot_fast(node, inst, out, repr)
+local function snapshot_fast(node, inst, out, repr, keep)
   local hint = repr == "tumbling" and C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
     or C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
-  local sec = sections(node, inst, repr, aggstate.key_of, out, hint)
+  local sec = sections(node, inst, repr, aggstate.key_of, out, hint, keep)
   local cols = {} -- per section its Lua columns, packed at the end
   local function col(s)
     local c = cols[s]
@@ -205,8 +477,10 @@ local function snapshot_fast(node, inst, out, repr)
         end
         if type(acc) ~= "number" then
           c.numeric = false
+          acc = keep(acc, s, "accumulator", aggstate.key_of(inst, e[0]), e[1],
+            e[1] + node.assigner.size)
         end
-        c.wa[n] = copy(acc, 0)
+        c.wa[n] = acc
       end
     end
   else
@@ -250,7 +524,8 @@ local function snapshot_fast(node, inst, out, repr)
     for slot, st in pairs(inst.wstate) do
       if C.weir_store_window(inst.wstore, slot, w) == 0 then
         local s, ki = sec(w[0])
-        append(s, "wst", { ki, w[1], w[2], copy(st, 0) })
+        append(s, "wst", { ki, w[1], w[2], keep(st, s, "window_state",
+          aggstate.key_of(inst, w[0]), w[1], w[2]) })
       end
     end
   end
@@ -275,16 +550,18 @@ end
 
 ---The sections of node's window state: { [key group] = section } (a node that is not keyed:
 ---its one section under -1).
-function M.snapshot(node, repr)
+function M.snapshot(node, repr, what)
   local out = {}
+  local keep = keeper(what or node.label, out)
   ckvalue.reset_marked()
   for _, inst in ipairs(node.instances) do
-    local sec = repr == "general" and snapshot_general(node, inst, out)
-      or snapshot_fast(node, inst, out, repr)
+    local sec = repr == "general" and snapshot_general(node, inst, out, keep)
+      or snapshot_fast(node, inst, out, repr, keep)
     for kid, g in pairs(inst.gstate) do
       if next(g) ~= nil then
         local s, ki = sec(kid)
-        s.gstate[#s.gstate + 1] = { ki, copy(g, 0) }
+        local key = repr == "general" and inst.keys[kid] or aggstate.key_of(inst, kid)
+        s.gstate[#s.gstate + 1] = { ki, keep(g, s, "global_state", key) }
       end
     end
   end
@@ -295,8 +572,9 @@ function M.snapshot(node, repr)
   end
   if next(out) == nil then -- nothing open: one empty section says so (no "starts empty")
     local a = node.assigner
-    out[node.keyed and 0 or -1] = { v = VERSION, repr = repr, subtask = 0, size = a.size,
-                                    slide = a.slide, nkeys = 0, keys = {}, gstate = {} }
+    out[node.keyed and 0 or -1] = { v = repr == "general" and GENERAL_VERSION or VERSION,
+                                    repr = repr, subtask = 0, size = a.size, slide = a.slide,
+                                    nkeys = 0, keys = {}, gstate = {} }
   end
   return out
 end
@@ -318,8 +596,12 @@ end
 local function check(node, g, sec, repr)
   local a = node.assigner
   local why
-  if type(sec) ~= "table" or sec.v ~= VERSION then
-    why = "its window section has another format"
+  local want = repr == "general" and GENERAL_VERSION or VERSION
+  if type(sec) ~= "table" then
+    why = "its window section is not a table"
+  elseif sec.v ~= want then
+    why = ("its window section has format %s, this weir reads %d"):format(tostring(sec.v),
+      want)
   elseif sec.repr ~= repr then
     why = ("its windows ran on the %s operator, this job's run on the %s one (the window's "
       .. "shape, trigger, evictor or function changed)"):format(sec.repr, repr)
@@ -421,30 +703,87 @@ local function register_runs(runs, register)
 end
 
 local function restore_general(node, inst, sec, kids, timers, old)
-  local store = inst.store
-  for _, r in ipairs(sec.win or {}) do
-    local kid = kids[r[1]]
-    local slot = winstate.open(inst, kid, r[2], r[3])
-    if r[4] ~= 0 then
-      C.weir_store_count_add(store, slot, r[4])
+  local store, n = inst.store, sec.n or 0
+  local slots = new_table(n, 0)
+  if n > 0 then
+    local wk, ws, we, wn = unpacki(sec.wk), unpackd(sec.ws), unpackd(sec.we), unpacki(sec.wn)
+    local wa, wv = sec.wa and unpackd(sec.wa), sec.wv
+    local cn, wcl = sec.cn, sec.wc and unpackd(sec.wc)
+    local ncell, idx = cn and #cn or 0, {}
+    for j = 1, ncell do
+      idx[j] = cell_of(node, cn[j])
     end
-    for name, v in pairs(r[5] or {}) do
-      winstate.state_set(inst, slot, name, cell_of(node, name), v)
+    local contents = inst.contents
+    for i = 0, n - 1 do
+      local slot = winstate.open(inst, kids[wk[i]], ws[i], we[i])
+      slots[i + 1] = slot
+      if wn[i] ~= 0 then
+        C.weir_store_count_add(store, slot, wn[i])
+      end
+      if wcl then
+        local base = i * ncell
+        for j = 1, ncell do
+          local v = wcl[base + j - 1]
+          if v == v then
+            winstate.state_set(inst, slot, cn[j], idx[j], v)
+          end
+        end
+      end
+      if wa then
+        contents[slot] = wa[i]
+      elseif wv then
+        contents[slot] = wv[i + 1]
+      end
     end
-    inst.contents[slot], inst.stamps[slot], inst.wstate[slot] = r[6], r[7], r[8]
-    inst.fires[slot] = r[9] or nil
+    for i, t in pairs(sec.wl or {}) do
+      for name, v in pairs(t) do
+        winstate.state_set(inst, slots[i], name, cell_of(node, name), v)
+      end
+    end
+    for i, st in pairs(sec.wsv or {}) do
+      inst.wstate[slots[i]] = st
+    end
+    if sec.wti then
+      local wti, m = unpacki(sec.wti)
+      local wtn, wtd, d = unpacki(sec.wtn), unpackd(sec.wtd), 0
+      for k = 0, m - 1 do
+        local len, list = wtn[k], {}
+        for j = 1, len do
+          list[j] = wtd[d + j - 1]
+        end
+        d = d + len
+        inst.stamps[slots[wti[k] + 1]] = list
+      end
+    end
+    for i, ts in pairs(sec.wtv or {}) do
+      inst.stamps[slots[i]] = ts
+    end
+    if sec.wf then
+      local wf, m = unpacki(sec.wf)
+      for k = 0, m - 1 do
+        inst.fires[slots[wf[k] + 1]] = true
+      end
+    end
   end
-  for _, m in ipairs(sec.msets or {}) do
-    local list, flat = {}, m[2]
-    for i = 1, #flat / 4 do
-      list[i] = { start = flat[4 * i - 3], stop = flat[4 * i - 2], sstart = flat[4 * i - 1],
-                  sstop = flat[4 * i] }
+  if sec.mk then
+    local mk, m = unpacki(sec.mk)
+    local mn, md, d = unpacki(sec.mn), unpackd(sec.md), 0
+    for k = 0, m - 1 do
+      local list = {}
+      for j = 1, mn[k] do
+        list[j] = { start = md[d], stop = md[d + 1], sstart = md[d + 2], sstop = md[d + 3] }
+        d = d + 4
+      end
+      inst.msets[kids[mk[k]]] = list
     end
-    inst.msets[kids[m[1]]] = list
   end
-  local tm = sec.tm or {}
-  for i = 1, #tm, 6 do
-    add_timer(timers, old, tm[i], tm[i + 5], tm[i + 1], kids[tm[i + 2]], tm[i + 3], tm[i + 4])
+  if sec.tt then
+    local tt, m = unpackd(sec.tt)
+    local tk, ts, te = unpacki(sec.tk), unpackd(sec.ts), unpackd(sec.te)
+    local tr, td = unpacki(sec.tr), unpacki(sec.td)
+    for k = 0, m - 1 do
+      add_timer(timers, old, td[k], tr[k], tt[k], kids[tk[k]], ts[k], te[k])
+    end
   end
 end
 

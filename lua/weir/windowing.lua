@@ -351,22 +351,23 @@ function M.checkpoint_parts(job, node)
   end
   local winckpt = require("weir.winckpt")
   local keyed = node.keyed and true or false
-  return {
-    state = {
-      what = node.label .. " (its windows)",
-      keyed = keyed,
-      snapshot = function()
-        local groups = winckpt.snapshot(node, repr)
-        return keyed and groups or groups[-1]
-      end,
-      restore = function(v)
-        winckpt.restore(job, node, repr, keyed and v or { [-1] = v })
-      end,
-      reset = function()
-        winckpt.reset(node, repr)
-      end,
-    },
+  local part
+  part = {
+    what = node.label .. " (its windows)",
+    keyed = keyed,
+    raw = true, -- winckpt checks the user values it writes (weir.ckvalue.keep)
+    snapshot = function()
+      local groups = winckpt.snapshot(node, repr, part.name)
+      return keyed and groups or groups[-1]
+    end,
+    restore = function(v)
+      winckpt.restore(job, node, repr, keyed and v or { [-1] = v })
+    end,
+    reset = function()
+      winckpt.reset(node, repr)
+    end,
   }
+  return { state = part }
 end
 
 ---The key of key id kid in one subtask.

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_support.h"
@@ -192,6 +193,28 @@ START_TEST(test_ckpt_writer_hands_its_message_back)
 }
 END_TEST
 
+START_TEST(test_ckpt_writer_cpu_time_is_reported)
+{
+    int32_t fd = -1;
+    int32_t pid = weir_ckpt_fork(-1, &fd);
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        /* at least 30 ms of CPU, as the writer's own clock counts it */
+        volatile double x = 0;
+        while ((double)clock() < 0.03 * CLOCKS_PER_SEC) {
+            x += 1;
+        }
+        weir_ckpt_child_exit(fd, "", 0);
+    }
+    char out[8];
+    int32_t status = 99;
+    ck_assert_int_eq(weir_ckpt_wait(pid, fd, 1, out, sizeof out, &status), 1);
+    ck_assert_int_eq(status, 0);
+    ck_assert_msg(weir_ckpt_writer_cpu_ms() >= 25.0, "the writer's CPU: %.1f ms",
+                  weir_ckpt_writer_cpu_ms());
+}
+END_TEST
+
 START_TEST(test_ckpt_writer_killed_leaves_no_message)
 {
     int32_t fd = -1;
@@ -266,6 +289,7 @@ static Suite *ckpt_suite(void)
              test_ckpt_list_names_every_entry_and_says_what_it_needs);
     add_case(s, "truncate_cuts_the_uncommitted_tail", test_ckpt_truncate_cuts_the_uncommitted_tail);
     add_case(s, "writer_hands_its_message_back", test_ckpt_writer_hands_its_message_back);
+    add_case(s, "writer_cpu_time_is_reported", test_ckpt_writer_cpu_time_is_reported);
     add_case(s, "writer_killed_leaves_no_message", test_ckpt_writer_killed_leaves_no_message);
     add_case(s, "writer_runs_beside_the_job_without_its_lock",
              test_ckpt_writer_runs_beside_the_job_without_its_lock);

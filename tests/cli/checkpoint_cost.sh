@@ -34,6 +34,8 @@ io.stderr:write(("metrics: taken %d failed %d bytes %s pause %s max %s restored 
   :format(c.taken, c.failed, tostring(c.last_bytes > 0), tostring(c.last_pause_ms >= 0),
     tostring(c.max_pause_ms >= c.last_pause_ms and c.total_pause_ms >= c.max_pause_ms),
     tostring(c.restored_from), tostring(c.restore_ms > 0)))
+io.stderr:write(("metrics: writer cpu %s\n"):format(tostring(c.taken == 0
+  or (c.total_writer_cpu_ms > 0 and c.total_writer_cpu_ms >= c.last_writer_cpu_ms))))
 LUA
 
 # the uninterrupted run, for the restored one's file
@@ -48,6 +50,7 @@ run_weir run job.lua --checkpoint-dir ck --checkpoint-interval 0 -- 20000
 expect_rc 0 "checkpoints after every batch"
 expect_err_has "failed 0 bytes true pause true max true restored false restore false" \
   "env:metrics().checkpoints: bytes, pauses, nothing restored"
+expect_err_has "metrics: writer cpu true" "the writer processes' CPU time counted"
 taken=$(sed -n 's/^metrics: taken \([0-9]*\) .*/\1/p' "$TMP/err")
 last=$(ls -d ck/chk-* | tail -1)
 [ "${taken:-0}" -gt 2 ] && [ "$last" = "ck/chk-$(printf %08d "$taken")" ] && ok \

@@ -50,6 +50,39 @@ it("refuses what string.buffer would drop or split, naming the path", function()
   raises(function() ckpt.encode(deep, "s") end, "nested more than 90 tables deep")
 end)
 
+it("keeps user values as they are when it can (weir.ckvalue.keep), else names what is wrong",
+  function()
+  local ckvalue = require("weir.ckvalue")
+  local json = require("weir.json")
+  local shared = { 1, 2 }
+  local v = { a = { b = { "x", true, 2 ^ 60 } }, s1 = shared, s2 = shared, n = 7LL }
+  eq(ckvalue.keep(v, "contents") == v, true, "a plain table is kept itself, not copied")
+  -- as a raw part is written (the part checked its values itself)
+  local back = ckpt.decode(require("string.buffer").encode(ckvalue.keep(v, "contents")))
+  eq(back.s1, { 1, 2 })
+  eq(back.s2, { 1, 2 }, "a table in two places is written in each, as a copy would be")
+  eq(ckvalue.keep(3, "x"), 3)
+  eq(ckvalue.keep("s", "x"), "s")
+  local with_null = { 1, json.null }
+  local kept = ckvalue.keep(with_null, "contents")
+  eq(kept ~= with_null, true, "json.null inside: a copy with a marker")
+  eq(ckvalue.thaw(ckpt.decode(ckpt.encode(kept)))[2] == json.null, true, "json.null again")
+  local function wrong(x, path, want)
+    local got, p, why = ckvalue.keep(x, "contents")
+    eq(got, nil)
+    eq(p .. " " .. why, path .. " " .. want)
+  end
+  wrong({ f = print }, "contents.f", "is a function")
+  wrong({ { setmetatable({}, {}) } }, "contents[1][1]", "has a metatable (a checkpoint keeps "
+    .. "plain tables only)")
+  wrong(ffi.new("int[1]"), "contents", "is cdata (ctype<int [1]>)")
+  local cyc = {}
+  cyc.me = cyc
+  local got, p = ckvalue.keep(cyc, "contents")
+  eq(got, nil, "a cycle is refused")
+  eq(p ~= nil, true)
+end)
+
 it("hands each part its sections, keyed ones by key group, and names the leftovers", function()
   local reg = ckpt.registry()
   local got = {}

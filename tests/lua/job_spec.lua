@@ -247,6 +247,53 @@ spec.describe("env:status()", function()
     eq(env:status().records_in, 3, "after execute")
     eq(env.running_job, nil, "the job is gone once it closed")
   end)
+  it("after a stop, lists the windows left open as they were, made only when read", function()
+    local ffi = require("ffi")
+    pcall(ffi.cdef, "int kill(int pid, int sig); int getpid(void);")
+    local windowing = require("weir.windowing")
+    local env = weir.env{ parallelism = 1 }
+    env:generate(function(i)
+        if i == 50 then
+          ffi.C.kill(ffi.C.getpid(), 15) -- SIGTERM: a stop, the windows stay open
+        end
+        return { i % 5, i }
+      end, { count = 100000 })
+      :assign_timestamps_and_watermarks(weir.watermarks.monotonous()
+        :with_timestamp_assigner(function(e) return e[2] end))
+      :key_by(function(e) return e[1] end)
+      :window(weir.windows.tumbling_event_time(1000000))
+      :process(function(_, _, els, out) out(#els) end)
+      :collect()
+    local listed, list = 0, windowing.windows
+    windowing.windows = function(...)
+      listed = listed + 1
+      return list(...)
+    end
+    local ok, err = pcall(env.execute, env, "spec")
+    local at_end = listed
+    local s = ok and env:status()
+    local again = ok and env:status()
+    windowing.windows = list
+    assert(ok, err)
+    eq(at_end, 0, "the end of the job lists no window")
+    eq(listed, 1, "the first env:status() lists the window subtask's windows, once")
+    eq(again == s, true, "later calls return the same table")
+    local sub
+    for _, op in ipairs(s.operators) do
+      if op.label:match("^window") then
+        sub = op.subtasks[1]
+      end
+    end
+    eq(sub.open_windows, 5, "five keys' windows open")
+    eq(#sub.windows, 5, "all five listed")
+    local n = 0
+    for _, w in ipairs(sub.windows) do
+      n = n + w.elements
+      eq(w.waits_for, 999999, "each waits for the watermark to pass its end")
+      eq(w.status, "open", "still open")
+    end
+    eq(n, s.records_in, "they hold every record read before the stop")
+  end)
 end)
 
 spec.finish()

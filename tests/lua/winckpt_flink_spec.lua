@@ -72,8 +72,10 @@ local function run_steps(steps, assigner, build, opts)
     local w = env:from_collection(records)
       :map(function(e)
         if e.snap then
-          local v = windowing.checkpoint_parts(nil, node).state.snapshot()
-          snap = { bytes = checkpoint.encode_state(1, { { name = "w", key_group = 0, value = v } }),
+          local part = windowing.checkpoint_parts(nil, node).state
+          snap = { bytes = checkpoint.encode_state(1, { { name = "w", key_group = 0,
+                                                          value = part.snapshot(),
+                                                          raw = part.raw } }),
                    watermark = node.instances[1].watermark, fired = #got }
         end
         return e

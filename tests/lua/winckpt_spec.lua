@@ -131,7 +131,7 @@ local function run(case, records, p, at, restore)
         local node = node_of()
         local part = windowing.checkpoint_parts(nil, node).state
         local bytes = checkpoint.encode_state(1, { { name = "w", key_group = 0,
-                                                     value = part.snapshot() } })
+                                                     value = part.snapshot(), raw = part.raw } })
         snap = { state = bytes, watermark = node.instances[1].watermark, fired = #sink,
                  bytes = #bytes }
       end
@@ -333,8 +333,9 @@ it("processing-time windows: their timers and contents survive a restore", funct
         seen = seen + 1
         if seen == at then
           local node = watch.nodes[#watch.nodes].node
-          local v = windowing.checkpoint_parts(nil, node).state.snapshot()
-          local bytes = checkpoint.encode_state(1, { { name = "w", key_group = 0, value = v } })
+          local part = windowing.checkpoint_parts(nil, node).state
+          local bytes = checkpoint.encode_state(1, { { name = "w", key_group = 0,
+                                                       value = part.snapshot(), raw = part.raw } })
           snap = { state = bytes, fired = #sink }
         end
         local k, v = l:match("^(%w+),(%d+)$")
