@@ -71,7 +71,7 @@ function M.prepare(job)
     return nil
   end
   local self = setmetatable({ job = job, dir = o.checkpoint_dir, opts = o, failures = 0,
-                              interval_ms = DEFAULT_INTERVAL_MS, taken = 0,
+                              interval_ms = DEFAULT_INTERVAL_MS, taken = 0, gc_ceiling_kb = false,
                               stats = M.new_stats() }, Ck)
   if o.checkpoint_interval then
     if o.checkpoint_interval == "0" then
@@ -505,6 +505,14 @@ function Ck:take(kind, wait)
   self.child = { pid = pid, fd = self.fd_box[0], id = id, kind = kind, t0 = t0,
                  pause_ms = clock() - t0,
                  tmp = self.dir .. "/.tmp-" .. checkpoint.dir_name(id, kind) }
+  -- While the writer lives the job's pages are shared with it, and the job's first write to
+  -- each copies it: a collection marks every live object, so one cycle would copy the whole
+  -- heap. The job's collector waits for the writer (its heap may grow by half and 64 MiB
+  -- meanwhile; past that it runs again).
+  if not self.gc_ceiling_kb then
+    self.gc_ceiling_kb = collectgarbage("count") * 1.5 + 64 * 1024
+    collectgarbage("stop")
+  end
   if wait then
     return self:reap(true)
   end
@@ -521,6 +529,7 @@ function Ck:reap(block)
     return nil
   end
   self.child = nil
+  self:gc_resume()
   local r
   if n < 0 then
     r = { fatal = "waiting for the checkpoint writer: " .. ffi.string(C.weir_strerror(n)) }
@@ -539,6 +548,14 @@ function Ck:reap(block)
   r.duration_ms = clock() - c.t0
   r.writer_cpu_ms = C.weir_ckpt_writer_cpu_ms()
   return self:done(c.id, r, c.kind)
+end
+
+---The job's collector runs again (the writer is gone, or the heap grew past the ceiling).
+function Ck:gc_resume()
+  if self.gc_ceiling_kb then
+    self.gc_ceiling_kb = false
+    collectgarbage("restart")
+  end
 end
 
 ---Counts a writer's result r for checkpoint id: a fatal one fails the job, a declined one is a
@@ -599,6 +616,9 @@ end
 function Ck:after_batch()
   if self.child then
     self:reap(false)
+  end
+  if self.gc_ceiling_kb and collectgarbage("count") > self.gc_ceiling_kb then
+    self:gc_resume()
   end
   local now = C.weir_rt_now(self.job.rt)
   if self.next_due == -INF then
