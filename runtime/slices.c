@@ -28,7 +28,7 @@ static void release(wr_slices_t *t, void *p, size_t n, size_t size)
     wr_release_counted(&t->bytes, p, n, size);
 }
 
-enum { SLICE_BYTES = sizeof(int64_t) + sizeof(double) + sizeof(int32_t) };
+enum { SLICE_BYTES = sizeof(int64_t) + 2 * sizeof(double) + sizeof(int32_t) };
 
 /* Points k's arrays into one new block of cap positions (the old block is the caller's). */
 static void *new_block(wr_slices_t *t, wr_slice_key_t *k, int32_t cap)
@@ -36,7 +36,8 @@ static void *new_block(wr_slices_t *t, wr_slice_key_t *k, int32_t cap)
     char *block = resize(t, NULL, 0, (size_t)cap, SLICE_BYTES);
     k->start = (int64_t *)block;
     k->acc = (double *)(block + (size_t)cap * sizeof(int64_t));
-    k->count = (int32_t *)(block + (size_t)cap * (sizeof(int64_t) + sizeof(double)));
+    k->agg = (double *)(block + (size_t)cap * (sizeof(int64_t) + sizeof(double)));
+    k->count = (int32_t *)(block + (size_t)cap * (sizeof(int64_t) + 2 * sizeof(double)));
     k->cap = cap;
     return block;
 }
@@ -46,6 +47,7 @@ static void move(wr_slice_key_t *k, int32_t dst, int32_t src, int32_t n)
 {
     memmove(&k->start[dst], &k->start[src], (size_t)n * sizeof *k->start);
     memmove(&k->acc[dst], &k->acc[src], (size_t)n * sizeof *k->acc);
+    memmove(&k->agg[dst], &k->agg[src], (size_t)n * sizeof *k->agg);
     memmove(&k->count[dst], &k->count[src], (size_t)n * sizeof *k->count);
 }
 
@@ -131,7 +133,7 @@ static wr_slice_key_t *get_key(wr_slices_t *t, int32_t key)
         id = t->keys_len++;
     }
     wr_slice_key_t *k = &t->keys[id];
-    *k = (wr_slice_key_t){.key = key, .head = 0, .len = 0};
+    *k = (wr_slice_key_t){.key = key, .head = 0, .len = 0, .qlo = -1};
     new_block(t, k, MIN_SLICES);
     entries(t)[i] = (wr_slices_entry_t){.id = id, .key = key};
     t->nkeys++;
@@ -208,24 +210,45 @@ double *wr_slices_acc(wr_slices_t *t, int32_t key, int64_t start, int *fresh)
         return NULL;
     }
     if (k->head + k->len == k->cap) {
-        if (k->head > 0) { /* room at the front: move the run there */
+        if (k->head > 0 && k->head >= k->len / 4) {
+            /* a quarter of the run free at the front: move the run there (a run that moves on
+             * by a slice at a time moves once per len / 4 slices: O(1) amortized) */
             move(k, 0, k->head, k->len);
             p -= k->head;
+            if (k->qlo >= 0) {
+                k->qlo -= k->head;
+                k->qmid -= k->head;
+                k->qhi -= k->head;
+            }
             k->head = 0;
         } else {
             int32_t cap = k->cap > INT32_MAX / 2 ? INT32_MAX : k->cap * 2;
             wr_slice_key_t old = *k;
+            size_t h = (size_t)old.head;
+            size_t n = (size_t)old.len;
             new_block(t, k, cap);
-            memcpy(k->start, old.start, (size_t)old.len * sizeof *k->start);
-            memcpy(k->acc, old.acc, (size_t)old.len * sizeof *k->acc);
-            memcpy(k->count, old.count, (size_t)old.len * sizeof *k->count);
+            memcpy(k->start, old.start + h, n * sizeof *k->start);
+            memcpy(k->acc, old.acc + h, n * sizeof *k->acc);
+            memcpy(k->agg, old.agg + h, n * sizeof *k->agg);
+            memcpy(k->count, old.count + h, n * sizeof *k->count);
             release(t, old.start, (size_t)old.cap, SLICE_BYTES);
+            p -= k->head;
+            if (k->qlo >= 0) {
+                k->qlo -= k->head;
+                k->qmid -= k->head;
+                k->qhi -= k->head;
+            }
+            k->head = 0;
         }
+    }
+    if (p < k->qhi) { /* into or before the fire queue: rebuilt at the next fire */
+        k->qlo = -1;
     }
     int32_t end = k->head + k->len;
     move(k, p + 1, p, end - p);
     k->start[p] = start;
     k->acc[p] = NAN;
+    k->agg[p] = NAN;
     k->count[p] = 1;
     k->len++;
     t->open++;
@@ -273,6 +296,31 @@ void wr_slices_neighbors(const wr_slices_t *t, int32_t key, int64_t start, int64
     }
 }
 
+/* Removes the slice at position p of k, keeping its fire queue when it can: a drop at the
+ * head before the queue or at its front's first slice (a front pop), or after the queue. */
+static void drop_at(wr_slices_t *t, wr_slice_key_t *k, int32_t p)
+{
+    int32_t end = k->head + k->len;
+    t->open--;
+    t->elements -= k->count[p];
+    if (k->qlo >= 0 && p < k->qhi) {
+        if (p == k->qlo && p < k->qmid && p == k->head) {
+            k->qlo++;
+        } else if (p >= k->qlo || p != k->head) {
+            k->qlo = -1;
+        }
+    }
+    if (p == k->head) {
+        k->head++;
+    } else {
+        move(k, p, p + 1, end - p - 1);
+    }
+    k->len--;
+    if (k->len == 0) {
+        free_key(t, k);
+    }
+}
+
 int wr_slices_drop(wr_slices_t *t, int32_t key, int64_t start)
 {
     wr_slice_key_t *k = find_key(t, key);
@@ -284,17 +332,7 @@ int wr_slices_drop(wr_slices_t *t, int32_t key, int64_t start)
     if (p == end || k->start[p] != start) {
         return 0;
     }
-    t->open--;
-    t->elements -= k->count[p];
-    if (p == k->head) {
-        k->head++;
-    } else {
-        move(k, p, p + 1, end - p - 1);
-    }
-    k->len--;
-    if (k->len == 0) {
-        free_key(t, k);
-    }
+    drop_at(t, k, p);
     return 1;
 }
 
@@ -354,6 +392,156 @@ int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, i
     }
     off[n] = (int32_t)(total < INT32_MAX ? total : INT32_MAX);
     return total;
+}
+
+/* One key's fire of [lo, hi) (wr_slices_fire): its ops from ops[*nops] on, its accumulator
+ * into *res; 0 when they would not fit in cap (nothing changed then, *need says how many). */
+static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, int drop,
+                    double *res, int32_t *flag, wr_slices_op_t *ops, int32_t cap, int32_t *nops,
+                    int32_t *need)
+{
+    int32_t end = k->head + k->len;
+    bool queued = k->qlo >= 0;
+    int32_t pl;
+    int32_t ph;
+    /* the window's run [pl, ph): walked on from the queue's ends when the window moved on */
+    if (queued && (k->qlo == k->head || k->start[k->qlo - 1] < lo) &&
+        (k->qhi == k->head || k->start[k->qhi - 1] < hi)) {
+        pl = k->qlo;
+        while (pl < end && k->start[pl] < lo) {
+            pl++;
+        }
+        ph = pl > k->qhi ? pl : k->qhi;
+    } else {
+        queued = false;
+        pl = lower_bound_front(k, lo);
+        ph = pl;
+    }
+    while (ph < end && k->start[ph] < hi) {
+        ph++;
+    }
+    *flag = 0;
+    if (pl == ph) {
+        k->qlo = -1;
+    } else if (queued && pl < k->qmid) {
+        /* on from the queue: pop the front to pl, push [qhi, ph) onto the back */
+        int32_t n = ph - k->qhi + 1;
+        if (*nops + n > cap) {
+            *need = n;
+            return 0;
+        }
+        bool back = k->qmid < k->qhi;
+        for (int32_t p = k->qhi; p < ph; p++) {
+            if (back) {
+                ops[(*nops)++] = (wr_slices_op_t){&k->back, &k->back, &k->acc[p]};
+            } else {
+                k->back = k->acc[p]; /* an accumulator: final, copied now */
+                back = true;
+            }
+        }
+        k->qlo = pl;
+        k->qhi = ph;
+        if (back) {
+            ops[(*nops)++] = (wr_slices_op_t){res, &k->agg[pl], &k->back};
+        } else {
+            *res = k->agg[pl]; /* merged by an earlier call's ops: final */
+        }
+        *flag = WR_SLICES_HAS;
+    } else {
+        /* (re)build: the whole run as the front, suffix merges from its end */
+        int32_t n = ph - pl;
+        if (*nops + n > cap) {
+            *need = n;
+            return 0;
+        }
+        k->agg[ph - 1] = k->acc[ph - 1];
+        for (int32_t p = ph - 2; p >= pl; p--) {
+            ops[(*nops)++] = (wr_slices_op_t){&k->agg[p], &k->acc[p], &k->agg[p + 1]};
+        }
+        if (n == 1) {
+            *res = k->acc[pl];
+        } else {
+            ops[(*nops)++] = (wr_slices_op_t){res, &k->agg[pl], NULL};
+        }
+        k->qlo = pl;
+        k->qmid = k->qhi = ph;
+        *flag = WR_SLICES_HAS;
+    }
+    if (drop) {
+        if (pl == end || k->start[pl] != lo) {
+            *flag |= WR_SLICES_DROPPED; /* no slice lo: nothing to drop */
+        } else if (pl == k->head && k->len > 1) {
+            /* the head: its memory stays until the key's next insert, so the ops hold */
+            drop_at(t, k, pl);
+            *flag |= WR_SLICES_DROPPED;
+        }
+    }
+    return 1;
+}
+
+int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t lo, int64_t hi,
+                       int drop, double *res, int32_t *flags, int32_t *off, wr_slices_op_t *ops,
+                       int32_t cap, int32_t *scratch)
+{
+    /* in passes, as wr_slices_gather: index entries, key records, the queue's ends */
+    size_t mask = t->index.cap - 1;
+    for (int32_t i = 0; i < n; i++) {
+        __builtin_prefetch(&entries(t)[home_of(keys[i], mask)]);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int32_t id = entries(t)[probe(t, keys[i])].id;
+        scratch[i] = id;
+        if (id >= 0) {
+            __builtin_prefetch(&t->keys[id]);
+        }
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (scratch[i] >= 0) {
+            const wr_slice_key_t *k = &t->keys[scratch[i]];
+            int32_t p = k->qlo >= 0 ? k->qlo : k->head;
+            __builtin_prefetch(&k->start[p]);
+            __builtin_prefetch(&k->agg[p]);
+            if (k->qlo >= 0 && k->qhi < k->head + k->len) {
+                __builtin_prefetch(&k->start[k->qhi]);
+                __builtin_prefetch(&k->acc[k->qhi]);
+            }
+        }
+    }
+    int32_t nops = 0;
+    for (int32_t i = 0; i < n; i++) {
+        off[i] = nops;
+        if (scratch[i] < 0) {
+            flags[i] = drop ? WR_SLICES_DROPPED : 0;
+            continue;
+        }
+        int32_t need = 0;
+        if (!fire_key(t, &t->keys[scratch[i]], lo, hi, drop, &res[i], &flags[i], ops, cap, &nops,
+                      &need)) {
+            return i; /* off[i] set: the ops of the keys done end there */
+        }
+    }
+    off[n] = nops;
+    return n;
+}
+
+void wr_slices_forget(wr_slices_t *t, int32_t key)
+{
+    wr_slice_key_t *k = find_key(t, key);
+    if (k) {
+        k->qlo = -1;
+    }
+}
+
+void wr_slices_touch(wr_slices_t *t, int32_t key, int64_t start)
+{
+    wr_slice_key_t *k = find_key(t, key);
+    if (!k || k->qlo < 0) {
+        return;
+    }
+    int32_t p = lower_bound(k, start);
+    if (p >= k->qlo && p < k->qhi) {
+        k->qlo = -1;
+    }
 }
 
 int64_t wr_slices_dump(const wr_slices_t *t, double *out, int64_t max)
@@ -458,6 +646,61 @@ double weir_slices_gather(const weir_slices_t *fs, const int32_t *keys, int32_t 
     }
     return (double)wr_slices_gather(&fs->t, keys, n, wr_ms_from_double(lo), wr_ms_from_double(hi),
                                     out, (int64_t)cap, off, scratch);
+}
+
+double *weir_slices_acc_near(weir_slices_t *fs, double key, double start, double *out)
+{
+    if (wr_idtab_key_id(key) < 0 || isnan(start) || !out) {
+        return NULL;
+    }
+    int32_t kid = wr_idtab_key_id(key);
+    int64_t s = wr_ms_from_double(start);
+    int f = 0;
+    double *acc = wr_slices_acc(&fs->t, kid, s, &f);
+    out[0] = f;
+    if (acc && f) {
+        /* the new slice's neighbours: next to it in its key's run */
+        const wr_slice_key_t *k = find_key(&fs->t, kid);
+        int32_t p = (int32_t)(acc - k->acc);
+        out[1] = p > k->head ? wr_ms_to_double(k->start[p - 1]) : -INFINITY;
+        out[2] = p + 1 < k->head + k->len ? wr_ms_to_double(k->start[p + 1]) : INFINITY;
+    }
+    return acc;
+}
+
+int32_t weir_slices_fire(weir_slices_t *fs, const int32_t *keys, int32_t n, double lo, double hi,
+                         int32_t drop, double *res, int32_t *flags, int32_t *off,
+                         weir_slices_op_t *ops, int32_t cap, int32_t *scratch)
+{
+    if (n < 0 || (n > 0 && (!keys || !res || !flags || !scratch)) || !off || cap < 0 ||
+        (cap > 0 && !ops) || isnan(lo) || isnan(hi)) {
+        return WEIR_EINVAL;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (keys[i] < 0) {
+            return WEIR_EINVAL;
+        }
+    }
+    return wr_slices_fire(&fs->t, keys, n, wr_ms_from_double(lo), wr_ms_from_double(hi),
+                          drop != 0, res, flags, off, ops, cap, scratch);
+}
+
+int weir_slices_forget(weir_slices_t *fs, double key)
+{
+    if (wr_idtab_key_id(key) < 0) {
+        return WEIR_EINVAL;
+    }
+    wr_slices_forget(&fs->t, wr_idtab_key_id(key));
+    return 0;
+}
+
+int weir_slices_touch(weir_slices_t *fs, double key, double start)
+{
+    if (wr_idtab_key_id(key) < 0 || isnan(start)) {
+        return WEIR_EINVAL;
+    }
+    wr_slices_touch(&fs->t, wr_idtab_key_id(key), wr_ms_from_double(start));
+    return 0;
 }
 
 double weir_slices_stat(const weir_slices_t *fs, int32_t what)
