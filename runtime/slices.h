@@ -12,12 +12,22 @@
 #include "idtab.h"
 #include "weir.h"
 
-enum { WR_SLICES_MAX = INT32_MAX }; /* open slices per table, and slices per key */
+enum { WR_SLICES_MAX = 1 << 30 }; /* slices per key (a ring of a power of two) */
 
-/* One key: its slices are positions [head, head + len) of three parallel arrays (one
- * allocation of cap positions), sorted by start: a window's accumulators are one dense run.
- * acc is NaN until the caller writes it; count is the elements added. A free record has len -1
- * and head = the next free record (or -1). */
+/* One slice, 32 bytes (two to a cache line, so that an insert or a fire touches one line):
+ * its start, accumulator (NaN until the caller writes it), the fire queue's merge from it
+ * (agg, in the front) and its element count. */
+typedef struct wr_slice {
+    int64_t start;
+    double acc;
+    double agg;
+    int32_t count;
+    int32_t pad;
+} wr_slice_t;
+
+/* One key: its slices are positions [head, head + len) of the ring s (cap positions, a power
+ * of two; position p at s[p mod cap]; head in [0, cap)), sorted by start: a window's slices
+ * are one run. A free record has len -1 and head = the next free record (or -1). */
 typedef struct wr_slice_key {
     int32_t key;
     int32_t head;
@@ -28,10 +38,7 @@ typedef struct wr_slice_key {
     int32_t qhi;  /* their accs; qlo = -1: no queue (the next fire builds one) */
     int32_t pad;
     double back;
-    int64_t *start;
-    double *acc;
-    double *agg;
-    int32_t *count;
+    struct wr_slice *s;
 } wr_slice_key_t;
 
 /* One merge of a fire, for the caller to run in order: *dst = merge(*l, *r), or *dst = *l

@@ -13,7 +13,8 @@
 --     inst.slices           slices.c: per (key id, slide-long slice) a number accumulator and
 --                           its element count
 --     inst.sl_start/sl_cell/sl_hits[kid]   each key's current slice: start, accumulator
---                           pointer, elements added through it not yet counted in C
+--                           pointer (its address as a number: no boxed cdata), elements
+--                           added through it not yet counted in C
 --   both:
 --     inst.wstore, inst.wstate[slot]   window_state(): a store of its own (no cells), so that
 --                           a key's slices stay alone in theirs

@@ -41,6 +41,7 @@ local no_timestamp, late = wc.no_timestamp, wc.late
 local floor_of, pass_floors = wc.floor_of, wc.pass_floors
 local reduce_nil, aggregate_nil = wc.reduce_nil, wc.aggregate_nil
 local abs, MAX_TIME = math.abs, duration.MAX_TIME
+local cast, double_p, uintptr_t = ffi.cast, ffi.typeof("double *"), ffi.typeof("uintptr_t")
 
 -- Tests set disabled to compare the two operators on the same jobs (weir.windowing.choose reads
 -- it); used counts the window nodes this operator runs.
@@ -311,7 +312,7 @@ local function sliding_push(node, intern, o)
     local cell, fresh
     if inst.sl_start[kid] == q then
       -- the key's last slice: its accumulator through the pointer kept, the count later
-      cell, fresh = inst.sl_cell[kid], false
+      cell, fresh = cast(double_p, inst.sl_cell[kid]), false
       inst.sl_hits[kid] = inst.sl_hits[kid] + 1
     else
       local last = inst.sl_start[kid]
@@ -324,7 +325,8 @@ local function sliding_push(node, intern, o)
         error("window store: too many open slices", 0)
       end
       fresh = near[0] == 1
-      inst.sl_start[kid], inst.sl_cell[kid], inst.sl_hits[kid] = q, cell, 0
+      -- the pointer kept as a number: a pointer in a table is a boxed cdata, one allocation
+      inst.sl_start[kid], inst.sl_cell[kid], inst.sl_hits[kid] = q, tonumber(cast(uintptr_t, cell)), 0
     end
     if fresh then
       if not reduce then
@@ -333,7 +335,20 @@ local function sliding_push(node, intern, o)
       local near = inst.near
       local prev, next = near[1], near[2]
       local a = q
-      for _ = 1, k do
+      -- the common case, the key's previous slice just before this one: one new window, q's
+      -- (not late: push_sliding saw to it), and no loop (a loop's trace is left through a side
+      -- exit on every element)
+      local n = q - slide <= prev and 1 or k
+      if n == 1 and a + size - slide < next then
+        local maxts = a + size - 1
+        if maxts > W then
+          register(inst, maxts, kid, a)
+        end
+        if lateness > 0 then
+          register(inst, cleanup_of(maxts), kid, a)
+        end
+      end
+      for _ = 1, n == 1 and 0 or n do
         local maxts = a + size - 1
         local cleanup = cleanup_of(maxts)
         if cleanup <= W or a <= prev then
