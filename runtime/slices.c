@@ -483,11 +483,31 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
     return 1;
 }
 
+/* The slice lines a fire of key record id reads and writes: the queue's ends (or the head),
+ * and where the key's next slice goes (a key that slides on by a slice per fire inserts there
+ * soon). The fire's loop asks for them AHEAD keys before it needs them: all of a chunk's at
+ * once would be more than the cache keeps in flight. */
+enum { AHEAD = 16 };
+
+static void prefetch_fire(const wr_slices_t *t, int32_t id)
+{
+    if (id < 0) {
+        return;
+    }
+    const wr_slice_key_t *k = &t->keys[id];
+    __builtin_prefetch(&AT(k, k->qlo >= 0 ? k->qlo : k->head));
+    if (k->qlo >= 0 && k->qhi < k->head + k->len) {
+        __builtin_prefetch(&AT(k, k->qhi));
+    }
+    __builtin_prefetch(&AT(k, k->head + k->len), 1);
+}
+
 int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t lo, int64_t hi,
                        int drop, double *res, int32_t *flags, int32_t *off, wr_slices_op_t *ops,
                        int32_t cap, int32_t *scratch)
 {
-    /* in passes, as wr_slices_gather: index entries, key records, the queue's ends */
+    /* in passes, as wr_slices_gather: index entries, key records; then the slices, AHEAD
+     * keys ahead */
     size_t mask = t->index.cap - 1;
     for (int32_t i = 0; i < n; i++) {
         __builtin_prefetch(&entries(t)[home_of(keys[i], mask)]);
@@ -499,18 +519,14 @@ int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t l
             __builtin_prefetch(&t->keys[id]);
         }
     }
-    for (int32_t i = 0; i < n; i++) {
-        if (scratch[i] >= 0) {
-            const wr_slice_key_t *k = &t->keys[scratch[i]];
-            int32_t p = k->qlo >= 0 ? k->qlo : k->head;
-            __builtin_prefetch(&AT(k, p));
-            if (k->qlo >= 0 && k->qhi < k->head + k->len) {
-                __builtin_prefetch(&AT(k, k->qhi));
-            }
-        }
+    for (int32_t i = 0; i < n && i < AHEAD; i++) {
+        prefetch_fire(t, scratch[i]);
     }
     int32_t nops = 0;
     for (int32_t i = 0; i < n; i++) {
+        if (i + AHEAD < n) {
+            prefetch_fire(t, scratch[i + AHEAD]);
+        }
         off[i] = nops;
         if (scratch[i] < 0) {
             flags[i] = drop ? WR_SLICES_DROPPED : 0;
