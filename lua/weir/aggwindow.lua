@@ -18,14 +18,17 @@
 --   append and popping a walk down an array; the order is (time, registration), as the C timer
 --   service's.
 -- * Sliding windows are computed by slices (the issue's target d): slices.c holds one
---   accumulator per (key, slide-long slice), per key in one array sorted by start. An element
---   goes into its one slice, and a window fires with aggregate.merge over the run of slices it
---   covers, from aggregate.create(). A window exists while a slice it covers does; the timers
---   of the windows an element creates are registered in the assigner's order (latest start
---   first). Used when the aggregate has merge and a number for accumulator, size is a multiple
---   of slide and the job does not say weir.env{slicing = false}; merge must then be exact for
---   the result to equal Flink's (counts, integer sums, min, max are; a floating-point sum may
---   differ in its last bits).
+--   accumulator per (key, slide-long slice), per key in a ring sorted by start. An element
+--   goes into its one slice, and a window fires with the merge (aggregate.merge, or reduce's
+--   function) of the run of slices it covers, in start order: per key the slices of its last
+--   fired window are two stacks of merged runs (slices.c, weir_slices_fire), so a fire costs
+--   about three merges whatever the window's length. A window exists while a slice it covers
+--   does; the timers of the windows an element creates are registered in the assigner's order
+--   (latest start first). Used when the aggregate has merge and a number for accumulator (or a
+--   reduce gets numbers), size is a multiple of slide and the job does not say
+--   weir.env{slicing = false}; merge must then be exact, associative and have create() for
+--   identity for the result to equal Flink's (counts, integer sums, min, max are; a
+--   floating-point sum may differ in its last bits).
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
@@ -326,7 +329,8 @@ local function sliding_push(node, intern, o)
       end
       fresh = near[0] == 1
       -- the pointer kept as a number: a pointer in a table is a boxed cdata, one allocation
-      inst.sl_start[kid], inst.sl_cell[kid], inst.sl_hits[kid] = q, tonumber(cast(uintptr_t, cell)), 0
+      inst.sl_start[kid], inst.sl_hits[kid] = q, 0
+      inst.sl_cell[kid] = tonumber(cast(uintptr_t, cell))
     end
     if fresh then
       if not reduce then
