@@ -474,10 +474,12 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
     if (drop) {
         if (pl == end || AT(k, pl).start != lo) {
             *flag |= WR_SLICES_DROPPED; /* no slice lo: nothing to drop */
-        } else if (pl == k->head && k->len > 1) {
-            /* the head: its memory stays until the key's next insert, so the ops hold */
+        } else if (pl == k->head) {
+            /* the head: its memory stays until the key's next insert, so the ops hold; a key
+             * left without slices goes, and with it its record, but none of its ops exist (a
+             * one-slice window is that slice's accumulator) */
+            *flag |= k->len == 1 ? WR_SLICES_DROPPED | WR_SLICES_GONE : WR_SLICES_DROPPED;
             drop_at(t, k, pl);
-            *flag |= WR_SLICES_DROPPED;
         }
     }
     return 1;

@@ -48,6 +48,7 @@ typedef weir_slices_op_t wr_slices_op_t;
 enum {
     WR_SLICES_HAS = 1,     /* the key has a slice in the window: res[i] is its accumulator */
     WR_SLICES_DROPPED = 2, /* slice lo was dropped (the caller's drop has nothing left to do) */
+    WR_SLICES_GONE = 4,    /* and it was the key's last: the key has no slices left */
 };
 
 /* One index entry, 8 bytes: a key record (-1 = empty) and its key. */
@@ -106,7 +107,8 @@ int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, i
  * key whose window went back, or whose queued slices changed (wr_slices_touch), rebuilds it.
  * Results are merged in start order (merge(earlier, later)); a one-slice window is that
  * slice's accumulator. With drop, slice lo of each key then goes when it is the key's first
- * and not its last (WR_SLICES_DROPPED; otherwise the caller drops it once it ran the ops).
+ * (WR_SLICES_DROPPED, and WR_SLICES_GONE when it was its last; otherwise the caller drops it
+ * once it ran the ops).
  * Ops point into the table: run them before the next call that changes it. Key i's ops are
  * ops[off[i] .. off[i + 1]). Stops before a key whose ops would not fit in what is left of cap
  * (a key needs at most its window's slices + 1); returns the keys done d, off[0 .. d] set. */

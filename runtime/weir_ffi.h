@@ -566,7 +566,7 @@ double *weir_slices_acc_near(weir_slices_t *t, double key, double start, double 
  * wr_slices_fire): per key its accumulator into res[i] once the caller has run the ops it
  * returns, in order (*dst = merge(*l, *r), or *dst = *l when r is NULL: about three per fire,
  * amortized, whatever the window's length); flags[i] bit 1: the key has a slice in the window,
- * bit 2: slice lo was dropped (with drop). Key i's ops are ops[off[i] .. off[i + 1]). Returns
+ * bit 2: slice lo was dropped (with drop), bit 4: it was the key's last. Key i's ops are ops[off[i] .. off[i + 1]). Returns
  * the keys done d (a prefix; off[0 .. d] set; at least one when cap > the slices of a window
  * + 1), or WEIR_EINVAL. scratch holds n ints. touch: an element went into the key's slice at
  * start (the fire queue forgets the slice if it holds it); forget: the key's next fire

@@ -339,20 +339,7 @@ local function sliding_push(node, intern, o)
       local near = inst.near
       local prev, next = near[1], near[2]
       local a = q
-      -- the common case, the key's previous slice just before this one: one new window, q's
-      -- (not late: push_sliding saw to it), and no loop (a loop's trace is left through a side
-      -- exit on every element)
-      local n = q - slide <= prev and 1 or k
-      if n == 1 and a + size - slide < next then
-        local maxts = a + size - 1
-        if maxts > W then
-          register(inst, maxts, kid, a)
-        end
-        if lateness > 0 then
-          register(inst, cleanup_of(maxts), kid, a)
-        end
-      end
-      for _ = 1, n == 1 and 0 or n do
+      for _ = 1, k do
         local maxts = a + size - 1
         local cleanup = cleanup_of(maxts)
         if cleanup <= W or a <= prev then
@@ -630,7 +617,11 @@ local function wire_sliced_watermark(node, guard, o)
               fire_sliced(inst, key, e, a, j)
             end
             if lateness == 0 then
-              if band(flags[j], 2) ~= 0 then
+              local f = flags[j]
+              if f >= 2 then -- slice a dropped in C
+                if f >= 4 then -- the key's last: its kept slice pointer goes too
+                  inst.sl_start[e], inst.sl_cell[e], inst.sl_hits[e] = nil, nil, nil
+                end
                 clear_dropped(inst, key, e, a)
               else
                 clear(inst, key, e, a)

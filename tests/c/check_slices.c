@@ -321,7 +321,10 @@ START_TEST(test_slices_fire_refuses_bad_arguments)
     int32_t scratch[1];
     weir_slices_op_t ops[4];
     ck_assert_int_eq(weir_slices_fire(t, keys, 1, 0, 10, 1, res, flags, off, ops, 4, scratch), 1);
-    ck_assert(res[0] == 5 && flags[0] == WR_SLICES_HAS); /* its only slice: the caller drops it */
+    /* its only slice: dropped, and the key with it */
+    ck_assert(res[0] == 5 && flags[0] == (WR_SLICES_HAS | WR_SLICES_DROPPED | WR_SLICES_GONE));
+    ck_assert(weir_slices_stat(t, WEIR_STORE_OPEN) == 0);
+    *weir_slices_acc(t, 1, 0, &fresh) = 5;
     ck_assert_int_eq(weir_slices_fire(t, keys, 1, NAN, 10, 1, res, flags, off, ops, 4, scratch),
                      WEIR_EINVAL);
     keys[0] = -1;
