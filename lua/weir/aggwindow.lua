@@ -535,12 +535,25 @@ local function wire_sliced_watermark(node, guard, o)
       end
     end
   end
-  -- the ops of the d fires just prepared; with on_error, a failing merge is its fire's error
-  -- (raised when it fires, in order) and its key's queue is rebuilt at its next fire
-  local function run_all(inst, d)
+  -- the ops of the j-th fire, window [a, a + size) of key: key and a are for the error handler
+  local function run_key(inst, key, _, a, j) -- luacheck: ignore 212
+    local off = inst.f_off
+    run_ops(inst.f_ops, off[j], off[j + 1]) -- not a tail call: this frame names the window
+  end
+  -- the ops of the d fires just prepared, window [a, a + size); with on_error, a failing merge
+  -- is its fire's error (raised when it fires, in order) and its key's queue is rebuilt at its
+  -- next fire
+  local function run_all(inst, d, a)
     local ops, off = inst.f_ops, inst.f_off
     if not guard then
-      return run_ops(ops, 0, off[d])
+      local keys = inst.g_keys
+      for j = 0, d - 1 do
+        if off[j + 1] > off[j] then
+          local kid = keys[j]
+          run_key(inst, key_of(inst, kid), kid, a, j)
+        end
+      end
+      return
     end
     local from = 0
     while from < off[d] do
@@ -599,7 +612,7 @@ local function wire_sliced_watermark(node, guard, o)
           if d <= 0 then
             store_failed(d)
           end
-          run_all(inst, d)
+          run_all(inst, d, a)
         end
         local j = 0
         for i = first, last do
@@ -637,7 +650,7 @@ local function wire_sliced_watermark(node, guard, o)
     end
     inst.firing = false
   end
-  return fire_sliced
+  return fire_sliced, run_key
 end
 
 ---Wires the window node (weir.windowing has the interface).
@@ -658,15 +671,19 @@ function M.instantiate(job, node)
   local o = window_ops(node, guard, call_window_fn)
   local intern = aggstate.interner(node)
   node.push = k == 1 and tumbling_push(node, intern, o) or sliding_push(node, intern, o)
-  local fire_gathered = k == 1 and wire_watermark(node, guard, o)
-    or wire_sliced_watermark(node, guard, o)
+  local fire_gathered, run_key
+  if k == 1 then
+    fire_gathered = wire_watermark(node, guard, o)
+  else
+    fire_gathered, run_key = wire_sliced_watermark(node, guard, o)
+  end
   node.on_processing_time = function() end
   local fire, fire_with, rich_clear = o.fire, o.fire_with, o.rich_clear
 
   -- for the error handler (weir.run, Failures): where a fire is, from these frames' arguments
   job.firers[node.on_watermark] = { node = node }
   job.places[call_window_fn] = { node = node, key = 2, win = 3, start = 6, stop = 7 }
-  for _, f in ipairs({ fire, fire_with, fire_gathered, rich_clear }) do
+  for _, f in ipairs({ fire, fire_with, fire_gathered, rich_clear, run_key or fire }) do
     job.places[f] = { node = node, key = 2, start = 4, size = size }
   end
   wc.user_places(job, node)
