@@ -339,7 +339,19 @@ local function sliding_push(node, intern, o)
       local near = inst.near
       local prev, next = near[1], near[2]
       local a = q
-      for _ = 1, k do
+      -- the common case, the key's previous slice just before this one: one new window, q's
+      -- (not late: push_sliding saw to it), without the loop
+      local one = q - slide <= prev
+      if one and a + size - slide < next then
+        local maxts = a + size - 1
+        if maxts > W then
+          register(inst, maxts, kid, a)
+        end
+        if lateness > 0 then
+          register(inst, cleanup_of(maxts), kid, a)
+        end
+      end
+      for _ = 1, one and 0 or k do
         local maxts = a + size - 1
         local cleanup = cleanup_of(maxts)
         if cleanup <= W or a <= prev then
@@ -535,10 +547,10 @@ local function wire_sliced_watermark(node, guard, o)
       end
     end
   end
-  -- the ops of the j-th fire, window [a, a + size) of key: key and a are for the error handler
-  local function run_key(inst, key, _, a, j) -- luacheck: ignore 212
-    local off = inst.f_off
-    run_ops(inst.f_ops, off[j], off[j + 1]) -- not a tail call: this frame names the window
+  -- the ops of the j-th fire from op x, window [a, a + size) of key: key and a are for the
+  -- error handler (a merge that failed runs again here, to fail in a frame naming its window)
+  local function run_key(inst, key, _, a, j, x) -- luacheck: ignore 212
+    run_ops(inst.f_ops, x, inst.f_off[j + 1]) -- not a tail call: this frame names the window
   end
   -- the ops of the d fires just prepared, window [a, a + size); with on_error, a failing merge
   -- is its fire's error (raised when it fires, in order) and its key's queue is rebuilt at its
@@ -546,12 +558,18 @@ local function wire_sliced_watermark(node, guard, o)
   local function run_all(inst, d, a)
     local ops, off = inst.f_ops, inst.f_off
     if not guard then
-      local keys = inst.g_keys
-      for j = 0, d - 1 do
-        if off[j + 1] > off[j] then
-          local kid = keys[j]
-          run_key(inst, key_of(inst, kid), kid, a, j)
+      local from = 0
+      while from < off[d] do
+        if pcall(run_ops, ops, from, off[d]) then
+          return
         end
+        local j = 0
+        while off[j + 1] <= at do
+          j = j + 1
+        end
+        local kid = inst.g_keys[j]
+        run_key(inst, key_of(inst, kid), kid, a, j, at) -- fails again, naming the window
+        from = off[j + 1]
       end
       return
     end
