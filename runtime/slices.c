@@ -28,25 +28,40 @@ static void release(wr_slices_t *t, void *p, size_t n, size_t size)
     wr_release_counted(&t->bytes, p, n, size);
 }
 
-enum { SLICE_BYTES = sizeof(int64_t) + sizeof(double) + sizeof(int32_t) };
-
-/* Points k's arrays into one new block of cap positions (the old block is the caller's). */
-static void *new_block(wr_slices_t *t, wr_slice_key_t *k, int32_t cap)
+/* Points k at a new block of cap slices (the old block is the caller's). */
+static void new_block(wr_slices_t *t, wr_slice_key_t *k, int32_t cap)
 {
-    char *block = resize(t, NULL, 0, (size_t)cap, SLICE_BYTES);
-    k->start = (int64_t *)block;
-    k->acc = (double *)(block + (size_t)cap * sizeof(int64_t));
-    k->count = (int32_t *)(block + (size_t)cap * (sizeof(int64_t) + sizeof(double)));
+    k->s = resize(t, NULL, 0, (size_t)cap, sizeof *k->s);
     k->cap = cap;
-    return block;
 }
 
-/* Moves n positions from src to dst in all three arrays. */
-static void move(wr_slice_key_t *k, int32_t dst, int32_t src, int32_t n)
+/* Slice at position p of k: the slices are a ring of cap (a power of two) positions,
+ * positions [head, head + len) in start order, head in [0, cap). */
+#define AT(k, p) ((k)->s[(uint32_t)(p) & (uint32_t)((k)->cap - 1)])
+
+/* Moves positions [from, end) of k one up (up > 0) or one down, in place. */
+static void shift(wr_slice_key_t *k, int32_t from, int32_t end, int up)
 {
-    memmove(&k->start[dst], &k->start[src], (size_t)n * sizeof *k->start);
-    memmove(&k->acc[dst], &k->acc[src], (size_t)n * sizeof *k->acc);
-    memmove(&k->count[dst], &k->count[src], (size_t)n * sizeof *k->count);
+    if (up) {
+        for (int32_t p = end; p > from; p--) {
+            AT(k, p) = AT(k, p - 1);
+        }
+    } else {
+        for (int32_t p = from; p < end - 1; p++) {
+            AT(k, p) = AT(k, p + 1);
+        }
+    }
+}
+
+/* Positions are relative to the ring's start: moving the head by d moves the queue's too. */
+static void rebase(wr_slice_key_t *k, int32_t d)
+{
+    k->head -= d;
+    if (k->qlo >= 0) {
+        k->qlo -= d;
+        k->qmid -= d;
+        k->qhi -= d;
+    }
 }
 
 static size_t home_of(int32_t key, size_t mask)
@@ -87,7 +102,7 @@ void wr_slices_close(wr_slices_t *t)
 {
     for (int32_t i = 0; i < t->keys_len; i++) {
         if (t->keys[i].len >= 0) {
-            wr_free(t->keys[i].start);
+            wr_free(t->keys[i].s);
         }
     }
     wr_free(t->keys);
@@ -131,7 +146,7 @@ static wr_slice_key_t *get_key(wr_slices_t *t, int32_t key)
         id = t->keys_len++;
     }
     wr_slice_key_t *k = &t->keys[id];
-    *k = (wr_slice_key_t){.key = key, .head = 0, .len = 0};
+    *k = (wr_slice_key_t){.key = key, .head = 0, .len = 0, .qlo = -1};
     new_block(t, k, MIN_SLICES);
     entries(t)[i] = (wr_slices_entry_t){.id = id, .key = key};
     t->nkeys++;
@@ -143,8 +158,8 @@ static void free_key(wr_slices_t *t, wr_slice_key_t *k)
     size_t hole = probe(t, k->key);
     int32_t id = entries(t)[hole].id;
     wr_idtab_remove_at(&t->index, &KIND, hole);
-    release(t, k->start, (size_t)k->cap, SLICE_BYTES);
-    k->start = NULL;
+    release(t, k->s, (size_t)k->cap, sizeof *k->s);
+    k->s = NULL;
     k->len = -1;
     k->head = t->free_key;
     t->free_key = id;
@@ -168,15 +183,15 @@ static int32_t lower_bound(const wr_slice_key_t *k, int64_t start)
 {
     int32_t lo = k->head;
     int32_t hi = k->head + k->len;
-    if (hi > lo && k->start[hi - 1] < start) {
+    if (hi > lo && AT(k, hi - 1).start < start) {
         return hi;
     }
-    if (hi > lo && k->start[lo] >= start) {
+    if (hi > lo && AT(k, lo).start >= start) {
         return lo;
     }
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
-        if (k->start[mid] < start) {
+        if (AT(k, mid).start < start) {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -188,50 +203,60 @@ static int32_t lower_bound(const wr_slice_key_t *k, int64_t start)
 /* lower_bound trying the front first: windows fire, and slices go, from the oldest slice. */
 static int32_t lower_bound_front(const wr_slice_key_t *k, int64_t start)
 {
-    if (k->len > 0 && k->start[k->head] >= start) {
+    if (k->len > 0 && AT(k, k->head).start >= start) {
         return k->head;
     }
     return lower_bound(k, start);
 }
 
-double *wr_slices_acc(wr_slices_t *t, int32_t key, int64_t start, int *fresh)
+/* wr_slices_acc, with the slice's key record and position (valid as the pointer). */
+static double *acc_in(wr_slices_t *t, int32_t key, int64_t start, int *fresh,
+                      wr_slice_key_t **kp, int32_t *pp)
 {
     wr_slice_key_t *k = get_key(t, key);
     int32_t p = lower_bound(k, start);
-    if (p < k->head + k->len && k->start[p] == start) {
-        k->count[p]++;
+    if (p < k->head + k->len && AT(k, p).start == start) {
+        AT(k, p).count++;
         t->elements++;
         *fresh = 0;
-        return &k->acc[p];
+        *kp = k;
+        *pp = p;
+        return &AT(k, p).acc;
     }
     if (k->len >= WR_SLICES_MAX) {
         return NULL;
     }
-    if (k->head + k->len == k->cap) {
-        if (k->head > 0) { /* room at the front: move the run there */
-            move(k, 0, k->head, k->len);
-            p -= k->head;
-            k->head = 0;
-        } else {
-            int32_t cap = k->cap > INT32_MAX / 2 ? INT32_MAX : k->cap * 2;
-            wr_slice_key_t old = *k;
-            new_block(t, k, cap);
-            memcpy(k->start, old.start, (size_t)old.len * sizeof *k->start);
-            memcpy(k->acc, old.acc, (size_t)old.len * sizeof *k->acc);
-            memcpy(k->count, old.count, (size_t)old.len * sizeof *k->count);
-            release(t, old.start, (size_t)old.cap, SLICE_BYTES);
+    if (k->len == k->cap) {
+        /* full: a ring twice the size, the run at its start */
+        int32_t cap = k->cap * 2;
+        wr_slice_key_t old = *k;
+        new_block(t, k, cap);
+        for (int32_t q = 0; q < old.len; q++) {
+            k->s[q] = AT(&old, old.head + q);
         }
+        release(t, old.s, (size_t)old.cap, sizeof *k->s);
+        p -= k->head;
+        rebase(k, k->head);
     }
-    int32_t end = k->head + k->len;
-    move(k, p + 1, p, end - p);
-    k->start[p] = start;
-    k->acc[p] = NAN;
-    k->count[p] = 1;
+    if (p < k->qhi) { /* into or before the fire queue: rebuilt at the next fire */
+        k->qlo = -1;
+    }
+    shift(k, p, k->head + k->len, 1);
+    AT(k, p) = (wr_slice_t){.start = start, .acc = NAN, .agg = NAN, .count = 1};
     k->len++;
     t->open++;
     t->elements++;
     *fresh = 1;
-    return &k->acc[p];
+    *kp = k;
+    *pp = p;
+    return &AT(k, p).acc;
+}
+
+double *wr_slices_acc(wr_slices_t *t, int32_t key, int64_t start, int *fresh)
+{
+    wr_slice_key_t *k;
+    int32_t p;
+    return acc_in(t, key, start, fresh, &k, &p);
 }
 
 int32_t wr_slices_range(const wr_slices_t *t, int32_t key, int64_t lo, int64_t hi, double *out,
@@ -243,9 +268,9 @@ int32_t wr_slices_range(const wr_slices_t *t, int32_t key, int64_t lo, int64_t h
     }
     int32_t end = k->head + k->len;
     int32_t n = 0;
-    for (int32_t p = lower_bound_front(k, lo); p < end && k->start[p] < hi; p++, n++) {
+    for (int32_t p = lower_bound_front(k, lo); p < end && AT(k, p).start < hi; p++, n++) {
         if (n < max) {
-            out[n] = k->acc[p];
+            out[n] = AT(k, p).acc;
         }
     }
     return n;
@@ -263,13 +288,41 @@ void wr_slices_neighbors(const wr_slices_t *t, int32_t key, int64_t start, int64
     int32_t end = k->head + k->len;
     int32_t p = lower_bound(k, start);
     if (p > k->head) {
-        *prev = k->start[p - 1];
+        *prev = AT(k, p - 1).start;
     }
-    if (p < end && k->start[p] == start) {
+    if (p < end && AT(k, p).start == start) {
         p++;
     }
     if (p < end) {
-        *next = k->start[p];
+        *next = AT(k, p).start;
+    }
+}
+
+/* Removes the slice at position p of k, keeping its fire queue when it can: a drop at the
+ * head before the queue or at its front's first slice (a front pop), or after the queue. */
+static void drop_at(wr_slices_t *t, wr_slice_key_t *k, int32_t p)
+{
+    int32_t end = k->head + k->len;
+    t->open--;
+    t->elements -= AT(k, p).count;
+    if (k->qlo >= 0 && p < k->qhi) {
+        if (p == k->qlo && p < k->qmid && p == k->head) {
+            k->qlo++;
+        } else if (p >= k->qlo || p != k->head) {
+            k->qlo = -1;
+        }
+    }
+    if (p == k->head) {
+        k->head++;
+        if (k->head == k->cap) {
+            rebase(k, k->cap);
+        }
+    } else {
+        shift(k, p, end, 0);
+    }
+    k->len--;
+    if (k->len == 0) {
+        free_key(t, k);
     }
 }
 
@@ -281,20 +334,10 @@ int wr_slices_drop(wr_slices_t *t, int32_t key, int64_t start)
     }
     int32_t p = lower_bound_front(k, start);
     int32_t end = k->head + k->len;
-    if (p == end || k->start[p] != start) {
+    if (p == end || AT(k, p).start != start) {
         return 0;
     }
-    t->open--;
-    t->elements -= k->count[p];
-    if (p == k->head) {
-        k->head++;
-    } else {
-        move(k, p, p + 1, end - p - 1);
-    }
-    k->len--;
-    if (k->len == 0) {
-        free_key(t, k);
-    }
+    drop_at(t, k, p);
     return 1;
 }
 
@@ -305,13 +348,13 @@ int wr_slices_count_add(wr_slices_t *t, int32_t key, int64_t start, int32_t n)
         return 0;
     }
     int32_t p = lower_bound(k, start);
-    if (p == k->head + k->len || k->start[p] != start) {
+    if (p == k->head + k->len || AT(k, p).start != start) {
         return 0;
     }
-    int64_t c = (int64_t)k->count[p] + n;
+    int64_t c = (int64_t)AT(k, p).count + n;
     c = c < 0 ? 0 : c > INT32_MAX ? INT32_MAX : c;
-    t->elements += c - k->count[p];
-    k->count[p] = (int32_t)c;
+    t->elements += c - AT(k, p).count;
+    AT(k, p).count = (int32_t)c;
     return 1;
 }
 
@@ -334,8 +377,7 @@ int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, i
     for (int32_t i = 0; i < n; i++) {
         if (scratch[i] >= 0) {
             const wr_slice_key_t *k = &t->keys[scratch[i]];
-            __builtin_prefetch(&k->start[k->head]);
-            __builtin_prefetch(&k->acc[k->head]);
+            __builtin_prefetch(&AT(k, k->head));
         }
     }
     int64_t total = 0;
@@ -346,14 +388,180 @@ int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, i
         }
         const wr_slice_key_t *k = &t->keys[scratch[i]];
         int32_t end = k->head + k->len;
-        for (int32_t p = lower_bound_front(k, lo); p < end && k->start[p] < hi; p++, total++) {
+        for (int32_t p = lower_bound_front(k, lo); p < end && AT(k, p).start < hi; p++, total++) {
             if (total < cap) {
-                out[total] = k->acc[p];
+                out[total] = AT(k, p).acc;
             }
         }
     }
     off[n] = (int32_t)(total < INT32_MAX ? total : INT32_MAX);
     return total;
+}
+
+/* One key's fire of [lo, hi) (wr_slices_fire): its ops from ops[*nops] on, its accumulator
+ * into *res; 0 when they would not fit in cap (nothing changed then, *need says how many). */
+static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, int drop,
+                    double *res, int32_t *flag, wr_slices_op_t *ops, int32_t cap, int32_t *nops,
+                    int32_t *need)
+{
+    int32_t end = k->head + k->len;
+    bool queued = k->qlo >= 0;
+    int32_t pl;
+    int32_t ph;
+    /* the window's run [pl, ph): walked on from the queue's ends when the window moved on */
+    if (queued && (k->qlo == k->head || AT(k, k->qlo - 1).start < lo) &&
+        (k->qhi == k->head || AT(k, k->qhi - 1).start < hi)) {
+        pl = k->qlo;
+        while (pl < end && AT(k, pl).start < lo) {
+            pl++;
+        }
+        ph = pl > k->qhi ? pl : k->qhi;
+    } else {
+        queued = false;
+        pl = lower_bound_front(k, lo);
+        ph = pl;
+    }
+    while (ph < end && AT(k, ph).start < hi) {
+        ph++;
+    }
+    *flag = 0;
+    if (pl == ph) {
+        k->qlo = -1;
+    } else if (queued && pl < k->qmid) {
+        /* on from the queue: pop the front to pl, push [qhi, ph) onto the back */
+        int32_t n = ph - k->qhi + 1;
+        if (*nops + n > cap) {
+            *need = n;
+            return 0;
+        }
+        bool back = k->qmid < k->qhi;
+        for (int32_t p = k->qhi; p < ph; p++) {
+            if (back) {
+                ops[(*nops)++] = (wr_slices_op_t){&k->back, &k->back, &AT(k, p).acc};
+            } else {
+                k->back = AT(k, p).acc; /* an accumulator: final, copied now */
+                back = true;
+            }
+        }
+        k->qlo = pl;
+        k->qhi = ph;
+        if (back) {
+            ops[(*nops)++] = (wr_slices_op_t){res, &AT(k, pl).agg, &k->back};
+        } else {
+            *res = AT(k, pl).agg; /* merged by an earlier call's ops: final */
+        }
+        *flag = WR_SLICES_HAS;
+    } else {
+        /* (re)build: the whole run as the front, suffix merges from its end */
+        int32_t n = ph - pl;
+        if (*nops + n > cap) {
+            *need = n;
+            return 0;
+        }
+        AT(k, ph - 1).agg = AT(k, ph - 1).acc;
+        for (int32_t p = ph - 2; p >= pl; p--) {
+            ops[(*nops)++] = (wr_slices_op_t){&AT(k, p).agg, &AT(k, p).acc, &AT(k, p + 1).agg};
+        }
+        if (n == 1) {
+            *res = AT(k, pl).acc;
+        } else {
+            ops[(*nops)++] = (wr_slices_op_t){res, &AT(k, pl).agg, NULL};
+        }
+        k->qlo = pl;
+        k->qmid = k->qhi = ph;
+        *flag = WR_SLICES_HAS;
+    }
+    if (drop) {
+        if (pl == end || AT(k, pl).start != lo) {
+            *flag |= WR_SLICES_DROPPED; /* no slice lo: nothing to drop */
+        } else if (pl == k->head) {
+            /* the head: its memory stays until the key's next insert, so the ops hold; a key
+             * left without slices goes, and with it its record, but none of its ops exist (a
+             * one-slice window is that slice's accumulator) */
+            *flag |= k->len == 1 ? WR_SLICES_DROPPED | WR_SLICES_GONE : WR_SLICES_DROPPED;
+            drop_at(t, k, pl);
+        }
+    }
+    return 1;
+}
+
+/* The slice lines a fire of key record id reads and writes: the queue's ends (or the head),
+ * and where the key's next slice goes (a key that slides on by a slice per fire inserts there
+ * soon). The fire's loop asks for them AHEAD keys before it needs them: all of a chunk's at
+ * once would be more than the cache keeps in flight. */
+enum { AHEAD = 16 };
+
+static void prefetch_fire(const wr_slices_t *t, int32_t id)
+{
+    if (id < 0) {
+        return;
+    }
+    const wr_slice_key_t *k = &t->keys[id];
+    __builtin_prefetch(&AT(k, k->qlo >= 0 ? k->qlo : k->head));
+    if (k->qlo >= 0 && k->qhi < k->head + k->len) {
+        __builtin_prefetch(&AT(k, k->qhi));
+    }
+    __builtin_prefetch(&AT(k, k->head + k->len), 1);
+}
+
+int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t lo, int64_t hi,
+                       int drop, double *res, int32_t *flags, int32_t *off, wr_slices_op_t *ops,
+                       int32_t cap, int32_t *scratch)
+{
+    /* in passes, as wr_slices_gather: index entries, key records; then the slices, AHEAD
+     * keys ahead */
+    size_t mask = t->index.cap - 1;
+    for (int32_t i = 0; i < n; i++) {
+        __builtin_prefetch(&entries(t)[home_of(keys[i], mask)]);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int32_t id = entries(t)[probe(t, keys[i])].id;
+        scratch[i] = id;
+        if (id >= 0) {
+            __builtin_prefetch(&t->keys[id]);
+        }
+    }
+    for (int32_t i = 0; i < n && i < AHEAD; i++) {
+        prefetch_fire(t, scratch[i]);
+    }
+    int32_t nops = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (i + AHEAD < n) {
+            prefetch_fire(t, scratch[i + AHEAD]);
+        }
+        off[i] = nops;
+        if (scratch[i] < 0) {
+            flags[i] = drop ? WR_SLICES_DROPPED : 0;
+            continue;
+        }
+        int32_t need = 0;
+        if (!fire_key(t, &t->keys[scratch[i]], lo, hi, drop, &res[i], &flags[i], ops, cap, &nops,
+                      &need)) {
+            return i; /* off[i] set: the ops of the keys done end there */
+        }
+    }
+    off[n] = nops;
+    return n;
+}
+
+void wr_slices_forget(wr_slices_t *t, int32_t key)
+{
+    wr_slice_key_t *k = find_key(t, key);
+    if (k) {
+        k->qlo = -1;
+    }
+}
+
+void wr_slices_touch(wr_slices_t *t, int32_t key, int64_t start)
+{
+    wr_slice_key_t *k = find_key(t, key);
+    if (!k || k->qlo < 0) {
+        return;
+    }
+    int32_t p = lower_bound(k, start);
+    if (p >= k->qlo && p < k->qhi) {
+        k->qlo = -1;
+    }
 }
 
 int64_t wr_slices_dump(const wr_slices_t *t, double *out, int64_t max)
@@ -364,8 +572,8 @@ int64_t wr_slices_dump(const wr_slices_t *t, double *out, int64_t max)
         for (int32_t p = k->head; k->len > 0 && p < k->head + k->len; p++, n++) {
             if (n < max) {
                 out[3 * n] = (double)k->key;
-                out[3 * n + 1] = wr_ms_to_double(k->start[p]);
-                out[3 * n + 2] = (double)k->count[p];
+                out[3 * n + 1] = wr_ms_to_double(AT(k, p).start);
+                out[3 * n + 2] = (double)AT(k, p).count;
             }
         }
     }
@@ -458,6 +666,61 @@ double weir_slices_gather(const weir_slices_t *fs, const int32_t *keys, int32_t 
     }
     return (double)wr_slices_gather(&fs->t, keys, n, wr_ms_from_double(lo), wr_ms_from_double(hi),
                                     out, (int64_t)cap, off, scratch);
+}
+
+double *weir_slices_acc_near(weir_slices_t *fs, double key, double start, double *out)
+{
+    if (wr_idtab_key_id(key) < 0 || isnan(start) || !out) {
+        return NULL;
+    }
+    int32_t kid = wr_idtab_key_id(key);
+    int64_t s = wr_ms_from_double(start);
+    int f = 0;
+    wr_slice_key_t *k;
+    int32_t p;
+    double *acc = acc_in(&fs->t, kid, s, &f, &k, &p);
+    out[0] = f;
+    if (acc && f) {
+        /* the new slice's neighbours: next to it in its key's run */
+        out[1] = p > k->head ? wr_ms_to_double(AT(k, p - 1).start) : -INFINITY;
+        out[2] = p + 1 < k->head + k->len ? wr_ms_to_double(AT(k, p + 1).start) : INFINITY;
+    }
+    return acc;
+}
+
+int32_t weir_slices_fire(weir_slices_t *fs, const int32_t *keys, int32_t n, double lo, double hi,
+                         int32_t drop, double *res, int32_t *flags, int32_t *off,
+                         weir_slices_op_t *ops, int32_t cap, int32_t *scratch)
+{
+    if (n < 0 || (n > 0 && (!keys || !res || !flags || !scratch)) || !off || cap < 0 ||
+        (cap > 0 && !ops) || isnan(lo) || isnan(hi)) {
+        return WEIR_EINVAL;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (keys[i] < 0) {
+            return WEIR_EINVAL;
+        }
+    }
+    return wr_slices_fire(&fs->t, keys, n, wr_ms_from_double(lo), wr_ms_from_double(hi),
+                          drop != 0, res, flags, off, ops, cap, scratch);
+}
+
+int weir_slices_forget(weir_slices_t *fs, double key)
+{
+    if (wr_idtab_key_id(key) < 0) {
+        return WEIR_EINVAL;
+    }
+    wr_slices_forget(&fs->t, wr_idtab_key_id(key));
+    return 0;
+}
+
+int weir_slices_touch(weir_slices_t *fs, double key, double start)
+{
+    if (wr_idtab_key_id(key) < 0 || isnan(start)) {
+        return WEIR_EINVAL;
+    }
+    wr_slices_touch(&fs->t, wr_idtab_key_id(key), wr_ms_from_double(start));
+    return 0;
 }
 
 double weir_slices_stat(const weir_slices_t *fs, int32_t what)

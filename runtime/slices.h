@@ -10,22 +10,46 @@
 #include <stdint.h>
 
 #include "idtab.h"
+#include "weir.h"
 
-enum { WR_SLICES_MAX = INT32_MAX }; /* open slices per table, and slices per key */
+enum { WR_SLICES_MAX = 1 << 30 }; /* slices per key (a ring of a power of two) */
 
-/* One key: its slices are positions [head, head + len) of three parallel arrays (one
- * allocation of cap positions), sorted by start: a window's accumulators are one dense run.
- * acc is NaN until the caller writes it; count is the elements added. A free record has len -1
- * and head = the next free record (or -1). */
+/* One slice, 32 bytes (two to a cache line, so that an insert or a fire touches one line):
+ * its start, accumulator (NaN until the caller writes it), the fire queue's merge from it
+ * (agg, in the front) and its element count. */
+typedef struct wr_slice {
+    int64_t start;
+    double acc;
+    double agg;
+    int32_t count;
+    int32_t pad;
+} wr_slice_t;
+
+/* One key: its slices are positions [head, head + len) of the ring s (cap positions, a power
+ * of two; position p at s[p mod cap]; head in [0, cap)), sorted by start: a window's slices
+ * are one run. A free record has len -1 and head = the next free record (or -1). */
 typedef struct wr_slice_key {
     int32_t key;
     int32_t head;
     int32_t len;
     int32_t cap;
-    int64_t *start;
-    double *acc;
-    int32_t *count;
+    int32_t qlo;  /* the fire queue (wr_slices_fire): positions [qlo, qmid) the front, */
+    int32_t qmid; /* agg[p] = merge(acc[p .. qmid)); [qmid, qhi) the back, back = merge of */
+    int32_t qhi;  /* their accs; qlo = -1: no queue (the next fire builds one) */
+    int32_t pad;
+    double back;
+    struct wr_slice *s;
 } wr_slice_key_t;
+
+/* One merge of a fire, for the caller to run in order: *dst = merge(*l, *r), or *dst = *l
+ * when r is NULL (the caller's merge is opaque to C: a Lua function). */
+typedef weir_slices_op_t wr_slices_op_t;
+
+enum {
+    WR_SLICES_HAS = 1,     /* the key has a slice in the window: res[i] is its accumulator */
+    WR_SLICES_DROPPED = 2, /* slice lo was dropped (the caller's drop has nothing left to do) */
+    WR_SLICES_GONE = 4,    /* and it was the key's last: the key has no slices left */
+};
 
 /* One index entry, 8 bytes: a key record (-1 = empty) and its key. */
 typedef struct wr_slices_entry {
@@ -74,6 +98,27 @@ int wr_slices_count_add(wr_slices_t *t, int32_t key, int64_t start, int32_t n);
  * cache misses overlap: for a watermark firing the windows of many keys. */
 int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, int64_t lo,
                          int64_t hi, double *out, int64_t cap, int32_t *off, int32_t *scratch);
+/* The fires of window [lo, hi) of keys[0 .. n) (distinct keys), in one pass: per key the
+ * merges that give the window's accumulator into res[i], appended to ops (cap of them), and
+ * flags[i] (WR_SLICES_*). Per key the slices in the key's last fired windows are kept as two
+ * stacks (a front of suffix merges, a back merged left to right), so that a key whose windows
+ * fire in start order needs about three merges per fire (amortized: one to push its newest
+ * slice, one for the result, one when the front is rebuilt), whatever the window's length; a
+ * key whose window went back, or whose queued slices changed (wr_slices_touch), rebuilds it.
+ * Results are merged in start order (merge(earlier, later)); a one-slice window is that
+ * slice's accumulator. With drop, slice lo of each key then goes when it is the key's first
+ * (WR_SLICES_DROPPED, and WR_SLICES_GONE when it was its last; otherwise the caller drops it
+ * once it ran the ops).
+ * Ops point into the table: run them before the next call that changes it. Key i's ops are
+ * ops[off[i] .. off[i + 1]). Stops before a key whose ops would not fit in what is left of cap
+ * (a key needs at most its window's slices + 1); returns the keys done d, off[0 .. d] set. */
+int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t lo, int64_t hi,
+                       int drop, double *res, int32_t *flags, int32_t *off, wr_slices_op_t *ops,
+                       int32_t cap, int32_t *scratch);
+/* Forgets key's fire queue (its next fire rebuilds it): after ops that did not all run. */
+void wr_slices_forget(wr_slices_t *t, int32_t key);
+/* An element went into key's slice at start: the fire queue forgets it when it holds it. */
+void wr_slices_touch(wr_slices_t *t, int32_t key, int64_t start);
 /* Every slice as (key, start, count) triples into out (at most max triples); returns how many
  * slices there are. */
 int64_t wr_slices_dump(const wr_slices_t *t, double *out, int64_t max);

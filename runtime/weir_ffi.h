@@ -586,6 +586,28 @@ double weir_slices_dump(const weir_slices_t *t, double *out, double max);
  * again with room), or WEIR_EINVAL. */
 double weir_slices_gather(const weir_slices_t *t, const int32_t *keys, int32_t n, double lo,
                           double hi, double *out, double cap, int32_t *off, int32_t *scratch);
+/* acc_near: acc, and when the slice is new, out[1] and out[2] the starts of the key's slices
+ * just before and after it (neighbors); out[0] = 1 when new, 0 when not. NULL as acc. */
+double *weir_slices_acc_near(weir_slices_t *t, double key, double start, double *out);
+/* The fires of window [lo, hi) of keys[0 .. n) (distinct key ids) in one pass (slices.c,
+ * wr_slices_fire): per key its accumulator into res[i] once the caller has run the ops it
+ * returns, in order (*dst = merge(*l, *r), or *dst = *l when r is NULL: about three per fire,
+ * amortized, whatever the window's length); flags[i] bit 1: the key has a slice in the window,
+ * bit 2: slice lo was dropped (with drop), bit 4: it was the key's last. Key i's ops are ops[off[i] .. off[i + 1]). Returns
+ * the keys done d (a prefix; off[0 .. d] set; at least one when cap > the slices of a window
+ * + 1), or WEIR_EINVAL. scratch holds n ints. touch: an element went into the key's slice at
+ * start (the fire queue forgets the slice if it holds it); forget: the key's next fire
+ * rebuilds its queue (after ops that did not all run): 0, or WEIR_EINVAL. */
+typedef struct weir_slices_op {
+    double *dst;
+    const double *l;
+    const double *r;
+} weir_slices_op_t;
+int32_t weir_slices_fire(weir_slices_t *t, const int32_t *keys, int32_t n, double lo, double hi,
+                         int32_t drop, double *res, int32_t *flags, int32_t *off,
+                         weir_slices_op_t *ops, int32_t cap, int32_t *scratch);
+int weir_slices_touch(weir_slices_t *t, double key, double start);
+int weir_slices_forget(weir_slices_t *t, double key);
 
 /* Built-in aggregates (aggs.c), weir.aggregates on the fast operator's tumbling windows: the
  * accumulators of a wintab's windows by id, each (v, n): n the elements added, v the count,

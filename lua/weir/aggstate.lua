@@ -13,7 +13,8 @@
 --     inst.slices           slices.c: per (key id, slide-long slice) a number accumulator and
 --                           its element count
 --     inst.sl_start/sl_cell/sl_hits[kid]   each key's current slice: start, accumulator
---                           pointer, elements added through it not yet counted in C
+--                           pointer (its address as a number: no boxed cdata), elements
+--                           added through it not yet counted in C
 --   tumbling with a built-in aggregate (weir.aggregates; M.cagg_kind):
 --     inst.cagg             aggs.c: the accumulators of inst.wtab's windows by id (inst.accs
 --                           and inst.counts stay empty)
@@ -85,6 +86,16 @@ function M.init(inst, k, cagg)
     inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
     inst.sl_start, inst.sl_cell, inst.sl_hits = {}, {}, {}
     inst.fresh = ffi.new("int32_t[1]")
+    -- a new slice's (fresh, previous start, next start); a watermark's fires (slices.c,
+    -- weir_slices_fire): per fire its accumulator and flags, per key its ops' offsets, the ops
+    local chunk = M.chunk_of(k)
+    inst.near = ffi.new("double[3]")
+    inst.f_res = ffi.new("double[?]", chunk)
+    inst.f_flags = ffi.new("int32_t[?]", chunk)
+    inst.f_off = ffi.new("int32_t[?]", chunk + 1)
+    inst.f_cap = math.max(4 * chunk, k + 2)
+    inst.f_ops = ffi.new("weir_slices_op_t[?]", inst.f_cap)
+    inst.f_failed = {} -- per fire of the last batch whose merges failed, the error (on_error)
   end
   inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
   inst.tq = timerq.new()
@@ -238,6 +249,12 @@ function M.drop(inst, k, kid, a, size)
     flush_slice(inst, kid)
     C.weir_slices_drop(inst.slices, kid, a)
   end
+  M.drop_window_state(inst, kid, a, size)
+end
+
+---Drops the window_state() of window [a, a + size) of kid (M.drop's last step; alone when a
+---fire dropped the window's slice in C already).
+function M.drop_window_state(inst, kid, a, size)
   if next(inst.wstate) ~= nil then -- some window has window_state()
     local wslot = C.weir_store_find(inst.wstore, kid, a, a + size)
     if wslot >= 0 then
@@ -268,8 +285,9 @@ function M.global_state(inst, kid)
   return g
 end
 
----The accumulators of kid's slices in [lo, hi), merged from create() (nil when none).
-function M.slices_acc(inst, kid, lo, hi, create, merge)
+---The accumulators of kid's slices in [lo, hi), merged in start order (nil when none), as
+---weir_slices_fire merges them.
+function M.slices_acc(inst, kid, lo, hi, merge)
   local n = C.weir_slices_range(inst.slices, kid, lo, hi, inst.cells, inst.cells_cap)
   if n > inst.cells_cap then
     inst.cells_cap = n
@@ -279,11 +297,17 @@ function M.slices_acc(inst, kid, lo, hi, create, merge)
   if n <= 0 then
     return nil
   end
-  local cells, acc = inst.cells, create()
-  for i = 0, n - 1 do
+  local cells = inst.cells
+  local acc = cells[0]
+  for i = 1, n - 1 do
     acc = merge(acc, cells[i])
   end
   return acc
+end
+
+---The merge of a sliced node's slices: reduce's function, or the aggregate's merge.
+function M.merge_of(node)
+  return node.fn_kind == "reduce" and node.user_fn or node.user_fn.merge
 end
 
 -- The enumeration (weir.windowing) -------------------------------------------------------------
@@ -342,7 +366,7 @@ function M.windows(node, inst, keep, with_contents)
     return list
   end
   local W, seen = inst.watermark, {}
-  local fn = node.user_fn
+  local merge = M.merge_of(node)
   for _, sl in ipairs(slices_of(inst)) do
     local kid, a = sl.kid, sl.start
     for _ = 1, keep(kid) and k or 0 do
@@ -357,8 +381,7 @@ function M.windows(node, inst, keep, with_contents)
       local e = per[a]
       if not e then
         e = { kid = kid, start = a, stop = a + size, count = 0, fired = a + size - 1 <= W,
-              contents = with_contents and M.slices_acc(inst, kid, a, a + size, fn.create,
-                fn.merge) or nil,
+              contents = with_contents and M.slices_acc(inst, kid, a, a + size, merge) or nil,
               window_state = window_state_of(inst, kid, a, a + size) }
         per[a] = e
         list[#list + 1] = e

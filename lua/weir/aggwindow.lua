@@ -18,14 +18,17 @@
 --   append and popping a walk down an array; the order is (time, registration), as the C timer
 --   service's.
 -- * Sliding windows are computed by slices (the issue's target d): slices.c holds one
---   accumulator per (key, slide-long slice), per key in one array sorted by start. An element
---   goes into its one slice, and a window fires with aggregate.merge over the run of slices it
---   covers, from aggregate.create(). A window exists while a slice it covers does; the timers
---   of the windows an element creates are registered in the assigner's order (latest start
---   first). Used when the aggregate has merge and a number for accumulator, size is a multiple
---   of slide and the job does not say weir.env{slicing = false}; merge must then be exact for
---   the result to equal Flink's (counts, integer sums, min, max are; a floating-point sum may
---   differ in its last bits).
+--   accumulator per (key, slide-long slice), per key in a ring sorted by start. An element
+--   goes into its one slice, and a window fires with the merge (aggregate.merge, or reduce's
+--   function) of the run of slices it covers, in start order: per key the slices of its last
+--   fired window are two stacks of merged runs (slices.c, weir_slices_fire), so a fire costs
+--   about three merges whatever the window's length. A window exists while a slice it covers
+--   does; the timers of the windows an element creates are registered in the assigner's order
+--   (latest start first). Used when the aggregate has merge and a number for accumulator (or a
+--   reduce gets numbers), size is a multiple of slide and the job does not say
+--   weir.env{slicing = false}; merge must then be exact, associative and have create() for
+--   identity for the result to equal Flink's (counts, integer sums, min, max are; a
+--   floating-point sum may differ in its last bits).
 -- * Built-in aggregates (weir.aggregates) on tumbling windows are computed in C
 --   (runtime/aggs.c): an element is only its (key id, timestamp, value) appended to the
 --   subtask's batch, which one C call applies (window start, lookup, accumulate) before anything
@@ -49,6 +52,7 @@ local no_timestamp, late = wc.no_timestamp, wc.late
 local floor_of, pass_floors = wc.floor_of, wc.pass_floors
 local reduce_nil, aggregate_nil = wc.reduce_nil, wc.aggregate_nil
 local abs, MAX_TIME = math.abs, duration.MAX_TIME
+local cast, double_p, uintptr_t = ffi.cast, ffi.typeof("double *"), ffi.typeof("uintptr_t")
 
 -- Tests set disabled to compare the two operators on the same jobs (weir.windowing.choose reads
 -- it); used counts the window nodes this operator runs.
@@ -68,10 +72,8 @@ local function window_ops(node, guard, call_window_fn)
   local k = size / slide
   local fn_kind, fn = node.fn_kind, node.user_fn
   local reduce = fn_kind == "reduce" and fn or nil
-  local create, merge, result
-  if not reduce then
-    create, merge, result = fn.create, fn.merge, fn.result
-  end
+  local result = not reduce and fn.result or nil
+  local slice_merge = k > 1 and aggstate.merge_of(node) or nil
   local rich, objs = node.rich, node.objs
   local trace = node.trace
   local cleanup_of = wc.cleanup_of(node)
@@ -101,7 +103,7 @@ local function window_ops(node, guard, call_window_fn)
       end
       return accs[id]
     end
-    return aggstate.slices_acc(inst, kid, a, a + size, create, merge)
+    return aggstate.slices_acc(inst, kid, a, a + size, slice_merge)
   end
 
   local function fire_with(inst, key, kid, a, acc)
@@ -152,8 +154,22 @@ local function window_ops(node, guard, call_window_fn)
     drop(inst, k, kid, a, size)
   end
 
+  -- clear() of a sliced window whose slice its fire dropped in C (weir_slices_fire): the
+  -- function's clear, then its window_state
+  local function clear_dropped(inst, key, kid, a)
+    if rich and objs[inst.index].clear then
+      if guard then
+        guard(rich_clear, inst, key, kid, a)
+      else
+        rich_clear(inst, key, kid, a)
+      end
+    end
+    aggstate.drop_window_state(inst, kid, a, size)
+  end
+
   return { cleanup_of = cleanup_of, register = register, fire_with = fire_with, fire = fire,
-           fire_in_push = fire_in_push, rich_clear = rich_clear, clear = clear }
+           fire_in_push = fire_in_push, rich_clear = rich_clear, clear = clear,
+           clear_dropped = clear_dropped }
 end
 
 -- Tumbling and sliced windows have push functions of their own: a trace recorded for one
@@ -245,13 +261,42 @@ local function sliding_push(node, intern, o)
   local size, slide, offset = node.assigner.size, node.assigner.slide, node.assigner.offset
   local k = size / slide
   local lateness = node.lateness
-  local add, create = node.user_fn.add, node.user_fn.create
+  local reduce = node.fn_kind == "reduce" and node.user_fn or nil
+  local add, create
+  if not reduce then
+    add, create = node.user_fn.add, node.user_fn.create
+  end
   local trace = node.trace
   local instances = node.instances
   local cleanup_of, register, fire_in_push = o.cleanup_of, o.register, o.fire_in_push
   local push_sliced
+  -- reduce keeps the elements themselves: sliced while they are numbers, which the node's first
+  -- element says; a node whose first element is no number, with nothing stored yet, moves to
+  -- the general operator (node.to_general, weir.windowing's) and forwards there
+  local decided, general = not reduce, false
+  local function stores_nothing()
+    for _, inst in ipairs(instances) do
+      if C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN) > 0 or inst.tq.count > 0
+          or next(inst.gstate) ~= nil then
+        return false
+      end
+    end
+    return true
+  end
 
   local function push_sliding(st, v, ts, key)
+    if not decided then
+      if not general then
+        general = node.general_push -- moved by a restore
+        if not general and type(v) ~= "number" and node.to_general and stores_nothing() then
+          general = node.to_general()
+        end
+        decided = not general
+      end
+      if general then
+        return general(st, v, ts, key)
+      end
+    end
     local inst = instances[st + 1]
     inst.records = inst.records + 1
     if ts == nil or abs(ts) > MAX_TIME then
@@ -278,28 +323,43 @@ local function sliding_push(node, intern, o)
     local cell, fresh
     if inst.sl_start[kid] == q then
       -- the key's last slice: its accumulator through the pointer kept, the count later
-      cell, fresh = inst.sl_cell[kid], false
+      cell, fresh = cast(double_p, inst.sl_cell[kid]), false
       inst.sl_hits[kid] = inst.sl_hits[kid] + 1
     else
       local last = inst.sl_start[kid]
       if last ~= nil and inst.sl_hits[kid] > 0 then
         C.weir_slices_count_add(inst.slices, kid, last, inst.sl_hits[kid])
       end
-      local fresh_out = inst.fresh
-      cell = C.weir_slices_acc(inst.slices, kid, q, fresh_out)
+      local near = inst.near -- a new slice's neighbours come with it
+      cell = C.weir_slices_acc_near(inst.slices, kid, q, near)
       if cell == nil then
         error("window store: too many open slices", 0)
       end
-      fresh = fresh_out[0] == 1
-      inst.sl_start[kid], inst.sl_cell[kid], inst.sl_hits[kid] = q, cell, 0
+      fresh = near[0] == 1
+      -- the pointer kept as a number: a pointer in a table is a boxed cdata, one allocation
+      inst.sl_start[kid], inst.sl_hits[kid] = q, 0
+      inst.sl_cell[kid] = tonumber(cast(uintptr_t, cell))
     end
     if fresh then
-      cell[0] = create()
-      local nb = inst.nb
-      C.weir_slices_neighbors(inst.slices, kid, q, nb)
-      local prev, next = nb[0], nb[1]
+      if not reduce then
+        cell[0] = create()
+      end
+      local near = inst.near
+      local prev, next = near[1], near[2]
       local a = q
-      for _ = 1, k do
+      -- the common case, the key's previous slice just before this one: one new window, q's
+      -- (not late: push_sliding saw to it), without the loop
+      local one = q - slide <= prev
+      if one and a + size - slide < next then
+        local maxts = a + size - 1
+        if maxts > W then
+          register(inst, maxts, kid, a)
+        end
+        if lateness > 0 then
+          register(inst, cleanup_of(maxts), kid, a)
+        end
+      end
+      for _ = 1, one and 0 or k do
         local maxts = a + size - 1
         local cleanup = cleanup_of(maxts)
         if cleanup <= W or a <= prev then
@@ -316,10 +376,26 @@ local function sliding_push(node, intern, o)
         a = a - slide
       end
     end
-    local acc = add(v, cell[0])
-    if type(acc) ~= "number" then
-      error(("aggregate: add() returned %s; sliced sliding windows keep number accumulators "
-        .. "(weir.env{slicing = false} keeps any value)"):format(tostring(acc)), 0)
+    local acc
+    if reduce then
+      acc = v
+      if not fresh then
+        acc = reduce(cell[0], v)
+      end
+      if type(acc) ~= "number" then
+        if acc == nil then
+          reduce_nil()
+        end
+        error(("reduce: %s %s; sliced sliding windows keep numbers (weir.env{slicing = false} "
+          .. "keeps any value)"):format(fresh and "got the value" or "returned",
+          tostring(acc)), 0)
+      end
+    else
+      acc = add(v, cell[0])
+      if type(acc) ~= "number" then
+        error(("aggregate: add() returned %s; sliced sliding windows keep number accumulators "
+          .. "(weir.env{slicing = false} keeps any value)"):format(tostring(acc)), 0)
+      end
     end
     cell[0] = acc
     if trace then
@@ -328,6 +404,8 @@ local function sliding_push(node, intern, o)
     if q + slide - 1 > W then
       return -- the earliest window of the element is not due: none is
     end
+    -- the slice is at or below the watermark: a fire may have queued it (slices.c)
+    C.weir_slices_touch(inst.slices, kid, q)
     local a = q
     for _ = 1, k do
       local maxts = a + size - 1
@@ -661,6 +739,158 @@ local function wire_watermark(node, guard, o)
   return fire_gathered
 end
 
+-- WindowOperator.onEventTime for sliced windows (k > 1): a chunk of a time's fires in one C
+-- call (weir_slices_fire: per key two stacks of merged slices, about three merges per fire
+-- whatever the window's length, and with no lateness the window's first slice dropped in the
+-- same pass); the merges it asks for run here (merge is Lua), then the fires and clears in
+-- (time, registration) order. fire_sliced returned (the error handler's).
+local function wire_sliced_watermark(node, guard, o)
+  local size, slide = node.assigner.size, node.assigner.slide
+  local k = size / slide
+  local lateness = node.lateness
+  local merge = aggstate.merge_of(node)
+  local fire_with, clear, clear_dropped = o.fire_with, o.clear, o.clear_dropped
+  local drop = lateness == 0 and 1 or 0
+  local CHUNK = chunk_of(k)
+  local band = bit.band
+  local at = 0 -- the op running (a failing merge's)
+
+  local function run_ops(ops, from, to)
+    for x = from, to - 1 do
+      at = x
+      local op = ops[x]
+      local r = op.r
+      if r == nil then
+        op.dst[0] = op.l[0]
+      else
+        op.dst[0] = merge(op.l[0], r[0])
+      end
+    end
+  end
+  -- the ops of the j-th fire from op x, window [a, a + size) of key: key and a are for the
+  -- error handler (a merge that failed runs again here, to fail in a frame naming its window)
+  local function run_key(inst, key, _, a, j, x) -- luacheck: ignore 212
+    run_ops(inst.f_ops, x, inst.f_off[j + 1]) -- not a tail call: this frame names the window
+  end
+  -- the ops of the d fires just prepared, window [a, a + size); with on_error, a failing merge
+  -- is its fire's error (raised when it fires, in order) and its key's queue is rebuilt at its
+  -- next fire
+  local function run_all(inst, d, a)
+    local ops, off = inst.f_ops, inst.f_off
+    if not guard then
+      local from = 0
+      while from < off[d] do
+        if pcall(run_ops, ops, from, off[d]) then
+          return
+        end
+        local j = 0
+        while off[j + 1] <= at do
+          j = j + 1
+        end
+        local kid = inst.g_keys[j]
+        run_key(inst, key_of(inst, kid), kid, a, j, at) -- fails again, naming the window
+        from = off[j + 1]
+      end
+      return
+    end
+    local from = 0
+    while from < off[d] do
+      local ok, err = pcall(run_ops, ops, from, off[d])
+      if ok then
+        return
+      end
+      local j = 0
+      while off[j + 1] <= at do
+        j = j + 1
+      end
+      inst.f_failed[j] = err
+      C.weir_slices_forget(inst.slices, inst.g_keys[j])
+      from = off[j + 1]
+    end
+  end
+  local function fire_sliced(inst, key, kid, a, j)
+    if guard then
+      local err = inst.f_failed[j]
+      if err ~= nil then
+        inst.f_failed[j] = nil
+        error(err, 0)
+      end
+    end
+    if band(inst.f_flags[j], 1) ~= 0 then
+      return fire_with(inst, key, kid, a, inst.f_res[j])
+    end
+  end
+
+  node.on_watermark = function(inst, w)
+    if inst.floors then
+      pass_floors(inst, w)
+    end
+    local q = inst.tq
+    local times, buckets = q.times, q.buckets
+    local keys, flags = inst.g_keys, inst.f_flags
+    inst.firing = true
+    while q.n > 0 and times[1] <= w do
+      local t = times[1]
+      local b = buckets[t]
+      local a = t - size + 1 -- the window of the entries that fire at t
+      while b.head <= b.len do
+        local first, last, m = b.head, b.head - 1, 0
+        while last < b.len and m < CHUNK do
+          last = last + 1
+          local e = b[last]
+          if e > 0 then
+            keys[m] = e
+            m = m + 1
+          end
+        end
+        local d = 0
+        if m > 0 then
+          d = C.weir_slices_fire(inst.slices, keys, m, a, a + size, drop, inst.f_res, flags,
+            inst.f_off, inst.f_ops, inst.f_cap, inst.g_ids)
+          if d <= 0 then
+            store_failed(d)
+          end
+          run_all(inst, d, a)
+        end
+        local j = 0
+        for i = first, last do
+          local e = b[i]
+          if e > 0 and j == d then
+            break -- the next call's
+          end
+          b.head = i + 1
+          q.count = q.count - 1
+          if e > 0 then
+            local key = key_of(inst, e)
+            if guard then
+              guard(fire_sliced, inst, key, e, a, j)
+            else
+              fire_sliced(inst, key, e, a, j)
+            end
+            if lateness == 0 then
+              local f = flags[j]
+              if f >= 2 then -- slice a dropped in C
+                if f >= 4 then -- the key's last: its kept slice pointer goes too
+                  inst.sl_start[e], inst.sl_cell[e], inst.sl_hits[e] = nil, nil, nil
+                end
+                clear_dropped(inst, key, e, a)
+              else
+                clear(inst, key, e, a)
+              end
+            end
+            j = j + 1
+          else
+            clear(inst, key_of(inst, -e), -e, t - lateness - size + 1)
+          end
+        end
+      end
+      timerq.pop(q)
+    end
+    inst.firing = false
+  end
+  return fire_sliced, run_key
+end
+
 ---Wires the window node (weir.windowing has the interface).
 function M.instantiate(job, node)
   M.used = M.used + 1
@@ -679,7 +909,7 @@ function M.instantiate(job, node)
   local guard = job:fire_guard()
   local o = window_ops(node, guard, call_window_fn)
   local intern = aggstate.interner(node)
-  local fire_gathered
+  local fire_gathered, run_key
   local fire, fire_with, rich_clear = o.fire, o.fire_with, o.rich_clear
   if cagg then
     local c = cagg_ops(node, guard, call_window_fn, o)
@@ -688,14 +918,18 @@ function M.instantiate(job, node)
     fire, fire_with = c.fire, c.fire_value
   else
     node.push = k == 1 and tumbling_push(node, intern, o) or sliding_push(node, intern, o)
-    fire_gathered = wire_watermark(node, guard, o)
+    if k == 1 then
+      fire_gathered = wire_watermark(node, guard, o)
+    else
+      fire_gathered, run_key = wire_sliced_watermark(node, guard, o)
+    end
   end
   node.on_processing_time = function() end
 
   -- for the error handler (weir.run, Failures): where a fire is, from these frames' arguments
   job.firers[node.on_watermark] = { node = node }
   job.places[call_window_fn] = { node = node, key = 2, win = 3, start = 6, stop = 7 }
-  for _, f in ipairs({ fire, fire_with, fire_gathered, rich_clear }) do
+  for _, f in ipairs({ fire, fire_with, fire_gathered, rich_clear, run_key or fire }) do
     job.places[f] = { node = node, key = 2, start = 4, size = size }
   end
   wc.user_places(job, node)

@@ -69,9 +69,9 @@ function M.choose(env, n)
   if a.size == a.slide then
     return "tumbling"
   end
-  if n.fn_kind ~= "aggregate" or not n.user_fn.merge or env.slicing == false
+  if (n.fn_kind == "aggregate" and not n.user_fn.merge) or env.slicing == false
       or a.size % a.slide ~= 0 then
-    return "general"
+    return "general" -- reduce is its own merge
   end
   return "sliced"
 end
@@ -83,13 +83,35 @@ local OPS = { tumbling = "weir.aggwindow", sliced = "weir.aggwindow", general = 
 ---(slices.c keeps number accumulators), which is known only by calling it, at the start.
 function M.instantiate(job, node)
   local how = M.choose(job.plan.env, node)
-  if how == "sliced" then
+  if how == "sliced" and node.fn_kind == "aggregate" then
     local ok, acc = pcall(node.user_fn.create)
     if not ok or type(acc) ~= "number" then
       how = "general"
     end
   end
   node.window_op = require(OPS[how])
+  node.to_general, node.general_push = false, false
+  if how == "sliced" and node.fn_kind == "reduce" then
+    -- reduce keeps its values, sliced only while they are numbers: the operator calls this
+    -- when the node's first element is none (and nothing is stored), or a restore when the
+    -- state it restores ran on the general operator; it returns the general operator's push
+    node.to_general = function()
+      for i, n in ipairs(job.timer_nodes) do
+        if n == node then
+          table.remove(job.timer_nodes, i)
+          break
+        end
+      end
+      local windowop = require("weir.windowop")
+      node.window_op, node.to_general = windowop, false
+      local push = node.push
+      windowop.instantiate(job, node)
+      local general = node.push
+      node.push = push -- the job's entry to the node stays; the sliced push forwards
+      node.general_push = general
+      return general
+    end
+  end
   -- Every field a subtask's table gets while records flow exists before they do: a field
   -- added later can grow the table's hash part, and a grown table fails the slot guards of
   -- every trace recorded on it (nexmark q5 ran 1.5x slower when the sliced window's subtask
@@ -345,8 +367,7 @@ M.repr_of = repr_of
 ---them) and whose restore routes each key group to the subtask that owns it now; reset()
 ---throws the subtasks' window state away (the round-trip mode, weir.roundtrip).
 function M.checkpoint_parts(job, node)
-  local repr = repr_of(node)
-  if not repr then
+  if not repr_of(node) then
     return {}
   end
   local winckpt = require("weir.winckpt")
@@ -357,14 +378,23 @@ function M.checkpoint_parts(job, node)
     keyed = keyed,
     raw = true, -- winckpt checks the user values it writes (weir.ckvalue.keep)
     snapshot = function()
-      local groups = winckpt.snapshot(node, repr, part.name)
+      local groups = winckpt.snapshot(node, repr_of(node), part.name) -- a sliced reduce may move
       return keyed and groups or groups[-1]
     end,
     restore = function(v)
-      winckpt.restore(job, node, repr, keyed and v or { [-1] = v })
+      local groups = keyed and v or { [-1] = v }
+      if node.to_general then -- a sliced reduce whose state ran on the general operator
+        for _, sec in pairs(groups) do
+          if type(sec) == "table" and sec.repr == "general" then
+            node.to_general() -- the sliced push forwards there
+            break
+          end
+        end
+      end
+      winckpt.restore(job, node, repr_of(node), groups)
     end,
     reset = function()
-      winckpt.reset(node, repr)
+      winckpt.reset(node, repr_of(node))
     end,
   }
   return { state = part }

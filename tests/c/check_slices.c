@@ -184,6 +184,162 @@ START_TEST(test_slices_gather_equals_ranges)
 }
 END_TEST
 
+/* The merges the fire spec runs: sum, min, and two that are not commutative (first, last),
+ * so that the order of the ops' operands shows. */
+enum { M_SUM, M_MIN, M_FIRST, M_LAST, M_KINDS };
+
+static double merge(int kind, double l, double r)
+{
+    switch (kind) {
+    case M_SUM:
+        return l + r;
+    case M_MIN:
+        return fmin(l, r);
+    case M_FIRST:
+        return l;
+    default:
+        return r;
+    }
+}
+
+static void run_ops(const wr_slices_op_t *ops, int32_t n, int kind)
+{
+    for (int32_t i = 0; i < n; i++) {
+        *ops[i].dst = ops[i].r ? merge(kind, *ops[i].l, *ops[i].r) : *ops[i].l;
+    }
+}
+
+/* The merge of key's slices in [lo, hi), in start order (0 when it has none). */
+static int direct(wr_slices_t *t, int32_t key, int64_t lo, int64_t hi, int kind, double *out)
+{
+    double v[64];
+    int32_t n = wr_slices_range(t, key, lo, hi, v, 64);
+    ck_assert_int_le(n, 64);
+    if (n == 0) {
+        return 0;
+    }
+    double acc = v[0];
+    for (int32_t i = 1; i < n; i++) {
+        acc = merge(kind, acc, v[i]);
+    }
+    *out = acc;
+    return 1;
+}
+
+/* Windows of 8 slices fire in start order per key (the two stacks), with elements now and then
+ * into older, maybe queued slices (touch), keys that skip slices, drops at fires and by the
+ * caller, batches cut by a small cap, across many ring wraps and growths: every result equals
+ * the direct merge of the window's slices in start order. */
+START_TEST(test_slices_fire_equals_the_window_merge)
+{
+    enum { KEYS = 20, SLIDE = 10, K = 8, STEPS = 2000 };
+    for (int kind = 0; kind < M_KINDS; kind++) {
+        wr_slices_t t;
+        wr_slices_init(&t);
+        srand(17 + (unsigned)kind);
+        int32_t keys[KEYS];
+        double res[KEYS];
+        int32_t flags[KEYS];
+        int32_t off[KEYS + 1];
+        int32_t scratch[KEYS];
+        wr_slices_op_t ops[KEYS * (K + 2)];
+        int64_t fired = 0;
+        int64_t by_fire = 0;
+        for (int step = 0; step < STEPS; step++) {
+            int64_t now = (int64_t)step * SLIDE; /* the newest slice */
+            for (int32_t k = 0; k < KEYS; k++) {
+                if (rand() % 4 == 0) {
+                    continue; /* gaps */
+                }
+                int64_t start = now;
+                if (rand() % 10 == 0) {
+                    start = now - (int64_t)(rand() % (K + 3)) * SLIDE;
+                }
+                int fresh;
+                double *acc = wr_slices_acc(&t, k, start, &fresh);
+                ck_assert_ptr_nonnull(acc);
+                double v = (double)(rand() % 100000);
+                *acc = fresh ? v : merge(kind, *acc, v);
+                if (!fresh) { /* a new slice between queued ones: the insert itself forgets */
+                    wr_slices_touch(&t, k, start);
+                }
+            }
+            /* the window two slides behind the newest slice fires for every key */
+            int64_t lo = now - (int64_t)(K + 1) * SLIDE;
+            int64_t hi = lo + (int64_t)K * SLIDE;
+            int drop = step % 7 != 0;
+            double want[KEYS];
+            int has[KEYS];
+            for (int32_t k = 0; k < KEYS; k++) {
+                keys[k] = KEYS - 1 - k;
+                has[k] = direct(&t, keys[k], lo, hi, kind, &want[k]);
+            }
+            for (int32_t done = 0; done < KEYS;) {
+                int32_t cap = step % 3 == 0 ? K + 2 : KEYS * (K + 2);
+                int32_t d = wr_slices_fire(&t, keys + done, KEYS - done, lo, hi, drop, res + done,
+                                           flags + done, off, ops, cap, scratch);
+                ck_assert_int_gt(d, 0);
+                ck_assert_int_le(off[d], cap);
+                run_ops(ops, off[d], kind);
+                done += d;
+            }
+            for (int32_t k = 0; k < KEYS; k++) {
+                ck_assert_int_eq((flags[k] & WR_SLICES_HAS) != 0, has[k]);
+                if (has[k]) {
+                    ck_assert_msg(res[k] == want[k], "kind %d step %d key %d: %g, want %g",
+                                  kind, step, keys[k], res[k], want[k]);
+                    fired++;
+                }
+                if (drop && (flags[k] & WR_SLICES_DROPPED)) {
+                    by_fire++;
+                    ck_assert_int_eq(wr_slices_drop(&t, keys[k], lo), 0);
+                } else {
+                    wr_slices_drop(&t, keys[k], lo); /* the caller's drop */
+                }
+                /* and now and then an older slice the window left (as allowed lateness does) */
+                if (rand() % 5 == 0) {
+                    wr_slices_drop(&t, keys[k], lo - (int64_t)(rand() % 3) * SLIDE);
+                }
+            }
+        }
+        ck_assert_int_gt(fired, STEPS * KEYS / 2);
+        ck_assert_int_gt(by_fire, STEPS * KEYS / 4);
+        wr_slices_close(&t);
+    }
+}
+END_TEST
+
+START_TEST(test_slices_fire_refuses_bad_arguments)
+{
+    weir_slices_t *t = weir_slices_new();
+    int32_t fresh;
+    *weir_slices_acc(t, 1, 0, &fresh) = 5;
+    int32_t keys[1] = {1};
+    double res[1];
+    int32_t flags[1];
+    int32_t off[2];
+    int32_t scratch[1];
+    weir_slices_op_t ops[4];
+    ck_assert_int_eq(weir_slices_fire(t, keys, 1, 0, 10, 1, res, flags, off, ops, 4, scratch), 1);
+    /* its only slice: dropped, and the key with it */
+    ck_assert(res[0] == 5 && flags[0] == (WR_SLICES_HAS | WR_SLICES_DROPPED | WR_SLICES_GONE));
+    ck_assert(weir_slices_stat(t, WEIR_STORE_OPEN) == 0);
+    *weir_slices_acc(t, 1, 0, &fresh) = 5;
+    ck_assert_int_eq(weir_slices_fire(t, keys, 1, NAN, 10, 1, res, flags, off, ops, 4, scratch),
+                     WEIR_EINVAL);
+    keys[0] = -1;
+    ck_assert_int_eq(weir_slices_fire(t, keys, 1, 0, 10, 1, res, flags, off, ops, 4, scratch),
+                     WEIR_EINVAL);
+    ck_assert_int_eq(weir_slices_touch(t, -1, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_slices_forget(t, 0.5), WEIR_EINVAL);
+    double near[3];
+    ck_assert(weir_slices_acc_near(t, 1, 10, near) != NULL && near[0] == 1 && near[1] == 0 &&
+              isinf(near[2]));
+    ck_assert(weir_slices_acc_near(t, 1, NAN, near) == NULL);
+    weir_slices_free(t);
+}
+END_TEST
+
 static Suite *slices_suite(void)
 {
     Suite *s = suite_create("slices");
@@ -192,6 +348,8 @@ static Suite *slices_suite(void)
              test_slices_return_to_their_initial_allocation_when_empty);
     add_case(s, "match_a_reference_model", test_slices_match_a_reference_model);
     add_case(s, "gather_equals_ranges", test_slices_gather_equals_ranges);
+    add_case(s, "fire_equals_the_window_merge", test_slices_fire_equals_the_window_merge);
+    add_case(s, "fire_refuses_bad_arguments", test_slices_fire_refuses_bad_arguments);
     return s;
 }
 

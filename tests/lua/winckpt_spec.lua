@@ -74,6 +74,10 @@ local CASES = {
   { name = "tumbling with allowed lateness, built-in avg in C (fast)", fast = "tumbling",
     fn = "builtin", agg = "avg", lateness = 15,
     assigner = function() return W.tumbling_event_time(10, 3) end },
+  { name = "sliced sliding, no lateness: slices dropped by the fires (fast)", fast = "sliced",
+    fn = "aggregate", assigner = function() return W.sliding_event_time(40, 10) end },
+  { name = "sliding reduce of records: on the general operator from its first element",
+    fn = "reduce", lateness = 6, assigner = function() return W.sliding_event_time(30, 10) end },
   { name = "tumbling on the general operator", fn = "aggregate", general = true,
     assigner = function() return W.tumbling_event_time(10) end },
   { name = "sessions (merging)", fn = "process", lateness = 5,
@@ -157,6 +161,8 @@ local function run(case, records, p, at, restore)
     r = w:aggregate(counted, emit_fire(sink))
   elseif case.fn == "builtin" then -- weir.aggregates: accumulators in C (aggs.c)
     r = w:aggregate(weir.aggregates[case.agg](3), emit_fire(sink))
+  elseif case.fn == "reduce" then
+    r = w:reduce(function(a, b) return b[3] > a[3] and b or a end, emit_fire(sink))
   else
     r = w:process(emit_fire(sink))
   end
@@ -467,6 +473,8 @@ it("after a rescale a key group's records are late against its old subtask's wat
     { name = "tumbling (general)", fn = "aggregate", general = true, lateness = 5,
       assigner = function() return W.tumbling_event_time(10) end },
     { name = "sliced sliding (fast)", fast = "sliced", fn = "aggregate", lateness = 5,
+      assigner = function() return W.sliding_event_time(20, 10) end },
+    { name = "sliced sliding, no lateness (fast)", fast = "sliced", fn = "aggregate",
       assigner = function() return W.sliding_event_time(20, 10) end },
     { name = "sliding, process (general)", fn = "process",
       assigner = function() return W.sliding_event_time(20, 10) end },

@@ -56,7 +56,8 @@ end
 ---with M.show) and returns what the window function emitted, the late side output, and env.
 ---opts: env (weir.env options), lateness, trigger, evictor, fast (false: the general operator
 ---even for the fast operator's shapes), each(e, env) (called with each record before the
----timestamps), finish(result) (before execute).
+---timestamps), finish(result) (before execute), values(e) and key(v) (the window's elements
+---are values(e), keyed by key(v), instead of the records keyed by e[1]).
 function M.run(records, assigner, configure, opts)
   opts = opts or {}
   local env = weir.env(opts.env)
@@ -70,8 +71,12 @@ function M.run(records, assigner, configure, opts)
   end
   local w = s:assign_timestamps_and_watermarks(M.punctuated)
     :filter(function(e) return e.wm == nil end)
-    :key_by(function(e) return e[1] end)
-    :window(assigner)
+  if opts.values then -- the window's elements: opts.values(e), keyed by opts.key
+    w = w:map(opts.values):key_by(opts.key)
+  else
+    w = w:key_by(function(e) return e[1] end)
+  end
+  w = w:window(assigner)
   if opts.trigger then
     w = w:trigger(opts.trigger)
   end
