@@ -247,10 +247,9 @@ local function partition_watermarks(job, node)
       paused = function() return alignment.part_paused(node, p) end,
     }
   end
-  for p = 0, n - 1 do
-    local genv = genv_of(p)
-    gens[p] = watermarks.generator(node.strategy, genv)
-    emitters[p] = watermarks.emitter(function(w)
+  -- partition p's emitter: into its valve channel (a released partition's status stays)
+  local function emitter_of(p)
+    return watermarks.emitter(function(w)
       local f = C.weir_valve_watermark(valve, p, w)
       if f > 0 then out(f) end
     end, function(idle)
@@ -260,6 +259,11 @@ local function partition_watermarks(job, node)
       end
     end)
   end
+  for p = 0, n - 1 do
+    local genv = genv_of(p)
+    gens[p] = watermarks.generator(node.strategy, genv)
+    emitters[p] = emitter_of(p)
+  end
   node.kafka_gens, node.kafka_emitters = gens, emitters
   -- a partition discovered while the job runs (discovery below): its own generator, emitter
   -- and valve channel, starting at the bottom (it holds the watermark until it has data or
@@ -267,15 +271,7 @@ local function partition_watermarks(job, node)
   node.kafka_add_partition = function(p)
     n = n + 1
     gens[p] = watermarks.generator(node.strategy, genv_of(p))
-    emitters[p] = watermarks.emitter(function(w)
-      local f = C.weir_valve_watermark(valve, p, w)
-      if f > 0 then out(f) end
-    end, function(idle)
-      if not node.kafka_parts[p + 1].released then
-        local f = C.weir_valve_status(valve, p, idle and 1 or 0)
-        if f > 0 then out(f) end
-      end
-    end)
+    emitters[p] = emitter_of(p)
     local f = C.weir_valve_add_channel(valve)
     if f > 0 then out(f) end
   end
