@@ -171,17 +171,7 @@ function Context:right_timestamp() return self.right_ts end
 function Context:timestamp() return self.ts end
 function Context:current_watermark() return self.inst.watermark end
 function Context:output(t, v)
-  if type(t) ~= "table" or not t.id then
-    error("ctx:output: expected an output tag", 2)
-  end
-  if util.is_nil(v) then
-    error("ctx:output: cannot emit nil", 2)
-  end
-  local e = self.node.side[t.id]
-  if e then
-    e(self.inst.index, v, self.ts)
-    self.job.op_slot[0] = self.node.id
-  end
+  keyed.side_output(self, t, v, self.ts)
 end
 
 local function no_ts()

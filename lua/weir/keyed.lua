@@ -79,18 +79,25 @@ function Context:timer_service() return self.service end
 function Context:current_watermark() return self.inst.watermark end
 function Context:current_processing_time() return self.job:now() end
 function Context:time_domain() return self.domain end
-function Context:output(t, v)
+---ctx:output(tag, v) of a context with node, inst and job: v to the side output of tag at
+---time ts (the interval join's context too). Errors are the caller's caller's (level 3).
+local function side_output(ctx, t, v, ts)
   if type(t) ~= "table" or not t.id then
-    error("ctx:output: expected an output tag", 2)
+    error("ctx:output: expected an output tag", 3)
   end
   if util.is_nil(v) then
-    error("ctx:output: cannot emit nil", 2)
+    error("ctx:output: cannot emit nil", 3)
   end
-  local e = self.node.side[t.id]
+  local e = ctx.node.side[t.id]
   if e then
-    e(self.inst.index, v, self.out_ts)
-    self.job.op_slot[0] = self.node.id
+    e(ctx.inst.index, v, ts)
+    ctx.job.op_slot[0] = ctx.node.id
   end
+end
+M.side_output = side_output
+
+function Context:output(t, v)
+  side_output(self, t, v, self.out_ts)
 end
 
 -- The subtask ------------------------------------------------------------------------------
