@@ -6,7 +6,6 @@
 -- Not for a module whose table is compared, iterated (pairs) or read at load time by the
 -- module that requires it: that would load it at once anyway, or see the stand-in.
 local M = {}
-jit.off(true, true) -- set-up code only (weir.codegen, "Set-up code")
 
 ---The module name, or a stand-in that loads it on first use.
 ---@param name string a module name, as for require
@@ -28,5 +27,9 @@ function M.require(name)
   })
   return proxy
 end
+-- set-up code (weir.codegen, "Set-up code"), but not the stand-in's metamethods: their first
+-- call may fall inside a trace being recorded (a module's first use from run-time code), and a
+-- call into a function with the compiler off aborts that trace
+jit.off(M.require)
 
 return M

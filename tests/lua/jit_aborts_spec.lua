@@ -150,8 +150,12 @@ local KNOWN = {
 -- unrolled calls): where the recorder happened to be when the limit hit says nothing about the
 -- module there, so they count for the module the trace started in (a window fire's side trace
 -- that grows through the operators downstream is the window operator's).
-local LENGTH = { ["trace too long"] = true, ["loop unroll limit reached"] = true,
-  ["too many snapshots"] = true }
+-- So does a call into a function whose compiler is off (set-up code, jit.off): the recorder
+-- reached code that is kept out of traces on purpose, and the fault is the caller's, where the
+-- trace started (LuaJIT's hot counters are shared by hashing, so a set-up function run once
+-- may start a trace now and then).
+local WHOLE_TRACE = { ["trace too long"] = true, ["loop unroll limit reached"] = true,
+  ["too many snapshots"] = true, ["JIT compilation disabled for function"] = true }
 
 local function weirs(src)
   return src:find("^@weir/") or src:find("^=weir ")
@@ -242,8 +246,9 @@ for _, name in ipairs(shapes) do
     for line in fh:lines() do
       local kind, start, why, loc, src, start_src =
         line:match("^(%a+)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)\t(.*)$")
-      -- a trace that grew too long is the whole trace's: it counts for the module it started in
-      if kind and LENGTH[why] and weirs(start_src) then
+      -- a trace that grew too long, or ran into set-up code, is the whole trace's: it counts for
+      -- the module it started in
+      if kind and WHOLE_TRACE[why] and weirs(start_src) then
         src = start_src
       end
       if kind and weirs(src) then

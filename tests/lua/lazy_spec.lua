@@ -30,6 +30,32 @@ spec.describe("lazy.require", function()
   it("returns a loaded module itself", function()
     eq(lazy.require("weir.lazy"), lazy)
   end)
+  it("a first use inside a trace being recorded does not abort it", function()
+    -- the stand-ins' metamethods are not set-up code: a module's first use from run-time code
+    -- may fall inside a trace (jit_aborts_spec: "JIT compilation disabled for function")
+    package.preload["lazy_spec_hot"] = function() return { x = 1 } end
+    local proxies = {}
+    for i = 1, 300 do
+      package.loaded["lazy_spec_hot"] = nil
+      proxies[i] = lazy.require("lazy_spec_hot")
+    end
+    local aborts = {}
+    local jutil = require("jit.util")
+    local function watch(what, _, func, pc)
+      if what == "abort" and jutil.funcinfo(func, pc).source:find("lazy%.lua$") then
+        aborts[#aborts + 1] = jutil.funcinfo(func, pc).loc
+      end
+    end
+    jit.attach(watch, "trace")
+    local s = 0
+    for i = 1, 300 do
+      package.loaded["lazy_spec_hot"] = nil -- each stand-in loads the module anew
+      s = s + proxies[i].x
+    end
+    jit.attach(watch)
+    eq(s, 300)
+    eq(table.concat(aborts, ", "), "", "no trace aborted in weir.lazy")
+  end)
 end)
 
 spec.finish()
