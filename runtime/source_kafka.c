@@ -967,6 +967,7 @@ int32_t weir_kafka_adopt(weir_rt_t *rt, int32_t source)
     }
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(k->nready);
     k->parts = wr_xreallocarray(k->parts, (size_t)(k->nparts + k->nready), sizeof *k->parts);
+    int32_t first = k->nparts;
     for (int32_t i = 0; i < k->nready; i++) {
         k->parts[k->nparts++] = k->ready[i];
         k->nleft++;
@@ -981,6 +982,9 @@ int32_t weir_kafka_adopt(weir_rt_t *rt, int32_t source)
                             k->base.describe, rd_kafka_error_string(err));
         rd_kafka_error_destroy(err);
         return rc;
+    }
+    for (int32_t i = first; i < k->nparts; i++) {
+        apply_pause(k, &k->parts[i]); /* a source paused by watermark alignment holds it too */
     }
     return k->nparts;
 }

@@ -248,6 +248,23 @@ function M.setup(job)
   return al
 end
 
+---A partition that a Kafka source found after the start (partition discovery), index i
+---(0-based, its emitter made already): an output of the source's member of its own, at the
+---bottom, so it counts for the group once it has a watermark and can be paused by itself, as
+---Flink's SourceOperator aligns a split assigned later like the first ones.
+function M.add_partition(job, node, i)
+  local m = node.align_member
+  local al = job.alignment
+  if not m or not al then
+    return
+  end
+  local o = { emitter = node.kafka_emitters[i], index = i, part = node.kafka_parts[i + 1],
+              paused = false, pauses = 0, paused_ms = 0, paused_since = nil }
+  m.outputs[i + 1] = o
+  m.splits = #m.outputs > 1
+  hook(al, m, o)
+end
+
 ---Whether a Kafka source's partition i (0-based) is held, itself or with its source.
 function M.part_paused(node, i)
   local m = node.align_member

@@ -331,6 +331,7 @@ local function discovery(job, node)
       node.kafka_parts[i + 1] = part
       if node.kafka_add_partition then
         node.kafka_add_partition(i)
+        alignment.add_partition(job, node, i)
       end
       C.weir_out_flush()
       io.stderr:write(("weir: %s: new partition %s/%d: read from offset %d\n"):format(
@@ -417,7 +418,7 @@ function M.kind(helpers)
         e = stop[pid] or high
       end
       parts[i + 1] = { topic = ffi.string(C.weir_kafka_topic(job.rt, id, i)), id = pid,
-                       start = s, stop = e, released = false }
+                       start = s, stop = e, released = false, low = low }
       if C.weir_kafka_set_range(job.rt, id, i, s, e) ~= 0 then
         job_error(("%s: %s"):format(node.label, ffi.string(C.weir_rt_error(job.rt))))
       end
@@ -438,7 +439,7 @@ end
 
 ---The source's part of a checkpoint (weir.checkpoint_parts): per partition its topic, id and
 ---next offset, and with watermarks its generator and emitter. A restore seeks every partition
----to its offset (a partition the checkpoint does not know starts as starting_offsets says).
+---to its offset (a partition the checkpoint does not know starts at its first offset).
 function M.checkpoint_part(ck, node, say)
   local job = ck.job
   return {
@@ -490,7 +491,14 @@ function M.checkpoint_part(ck, node, say)
           end
           moved[#moved + 1] = ("%s/%d@%d"):format(p.topic, p.id, s.offset)
         else
-          say("%s: %s partition %d is not in the checkpoint: it starts at offset %d",
+          -- new since the checkpoint: from its first offset, whatever starting_offsets says
+          -- (Flink's KafkaSourceEnumerator: a partition found after the first discovery starts
+          -- at EARLIEST), so that nothing it holds is skipped
+          p.start = p.low or p.start
+          if C.weir_kafka_set_range(job.rt, node.src_id, i - 1, p.start, p.stop) ~= 0 then
+            job_error(("%s: %s"):format(node.label, ffi.string(C.weir_rt_error(job.rt))))
+          end
+          say("%s: %s partition %d is not in the checkpoint: it starts at its first offset, %d",
             node.label, p.topic, p.id, p.start)
         end
       end

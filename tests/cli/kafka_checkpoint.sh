@@ -9,7 +9,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.bash"
 . "$HERE/kafka_lib.bash"
 
-start_mock --topic sums:4 --topic wins:4
+start_mock --topic sums:4 --topic wins:4 --topic new-a:1
 for i in $(seq 1 400); do
   echo "k$((i % 7)):k$((i % 7)),$i"
 done | kc -P -t sums -K:
@@ -126,6 +126,62 @@ LUA
 run_weir run rest.lua -- "$BS"
 expect_rc 0 "a job from the committed offsets"
 expect_out "" "the committed offsets are the end: nothing left to read"
+
+# a partition the checkpoint does not know (a topic of the pattern made since) starts at its
+# first offset on restore, whatever starting_offsets says (Flink's KafkaSourceEnumerator: a
+# partition found after the first discovery starts at EARLIEST): nothing in it is skipped
+cat > new.lua <<'LUA'
+local weir = require("weir")
+local env = weir.env{ batch_size = 1 }
+env:kafka_source{ bootstrap_servers = weir.args[1], topics = "^new-.*",
+  starting_offsets = "latest" }:map(function(v) return "seen " .. v end):print()
+env:execute()
+LUA
+# wait_line FD PATTERN: reads lines from FD until one matches; $found is the last line read
+# (the 60 s deadline is a safety net only: --progress writes a line a second)
+wait_line() {
+  found=""
+  local deadline=$((SECONDS + 60))
+  while [ "$SECONDS" -lt "$deadline" ] && read -r -t 30 line <&"$1"; do
+    found=$line
+    case "$line" in $2) return 0 ;; esac
+  done
+  return 1
+}
+rm -f job.out job.err && mkfifo job.out job.err
+"$WEIR" run --progress new.lua --checkpoint-dir nck --checkpoint-interval 0 -- "$BS" \
+  > job.out 2> job.err &
+JOB=$!
+exec 5< job.out 6< job.err
+wait_line 6 "weir: 0 in, *" && ok || bad "the job runs: $found"
+printf 'a,1\na,2\n' | kc -P -t new-a -p 0
+wait_line 5 "seen a,2" && ok || bad "new-a/0's records after the start: $found"
+wait_line 6 "weir: 2 in, *" && ok || bad "2 in: $found"
+kill -KILL $JOB
+{ wait $JOB; } 2>/dev/null
+exec 5<&- 6<&-
+ls nck | grep -q '^chk-' && ok || bad "a checkpoint was taken: $(ls nck)"
+mock_cmd "topic new-b:1"
+[ "$answer" = ok ] && ok || bad "topic new-b:1: $answer"
+printf 'b,1\nb,2\n' | kc -P -t new-b -p 0
+rm -f job.out job.err && mkfifo job.out job.err
+"$WEIR" run new.lua --checkpoint-dir nck -- "$BS" > job.out 2> job.err &
+JOB=$!
+exec 5< job.out 6< job.err
+wait_line 6 "weir: kafka_source * new-b partition 0 is not in the checkpoint: it starts at its first offset, 0" \
+  && ok || bad "the restore says where new-b/0 starts: $found"
+got=""
+while read -r -t 30 line <&5; do
+  got="$got$line;"
+  case "$got" in *"seen b,2;"*) break ;; esac
+done
+case "$got" in
+  *"seen b,1;seen b,2;"*) ok ;;
+  *) bad "new-b/0's records, produced before the restore, are read: $got" ;;
+esac
+kill -TERM $JOB
+{ wait $JOB; } 2>/dev/null
+exec 5<&- 6<&-
 
 stop_mock
 finish

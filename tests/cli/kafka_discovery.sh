@@ -41,11 +41,15 @@ start_job() {
   JOB=$!
   exec 5< job.out 6< job.err
 }
-# wait_err PATTERN: reads the job's stderr until a line matches (case pattern); $line is it
+# wait_err PATTERN: reads the job's stderr until a line matches (case pattern); $found is it,
+# else the last line read. The 60 s deadline is a safety net only: --progress writes a line a
+# second, so a pattern that never matches must still end the loop.
 wait_err() {
   found=""
-  while read -r -t 30 line <&6; do
-    case "$line" in $1) found=$line; return 0 ;; esac
+  local deadline=$((SECONDS + 60))
+  while [ "$SECONDS" -lt "$deadline" ] && read -r -t 30 line <&6; do
+    found=$line
+    case "$line" in $1) return 0 ;; esac
   done
   return 1
 }
@@ -55,7 +59,7 @@ stop_job() {
   exec 5<&- 6<&-
 }
 
-start_mock --topic disc-a:2 --topic idle-a:1 --topic other:1
+start_mock --topic disc-a:2 --topic idle-a:1 --topic other:1 --topic al-a:1
 printf 'a,100\n' | kc -P -t disc-a -p 0
 printf 'a,200\n' | kc -P -t disc-a -p 1
 printf 'a,999999\n' | kc -P -t other -p 0
@@ -95,6 +99,64 @@ printf 'a,5000\n' | kc -P -t idle-a -p 0
 read -r -t 30 line <&5
 [ "$line" = "window a 0 1" ] && ok || bad "idle-b/0 idle: window 0 fires without it: $line"
 stop_job
+
+# 3. with watermark alignment: a partition found later is aligned by itself, as the first
+# ones (Flink's SourceOperator aligns every split it is assigned): al-b/0, produced far ahead
+# of al-a/0, is paused alone, and --progress and the final status say so
+cat > align.lua <<'LUA'
+local weir = require("weir")
+local env = weir.env{ auto_watermark_interval = 20 }
+local strategy = weir.watermarks.monotonous()
+  :with_timestamp_assigner(function(v) return tonumber(v:match(",(%d+)$")) end)
+  :with_watermark_alignment("g", "5s", "100ms")
+env:kafka_source{ bootstrap_servers = weir.args[1], topics = weir.args[2],
+  partition_discovery = "50ms", watermarks = strategy }
+  :map(function(v) return "seen " .. v end)
+  :print()
+env:execute()
+for _, m in ipairs(env:status().alignment.groups[1].members) do
+  for _, p in ipairs(m.partitions) do
+    print(("partition %s/%d pauses %d"):format(p.topic, p.partition, p.pauses))
+  end
+end
+LUA
+printf 'a,1000\n' | kc -P -t al-a -p 0
+rm -f job.out job.err && mkfifo job.out job.err
+"$WEIR" run --progress align.lua -- "$BS" '^al-.*' > job.out 2> job.err &
+JOB=$!
+exec 5< job.out 6< job.err
+read -r -t 30 line <&5
+[ "$line" = "seen a,1000" ] && ok || bad "al-a/0 is read: $line"
+mock_cmd "topic al-b:1"
+[ "$answer" = ok ] && ok || bad "topic al-b:1: $answer"
+wait_err "weir: kafka_source * ^al-.*: new partition al-b/0: read from offset 0" \
+  && ok || bad "the job says it found al-b/0: $found"
+printf 'b,1000000\n' | kc -P -t al-b -p 0
+read -r -t 30 line <&5
+[ "$line" = "seen b,1000000" ] && ok || bad "al-b/0 is read: $line"
+wait_err "weir: *paused by watermark alignment: kafka_source * partition 0 (topic al-b) (group g: *" \
+  && ok || bad "--progress shows al-b/0 paused by itself: $found"
+case "$found" in
+  *"topic al-a"*) bad "al-a/0, the slow one, is not paused: $found" ;;
+  *) ok ;;
+esac
+# produced while al-b/0 is paused: al-a/0's records come, al-b/0's wait until al-a catches up
+printf 'b,1001000\n' | kc -P -t al-b -p 0
+printf 'a,2000\na,999000\na,1002000\n' | kc -P -t al-a -p 0
+got=""
+for i in 1 2 3 4; do read -r -t 30 line <&5 && got="$got$line;"; done
+case "$got" in
+  "seen a,2000;"*"seen b,1001000;"*) ok ;;
+  *) bad "al-a/0 read on while al-b/0 waits, then al-b/0 resumes: $got" ;;
+esac
+case "$got" in
+  *"seen a,2000;"*"seen a,999000;"*"seen a,1002000;"*) ok ;;
+  *) bad "al-a/0's records in order: $got" ;;
+esac
+kill -TERM $JOB
+wait $JOB
+grep -qx "partition al-b/0 pauses [1-9]*" <&5 && ok || bad "the status counts al-b/0's pauses"
+exec 5<&- 6<&-
 
 # a bounded source discovers nothing: the option is a build error there
 cat > bounded.lua <<'LUA'
