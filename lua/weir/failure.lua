@@ -265,13 +265,16 @@ local function analyse(job, info, th)
   local node = info.node
   local inst = node and info.st and node.instances and node.instances[info.st + 1]
   if inst and (node.kind == "keyed_process" or node.kind == "co_process") then
-    -- a keyed operator's timer (weir.keyed): its frame holds the domain, time and key id
+    -- a keyed operator's timer (weir.keyed): its frame is there, and its context holds the
+    -- key, domain and time (set before on_timer runs: its arguments may be dead locals, stale
+    -- after a trace exit)
     for level = stop - 1, math.max(0, stop - MAX_SCAN), -1 do
       local p = job.places[getinfo(th, level, "f").func]
       if p and p.node == node and p.timer then
-        info.key, info.has_key = inst.keys[loc(th, level, p.kid)], true
-        info.timer = ("%s timer at %s"):format(loc(th, level, p.domain) == 0 and "event-time"
-          or "processing-time", format.value(loc(th, level, p.time)))
+        local ctx = inst.kctx
+        info.key, info.has_key = ctx.key, true
+        info.timer = ("%s timer at %s"):format(ctx.domain == "event_time" and "event-time"
+          or "processing-time", format.value(ctx.ts))
         break
       end
     end

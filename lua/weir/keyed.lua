@@ -205,7 +205,9 @@ function M.instantiate(job, node, process_fn)
   end
   job.firers[node.on_watermark] = { node = node }
   job.firers[node.on_processing_time] = { node = node, processing = true }
-  job.places[call_on_timer] = { node = node, timer = true, domain = 2, time = 3, kid = 4 }
+  -- a failure reads the timer from inst.kctx, not from call_on_timer's arguments: after a
+  -- compiled trace exits, a local no longer used (dead) may hold a stale value
+  job.places[call_on_timer] = { node = node, timer = true }
   return intern, insts
 end
 

@@ -449,6 +449,34 @@ spec.describe("keyed operator", function()
     eq(got, { "a=1@1", "a=2@1", "a=3@1", "b=1@0", "b=2@0", "c=1@0" })
   end)
 
+  it("names the right key and timer of every failing on_timer, traced or not", function()
+    -- many fires: the timer loop is compiled, and a failure after a trace exit must not read
+    -- call_on_timer's dead locals (stale values: an earlier timer's key)
+    local tag = weir.output_tag("timer_errors")
+    local env = weir.env{ on_error = tag }
+    local s = env:generate(function(i) return i end, { count = 3000 })
+      :key_by(function(v) return v end)
+      :process({
+        process = function(_, v, ctx) ctx:timer_service():register_event_time_timer(v * 10) end,
+        on_timer = function(_, t, ctx, out)
+          if ctx:current_key() % 3 == 0 then error("every third key") end
+          out(t)
+        end,
+      })
+    local outs = s:collect()
+    local errs = s:get_side_output(tag):map(function(e) return { e.key, e.timer } end):collect()
+    env:execute()
+    local bad = {}
+    for _, e in ipairs(errs:values()) do
+      if e[2] ~= ("event-time timer at %d"):format(e[1] * 10) or e[1] % 3 ~= 0 then
+        bad[#bad + 1] = ("key %s: %s"):format(tostring(e[1]), tostring(e[2]))
+      end
+    end
+    eq(#errs:values(), 1000)
+    eq(#outs:values(), 2000)
+    eq(table.concat(bad, "; "), "")
+  end)
+
   it("makes no garbage per record: state, timers and their fires", function()
     local env = weir.env()
     local before, after
