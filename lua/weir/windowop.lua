@@ -176,11 +176,24 @@ local function window_ops(job, node, guard, cops)
   local merging = node.assigner.merging
   local fire, purge = cops.fire, cops.purge
 
-  local function register_cleanup(inst, kid, w)
+  -- WindowOperator.registerCleanupTimer, once per element: a repeat (the same timer, already
+  -- registered: the window's cleanup time, or the trigger's timer at that time) is a table
+  -- check (weir.winstate: inst.tkc, tke, tkp).
+  local function register_cleanup(inst, kid, w, slot)
     local t = cleanup_time(node, w:max_timestamp())
     if t ~= INF then
-      C.weir_timers_register(inst.timers, is_event_time and EVENT or PROCESSING, t, kid,
-        w.start, w.stop)
+      local tkc = inst.tkc
+      if tkc[slot] == t then
+        return
+      end
+      if (is_event_time and inst.tke or inst.tkp)[slot] == t then
+        tkc[slot] = t
+        return
+      end
+      if C.weir_timers_register(inst.timers, is_event_time and EVENT or PROCESSING, t, kid,
+          w.start, w.stop) >= 0 then
+        tkc[slot] = t
+      end
       if not is_event_time then
         job:processing_timers_changed()
       end
@@ -302,8 +315,11 @@ local function merge_ops(job, node, guard, cops, drop_slot)
       check_cleared(ctx)
       local t = cleanup_time(node, m.stop - 1)
       if t ~= INF then
-        C.weir_timers_delete(inst.timers, is_event_time and EVENT or PROCESSING, t, kid,
-          m.start, m.stop)
+        local d = is_event_time and EVENT or PROCESSING
+        C.weir_timers_delete(inst.timers, d, t, kid, m.start, m.stop)
+        if mslot >= 0 then
+          winstate.timer_gone(inst, mslot, d, t, d)
+        end
       end
     end
     local target = winstate.open(inst, kid, result.sstart, result.sstop)
@@ -376,7 +392,7 @@ local function wire_push(job, node, intern, c, o, m)
     ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, aslot
     local r = check_result(node, trigger:on_element(v, ts, w, ctx), "on_element")
     apply_result(inst, r, sslot, key, kid, w)
-    register_cleanup(inst, kid, w)
+    register_cleanup(inst, kid, w, aslot)
   end
 
   node.push = function(st, v, ts, key)
@@ -411,7 +427,7 @@ local function wire_push(job, node, intern, c, o, m)
         ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot
         local r = check_result(node, trigger:on_element(v, ts, w, ctx), "on_element")
         apply_result(inst, r, slot, key, kid, w)
-        register_cleanup(inst, kid, w)
+        register_cleanup(inst, kid, w, slot)
       end
     end
     if skipped and is_event_time and ts + lateness <= W then
@@ -438,6 +454,10 @@ local function wire_timers(job, node, guard, o)
   -- cleanup when the timer is the window's cleanup time. Guarded, a failing trigger counts as
   -- CONTINUE: the window is still cleaned up at its time.
   local function on_timer(inst, domain, t, kid, start, stop)
+    local slot = C.weir_store_find(inst.store, kid, start, stop)
+    if slot >= 0 then -- the popped timer is no longer registered
+      winstate.timer_gone(inst, slot, domain, t, is_event_time and EVENT or PROCESSING)
+    end
     local sstart, sstop = start, stop
     if merging then
       local entry = mergeset.find(inst.msets, kid, start, stop)
@@ -447,7 +467,6 @@ local function wire_timers(job, node, guard, o)
       sstart, sstop = entry.sstart, entry.sstop
     end
     local key = inst.keys[kid]
-    local slot = C.weir_store_find(inst.store, kid, start, stop)
     local w = slot >= 0 and inst.wins[slot] or windows.window(start, stop)
     local ctx = inst.tctx
     ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot
