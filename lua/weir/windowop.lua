@@ -201,7 +201,7 @@ local function window_ops(job, node, guard, cops)
   end
 
   -- A window goes with every piece it has (weir.winstate).
-  local drop_slot = winstate.drop
+  local drop_slot, drop_at = winstate.drop, winstate.drop_at
 
   -- Applies a trigger result to the contents in `slot`, for window w.
   local function apply_result(inst, r, slot, key, kid, w)
@@ -223,24 +223,34 @@ local function window_ops(job, node, guard, cops)
   end
 
   -- WindowOperator.clearAllState: contents, trigger (clear), window function (clear), and for
-  -- merging windows the in-flight entry. sstart/sstop is the state window (= w unless merged).
-  local function clear_all(inst, key, kid, w, sstart, sstop)
+  -- merging windows the in-flight entry. sstart/sstop is the state window (= w unless merged);
+  -- wslot, when given, is w's slot (or -1), which the timer that fires the cleanup has found.
+  local function clear_all(inst, key, kid, w, sstart, sstop, wslot)
     local ctx = inst.tctx
-    local sslot = C.weir_store_find(inst.store, kid, sstart, sstop)
+    local own = not merging and wslot ~= nil -- the state window is w, its slot wslot
+    local sslot = own and wslot or C.weir_store_find(inst.store, kid, sstart, sstop)
     if sslot >= 0 then
       purge(inst, sslot)
     end
     ctx.key, ctx.kid, ctx.window = key, kid, w
-    ctx.slot = C.weir_store_find(inst.store, kid, w.start, w.stop)
+    ctx.slot = own and sslot or C.weir_store_find(inst.store, kid, w.start, w.stop)
     trigger:clear(w, ctx)
     check_cleared(ctx)
     if rich and objs[inst.index].clear then
       local wctx = inst.wctx
       wctx.win, wctx.wstart, wctx.wstop, wctx.kid, wctx.key = w, w.start, w.stop, kid, key
       objs[inst.index]:clear(wctx)
+      own = false -- its window_state() may have opened w's slot
     end
     if merging then
       mergeset.retire(inst.msets, kid, w.start, w.stop)
+    end
+    if own then
+      local slot = ctx.slot -- clear() may have opened it (trigger state)
+      if slot >= 0 then
+        drop_at(inst, slot)
+      end
+      return
     end
     drop_slot(inst, kid, sstart, sstop)
     drop_slot(inst, kid, w.start, w.stop)
@@ -248,9 +258,9 @@ local function window_ops(job, node, guard, cops)
 
   -- The cleanup of window w at its cleanup time. Guarded, a failing clear() still drops the
   -- window: its state goes, whatever the trigger did not delete.
-  local function cleanup(inst, key, kid, w, sstart, sstop)
+  local function cleanup(inst, key, kid, w, sstart, sstop, wslot)
     if not guard then
-      return clear_all(inst, key, kid, w, sstart, sstop)
+      return clear_all(inst, key, kid, w, sstart, sstop, wslot)
     end
     if not guard(clear_all, inst, key, kid, w, sstart, sstop) then
       if merging then
@@ -484,7 +494,8 @@ local function wire_timers(job, node, guard, o)
     local sslot = merging and C.weir_store_find(inst.store, kid, sstart, sstop) or ctx.slot
     apply_result(inst, r, sslot, key, kid, w)
     if (domain == EVENT) == is_event_time and t == cleanup_time(node, w:max_timestamp()) then
-      cleanup(inst, key, kid, w, sstart, sstop)
+      local ws = ctx.slot -- w's slot, if it has one (a fire cannot open one without it)
+      cleanup(inst, key, kid, w, sstart, sstop, ws >= 0 and ws or nil)
     end
   end
 

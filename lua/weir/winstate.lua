@@ -87,15 +87,21 @@ function M.purge(inst, slot)
   C.weir_store_count_add(inst.store, slot, -C.weir_store_count(inst.store, slot))
 end
 
+---Drops the window in (open) slot with every piece it has.
+local function drop_at(inst, slot)
+  inst.contents[slot], inst.stamps[slot] = nil, nil
+  inst.wins[slot], inst.wkid[slot] = nil, nil
+  inst.lua_state[slot], inst.wstate[slot], inst.fires[slot] = nil, nil, nil
+  inst.tke[slot], inst.tkp[slot], inst.tkc[slot] = nil, nil, nil
+  C.weir_store_drop(inst.store, slot)
+end
+M.drop_at = drop_at
+
 ---Drops window [start, stop) of key id kid with every piece it has.
 function M.drop(inst, kid, start, stop)
   local slot = C.weir_store_find(inst.store, kid, start, stop)
   if slot >= 0 then
-    inst.contents[slot], inst.stamps[slot] = nil, nil
-    inst.wins[slot], inst.wkid[slot] = nil, nil
-    inst.lua_state[slot], inst.wstate[slot], inst.fires[slot] = nil, nil, nil
-    inst.tke[slot], inst.tkp[slot], inst.tkc[slot] = nil, nil, nil
-    C.weir_store_drop(inst.store, slot)
+    drop_at(inst, slot)
   end
 end
 
