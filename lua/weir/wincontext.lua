@@ -143,34 +143,63 @@ local function warn_once(ctx, kind, text)
 end
 M.warn_once = warn_once
 
+-- The general operator keeps per slot the timers known to be registered (weir.winstate: tke,
+-- tkp, tkc): registering one again is a no-op in Flink's timer service (a set), so it is a
+-- table check here. The fast operator's subtasks have none (inst.tke is nil).
+local function cleanup_domain(ctx)
+  return ctx.node.assigner.is_event_time and EVENT or PROCESSING
+end
+
 function TriggerContext:register_event_time_timer(t)
+  local inst, slot = self.inst, self.slot
+  local known = inst.tke
+  if known and slot >= 0 and t ~= nil and known[slot] == t and not self.job.check_triggers then
+    return
+  end
   check_time(self, t, "register_event_time_timer")
-  if self.job.check_triggers and t <= self.inst.watermark then
+  if self.job.check_triggers and t <= inst.watermark then
     warn_once(self, "behind", ("registered an event-time timer at %s, already behind the "
-      .. "watermark %s: it fires only %s"):format(tostring(t), tostring(self.inst.watermark),
-      self.inst.firing and "because timers are firing now" or "with the next watermark"))
+      .. "watermark %s: it fires only %s"):format(tostring(t), tostring(inst.watermark),
+      inst.firing and "because timers are firing now" or "with the next watermark"))
   end
   local w = self.window
-  C.weir_timers_register(self.inst.timers, EVENT, t, self.kid, w.start, w.stop)
+  if C.weir_timers_register(inst.timers, EVENT, t, self.kid, w.start, w.stop) >= 0
+      and known and slot >= 0 then
+    known[slot] = t
+  end
 end
 
 function TriggerContext:delete_event_time_timer(t)
   check_time(self, t, "delete_event_time_timer")
-  local w = self.window
-  C.weir_timers_delete(self.inst.timers, EVENT, t, self.kid, w.start, w.stop)
+  local w, inst, slot = self.window, self.inst, self.slot
+  C.weir_timers_delete(inst.timers, EVENT, t, self.kid, w.start, w.stop)
+  if inst.tke and slot >= 0 then
+    self.home.timer_gone(inst, slot, EVENT, t, cleanup_domain(self))
+  end
 end
 
 function TriggerContext:register_processing_time_timer(t)
+  local inst, slot = self.inst, self.slot
+  local known = inst.tkp
+  if known and slot >= 0 and t ~= nil and known[slot] == t then
+    return
+  end
   check_time(self, t, "register_processing_time_timer")
   local w = self.window
-  C.weir_timers_register(self.inst.timers, PROCESSING, t, self.kid, w.start, w.stop)
+  if C.weir_timers_register(inst.timers, PROCESSING, t, self.kid, w.start, w.stop) >= 0
+      and known and slot >= 0 then
+    known[slot] = t
+  end
   self.job:processing_timers_changed()
 end
 
 function TriggerContext:delete_processing_time_timer(t)
   check_time(self, t, "delete_processing_time_timer")
-  local w = self.window
-  C.weir_timers_delete(self.inst.timers, PROCESSING, t, self.kid, w.start, w.stop)
+  local w, inst, slot = self.window, self.inst, self.slot
+  C.weir_timers_delete(inst.timers, PROCESSING, t, self.kid, w.start, w.stop)
+  if inst.tkp and slot >= 0 then
+    self.home.timer_gone(inst, slot, PROCESSING, t, cleanup_domain(self))
+  end
   self.job:processing_timers_changed()
 end
 

@@ -176,11 +176,24 @@ local function window_ops(job, node, guard, cops)
   local merging = node.assigner.merging
   local fire, purge = cops.fire, cops.purge
 
-  local function register_cleanup(inst, kid, w)
+  -- WindowOperator.registerCleanupTimer, once per element: a repeat (the same timer, already
+  -- registered: the window's cleanup time, or the trigger's timer at that time) is a table
+  -- check (weir.winstate: inst.tkc, tke, tkp).
+  local function register_cleanup(inst, kid, w, slot)
     local t = cleanup_time(node, w:max_timestamp())
     if t ~= INF then
-      C.weir_timers_register(inst.timers, is_event_time and EVENT or PROCESSING, t, kid,
-        w.start, w.stop)
+      local tkc = inst.tkc
+      if tkc[slot] == t then
+        return
+      end
+      if (is_event_time and inst.tke or inst.tkp)[slot] == t then
+        tkc[slot] = t
+        return
+      end
+      if C.weir_timers_register(inst.timers, is_event_time and EVENT or PROCESSING, t, kid,
+          w.start, w.stop) >= 0 then
+        tkc[slot] = t
+      end
       if not is_event_time then
         job:processing_timers_changed()
       end
@@ -188,7 +201,7 @@ local function window_ops(job, node, guard, cops)
   end
 
   -- A window goes with every piece it has (weir.winstate).
-  local drop_slot = winstate.drop
+  local drop_slot, drop_at = winstate.drop, winstate.drop_at
 
   -- Applies a trigger result to the contents in `slot`, for window w.
   local function apply_result(inst, r, slot, key, kid, w)
@@ -210,24 +223,34 @@ local function window_ops(job, node, guard, cops)
   end
 
   -- WindowOperator.clearAllState: contents, trigger (clear), window function (clear), and for
-  -- merging windows the in-flight entry. sstart/sstop is the state window (= w unless merged).
-  local function clear_all(inst, key, kid, w, sstart, sstop)
+  -- merging windows the in-flight entry. sstart/sstop is the state window (= w unless merged);
+  -- wslot, when given, is w's slot (or -1), which the timer that fires the cleanup has found.
+  local function clear_all(inst, key, kid, w, sstart, sstop, wslot)
     local ctx = inst.tctx
-    local sslot = C.weir_store_find(inst.store, kid, sstart, sstop)
+    local own = not merging and wslot ~= nil -- the state window is w, its slot wslot
+    local sslot = own and wslot or C.weir_store_find(inst.store, kid, sstart, sstop)
     if sslot >= 0 then
       purge(inst, sslot)
     end
     ctx.key, ctx.kid, ctx.window = key, kid, w
-    ctx.slot = C.weir_store_find(inst.store, kid, w.start, w.stop)
+    ctx.slot = own and sslot or C.weir_store_find(inst.store, kid, w.start, w.stop)
     trigger:clear(w, ctx)
     check_cleared(ctx)
     if rich and objs[inst.index].clear then
       local wctx = inst.wctx
       wctx.win, wctx.wstart, wctx.wstop, wctx.kid, wctx.key = w, w.start, w.stop, kid, key
       objs[inst.index]:clear(wctx)
+      own = false -- its window_state() may have opened w's slot
     end
     if merging then
       mergeset.retire(inst.msets, kid, w.start, w.stop)
+    end
+    if own then
+      local slot = ctx.slot -- clear() may have opened it (trigger state)
+      if slot >= 0 then
+        drop_at(inst, slot)
+      end
+      return
     end
     drop_slot(inst, kid, sstart, sstop)
     drop_slot(inst, kid, w.start, w.stop)
@@ -235,9 +258,9 @@ local function window_ops(job, node, guard, cops)
 
   -- The cleanup of window w at its cleanup time. Guarded, a failing clear() still drops the
   -- window: its state goes, whatever the trigger did not delete.
-  local function cleanup(inst, key, kid, w, sstart, sstop)
+  local function cleanup(inst, key, kid, w, sstart, sstop, wslot)
     if not guard then
-      return clear_all(inst, key, kid, w, sstart, sstop)
+      return clear_all(inst, key, kid, w, sstart, sstop, wslot)
     end
     if not guard(clear_all, inst, key, kid, w, sstart, sstop) then
       if merging then
@@ -302,8 +325,11 @@ local function merge_ops(job, node, guard, cops, drop_slot)
       check_cleared(ctx)
       local t = cleanup_time(node, m.stop - 1)
       if t ~= INF then
-        C.weir_timers_delete(inst.timers, is_event_time and EVENT or PROCESSING, t, kid,
-          m.start, m.stop)
+        local d = is_event_time and EVENT or PROCESSING
+        C.weir_timers_delete(inst.timers, d, t, kid, m.start, m.stop)
+        if mslot >= 0 then
+          winstate.timer_gone(inst, mslot, d, t, d)
+        end
       end
     end
     local target = winstate.open(inst, kid, result.sstart, result.sstop)
@@ -376,7 +402,7 @@ local function wire_push(job, node, intern, c, o, m)
     ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, aslot
     local r = check_result(node, trigger:on_element(v, ts, w, ctx), "on_element")
     apply_result(inst, r, sslot, key, kid, w)
-    register_cleanup(inst, kid, w)
+    register_cleanup(inst, kid, w, aslot)
   end
 
   node.push = function(st, v, ts, key)
@@ -411,7 +437,7 @@ local function wire_push(job, node, intern, c, o, m)
         ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot
         local r = check_result(node, trigger:on_element(v, ts, w, ctx), "on_element")
         apply_result(inst, r, slot, key, kid, w)
-        register_cleanup(inst, kid, w)
+        register_cleanup(inst, kid, w, slot)
       end
     end
     if skipped and is_event_time and ts + lateness <= W then
@@ -438,6 +464,10 @@ local function wire_timers(job, node, guard, o)
   -- cleanup when the timer is the window's cleanup time. Guarded, a failing trigger counts as
   -- CONTINUE: the window is still cleaned up at its time.
   local function on_timer(inst, domain, t, kid, start, stop)
+    local slot = C.weir_store_find(inst.store, kid, start, stop)
+    if slot >= 0 then -- the popped timer is no longer registered
+      winstate.timer_gone(inst, slot, domain, t, is_event_time and EVENT or PROCESSING)
+    end
     local sstart, sstop = start, stop
     if merging then
       local entry = mergeset.find(inst.msets, kid, start, stop)
@@ -447,7 +477,6 @@ local function wire_timers(job, node, guard, o)
       sstart, sstop = entry.sstart, entry.sstop
     end
     local key = inst.keys[kid]
-    local slot = C.weir_store_find(inst.store, kid, start, stop)
     local w = slot >= 0 and inst.wins[slot] or windows.window(start, stop)
     local ctx = inst.tctx
     ctx.key, ctx.kid, ctx.window, ctx.slot = key, kid, w, slot
@@ -465,7 +494,8 @@ local function wire_timers(job, node, guard, o)
     local sslot = merging and C.weir_store_find(inst.store, kid, sstart, sstop) or ctx.slot
     apply_result(inst, r, sslot, key, kid, w)
     if (domain == EVENT) == is_event_time and t == cleanup_time(node, w:max_timestamp()) then
-      cleanup(inst, key, kid, w, sstart, sstop)
+      local ws = ctx.slot -- w's slot, if it has one (a fire cannot open one without it)
+      cleanup(inst, key, kid, w, sstart, sstop, ws >= 0 and ws or nil)
     end
   end
 

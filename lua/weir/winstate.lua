@@ -17,6 +17,13 @@
 --   inst.msets            merging windows: the in-flight windows and their state windows
 --   inst.timers           C timers (time, key id, window start, stop) per time domain
 --   inst.keys, inst.key_ids   key interning (wc.interner): id -> key, key -> id
+--   inst.klast[kid]  the key's last opened slot: a cache of the store's lookup (M.open)
+--   inst.tke[slot], inst.tkp[slot]   the event-time and processing-time timer the trigger
+--                   registered last for the slot's window, inst.tkc[slot] its cleanup time:
+--                   timers known to be in inst.timers, so that registering one again (Flink's
+--                   timer service is a set: a no-op) is a table check, not a C call. Only a
+--                   cache: a time is set after its registration and goes when its timer is
+--                   popped or deleted, or the slot dropped; an empty cache is always right
 -- A slot exists from the first piece a window gets (an element, trigger state, window_state)
 -- to M.drop; merging windows keep their contents in the slot of their state window.
 local ffi = require("ffi")
@@ -43,14 +50,27 @@ function M.init(inst)
   inst.contents, inst.stamps, inst.wins, inst.wkid = {}, {}, {}, {}
   inst.lua_state, inst.wstate, inst.gstate, inst.fires = {}, {}, {}, {}
   inst.msets = mergeset.new()
+  inst.tke, inst.tkp, inst.tkc = {}, {}, {}
+  inst.klast = {} -- per key id, its last opened slot (M.open)
 end
 
 ---The slot of window [start, stop) of key id kid, created (with its window object) when new.
+---The key's last opened slot (inst.klast[kid]) answers without the store's hash probe while
+---it is still that window's: a key's elements mostly come to the window of the one before.
 local function open(inst, kid, start, stop)
-  local slot = C.weir_store_slot(inst.store, kid, start, stop)
-  if not inst.wins[slot] then
-    inst.wins[slot], inst.wkid[slot] = windows.window(start, stop), kid
+  local wins = inst.wins
+  local last = inst.klast[kid]
+  if last then
+    local w = wins[last]
+    if w and w.start == start and w.stop == stop and inst.wkid[last] == kid then
+      return last
+    end
   end
+  local slot = C.weir_store_slot(inst.store, kid, start, stop)
+  if not wins[slot] then
+    wins[slot], inst.wkid[slot] = windows.window(start, stop), kid
+  end
+  inst.klast[kid] = slot
   return slot
 end
 M.open = open
@@ -67,14 +87,36 @@ function M.purge(inst, slot)
   C.weir_store_count_add(inst.store, slot, -C.weir_store_count(inst.store, slot))
 end
 
+---Drops the window in (open) slot with every piece it has.
+local function drop_at(inst, slot)
+  inst.contents[slot], inst.stamps[slot] = nil, nil
+  inst.wins[slot], inst.wkid[slot] = nil, nil
+  inst.lua_state[slot], inst.wstate[slot], inst.fires[slot] = nil, nil, nil
+  inst.tke[slot], inst.tkp[slot], inst.tkc[slot] = nil, nil, nil
+  C.weir_store_drop(inst.store, slot)
+end
+M.drop_at = drop_at
+
 ---Drops window [start, stop) of key id kid with every piece it has.
 function M.drop(inst, kid, start, stop)
   local slot = C.weir_store_find(inst.store, kid, start, stop)
   if slot >= 0 then
-    inst.contents[slot], inst.stamps[slot] = nil, nil
-    inst.wins[slot], inst.wkid[slot] = nil, nil
-    inst.lua_state[slot], inst.wstate[slot], inst.fires[slot] = nil, nil, nil
-    C.weir_store_drop(inst.store, slot)
+    drop_at(inst, slot)
+  end
+end
+
+---Timer (domain, t) of the window in slot (>= 0) left inst.timers (popped or deleted): the
+---known-timer cache forgets it. cdomain is the domain of the window's cleanup timer.
+function M.timer_gone(inst, slot, domain, t, cdomain)
+  if domain == EVENT then
+    if inst.tke[slot] == t then
+      inst.tke[slot] = nil
+    end
+  elseif inst.tkp[slot] == t then
+    inst.tkp[slot] = nil
+  end
+  if domain == cdomain and inst.tkc[slot] == t then
+    inst.tkc[slot] = nil
   end
 end
 

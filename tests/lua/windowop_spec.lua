@@ -212,6 +212,104 @@ spec.describe("§5.6 timer service", function()
   end)
 end)
 
+-- The general operator skips a registration of a timer it knows is registered (weir.winstate:
+-- inst.tke, tkp, tkc); these are the ways a known timer leaves the service, after which the
+-- same registration must reach it again.
+spec.describe("§5.6 repeated registrations (the known-timer cache)", function()
+  it("a timer registered again after it fired fires again", function()
+    local trig = weir.trigger{
+      on_element = function(_, _, _, _, ctx)
+        ctx:register_event_time_timer(500)
+        return weir.CONTINUE
+      end,
+      on_event_time = function() return weir.FIRE end,
+    }
+    local got = run({ { "a", 1 }, { "a", 2 }, { wm = 600 }, { "a", 3 }, { "a", 4 },
+                      { wm = 700 }, { wm = INF } }, W.tumbling_event_time(10000),
+      function(w)
+        return w:trigger(trig):allowed_lateness(100000):process(function(_, ctx, e, out)
+          out({ #e, ctx:current_watermark() })
+        end)
+      end)
+    eq(got, { { 2, 600 }, { 4, 700 }, { 4, INF } }) -- the last: the cleanup timer
+  end)
+  it("a timer registered again after its delete is registered", function()
+    local trig = weir.trigger{
+      on_element = function(_, e, _, _, ctx)
+        ctx:register_event_time_timer(500)
+        if e[2] == 2 then ctx:delete_event_time_timer(500) end
+        return weir.CONTINUE
+      end,
+      on_event_time = function() return weir.FIRE end,
+    }
+    eq(run({ { "a", 1 }, { "a", 2 }, { "a", 3 }, { wm = 600 } }, W.global(), function(w)
+      return w:trigger(trig):process(function(_, _, e, out) out(#e) end)
+    end), { 3 })
+  end)
+  it("a trigger's delete of the cleanup-time timer is undone by the next element's cleanup "
+    .. "registration", function()
+    -- lateness 0: the trigger's timer at max_timestamp is the cleanup timer (one timer); the
+    -- second element deletes it, and WindowOperator registers the cleanup timer again
+    local trig = weir.trigger{
+      on_element = function(_, e, _, w, ctx)
+        if e[2] == 2 then
+          ctx:delete_event_time_timer(w:max_timestamp())
+        else
+          ctx:register_event_time_timer(w:max_timestamp())
+        end
+        return weir.CONTINUE
+      end,
+      on_event_time = function(_, t, w) return t == w:max_timestamp() and weir.FIRE
+        or weir.CONTINUE end,
+      clear = function(_, w, ctx) ctx:delete_event_time_timer(w:max_timestamp()) end,
+    }
+    local got, late = run({ { "a", 1 }, { "a", 2 }, { wm = 9999 }, { "a", 3 } },
+      W.tumbling_event_time(10000), function(w)
+        return w:trigger(trig):process(function(_, _, e, out) out(#e) end)
+      end)
+    eq(got, { 2 })
+    eq(late, { { "a", 3 } })
+  end)
+  it("a processing-time timer registered again after it fired fires again", function()
+    local trig = weir.trigger{
+      on_element = function(_, _, _, _, ctx)
+        ctx:register_processing_time_timer(ctx:current_processing_time() + 1)
+        return weir.CONTINUE
+      end,
+      on_processing_time = function() return weir.FIRE end,
+    }
+    local got = run({ { "a", 1 }, { "a", 2 } }, W.global(), function(w)
+      return w:trigger(trig):process(function(_, _, e, out) out(#e) end)
+    end)
+    -- each element's timer is its own (a later time) or one already there: the window fires
+    -- once per distinct registered time, at end of input at the latest
+    eq(#got >= 1, true)
+    eq(got[#got], 2)
+  end)
+  it("the timers a job leaves are those of the service, with or without repeats", function()
+    -- sliding windows: each element registers every window's timer at max_timestamp + 5
+    -- (the trigger's) besides the cleanup timers; an inspector sees the service's timers
+    local trig = weir.trigger{
+      on_element = function(_, _, _, w, ctx)
+        ctx:register_event_time_timer(w:max_timestamp() + 5)
+        return weir.CONTINUE
+      end,
+      on_event_time = function(_, t, w) return t == w:max_timestamp() + 5 and weir.FIRE
+        or weir.CONTINUE end,
+    }
+    local got = run({ { "a", 1 }, { "a", 2 }, { "b", 3 }, { "a", 4 }, { wm = 5004 },
+                      { "a", 5001 }, { wm = 20000 } }, W.sliding_event_time(10000, 5000),
+      function(w)
+        return w:trigger(trig):allowed_lateness(10):process(function(key, ctx, e, out)
+          out({ key, tostring(ctx:window()), #e, ctx:current_watermark() })
+        end)
+      end)
+    eq(got, { { "a", "[-5000, 5000)", 3, 5004 }, { "b", "[-5000, 5000)", 1, 5004 },
+              { "a", "[0, 10000)", 4, 20000 }, { "b", "[0, 10000)", 1, 20000 },
+              { "a", "[5000, 15000)", 1, 20000 } })
+  end)
+end)
+
 spec.describe("§5.8 emitting", function()
   it("outputs and side outputs carry the window's max timestamp", function()
     local env = weir.env()
