@@ -64,7 +64,7 @@ spec.describe("key_by", function()
   it("routes integer keys as Flink", function()
     eq(subtasks({ 0, 4 }, 2), { { 0, 1, true }, { 4, 0, true } })
   end)
-  it("routes number keys as Flink past the exchange's memo (misses, collisions, fractions)", function()
+  it("routes number keys as Flink through the exchange's memo (misses, collisions)", function()
     -- the hash exchange keeps number keys' subtasks in a memo of 16,384 slots filled with the
     -- keys 0..16,383 (weir.exchange): keys that share a slot, negative, fractional and large
     -- ones, in turn and often enough for the compiled path to see each
