@@ -38,6 +38,8 @@ struct weir_fields {
     int32_t n;
     int32_t cap;
     field_t *fields; /* owned */
+    int32_t slow;    /* fields of a kind fast_number does not parse (string, bool, float) */
+    int no_fast;     /* wr_fields_no_fast: the general path only (tests compare the two) */
     int32_t format;  /* WEIR_FORMAT_* */
     int header;      /* HEADER_*: CSV with a header line */
     int32_t ncols;   /* the header's columns */
@@ -122,6 +124,7 @@ int weir_fields_add_named(weir_fields_t *f, int32_t kind, int32_t offset, int32_
     }
     f->fields[f->n++] = (field_t){ kind, offset, bytes, name ? wr_xstrdup(name) : NULL,
                                    name ? strlen(name) : 0 };
+    f->slow += !(kind <= WEIR_FIELD_UINT32 || kind == WEIR_FIELD_DOUBLE);
     f->seen = wr_xrealloc(f->seen, (size_t)f->n);
     return 0;
 }
@@ -436,13 +439,96 @@ static size_t count_fields(const weir_fields_t *f, const char *p, const char *en
     return n;
 }
 
+/* The fast path of one text field of an integer kind or double: the number's characters
+ * scanned once, up to the separator or the end of the line, and stored. It accepts exactly
+ * what parse_field accepts for a field without blanks, with the same value: a sign, then up to
+ * 18 digits (integers; parse_int's range check is store_int's) or, for a double, up to 15
+ * digits with at most one '.' (fast_double). Returns where the field ends (the separator or
+ * end), or NULL when anything else is there (blanks, more digits, an exponent, a bad
+ * character, an empty field): the caller then parses the field the general way, which also
+ * words any failure. Only for a separator that cannot be part of a number (fast_separator). */
+WR_HOT const char *fast_number(const field_t *fd, const char *p, const char *end, char sep,
+                               char *out)
+{
+    int neg = 0;
+    if (p < end && (*p == '-' || *p == '+')) {
+        neg = *p == '-';
+        p++;
+    }
+    uint64_t m = 0; /* wraps past 19 digits, which the count rejects */
+    const char *first = p;
+    unsigned d;
+    while (p < end && (d = (unsigned)(unsigned char)*p - '0') <= 9) {
+        m = m * 10 + d;
+        p++;
+    }
+    ptrdiff_t digits = p - first;
+    if (fd->kind == WEIR_FIELD_DOUBLE) {
+        ptrdiff_t frac = 0;
+        if (p < end && *p == '.') {
+            const char *dot = ++p;
+            while (p < end && (d = (unsigned)(unsigned char)*p - '0') <= 9) {
+                m = m * 10 + d;
+                p++;
+            }
+            frac = p - dot;
+            digits += frac;
+        }
+        if (digits == 0 || digits > 15 || (p < end && *p != sep)) {
+            return NULL;
+        }
+        double x = frac == 0 ? (double)m : (double)m / POW10[frac];
+        x = neg ? -x : x;
+        memcpy(out, &x, sizeof x);
+        return p;
+    }
+    if (digits == 0 || digits > 18 || (p < end && *p != sep)
+        || store_int(fd->kind, neg ? -(int64_t)m : (int64_t)m, out) != 0) {
+        return NULL;
+    }
+    return p;
+}
+
+/* A separator fast_number can stop at: not a digit, sign or '.'. */
+static int fast_separator(char sep)
+{
+    return !((sep >= '0' && sep <= '9') || sep == '-' || sep == '+' || sep == '.');
+}
+
 static int32_t parse_text(const weir_fields_t *f, const char *line, size_t len, void *out)
 {
     const char *p = line;
     const char *end = line + len;
     char *rec = out;
     const char sep = (char)f->separator;
+    const int fast = fast_separator(sep) && !f->no_fast;
+    if (fast && f->slow == 0 && f->n > 0) {
+        /* every field a number: one pass, each field ending at a separator and the last at
+         * the end of the line; anything else parses the line again the general way below */
+        const int32_t last = f->n - 1;
+        for (int32_t i = 0;; i++) {
+            const field_t *fd = &f->fields[i];
+            const char *q = fast_number(fd, p, end, sep, rec + fd->offset);
+            if (q == NULL || (q == end) != (i == last)) {
+                break;
+            }
+            if (i == last) {
+                return 0;
+            }
+            p = q + 1;
+        }
+        p = line;
+    }
     for (int32_t i = 0; i < f->n; i++) {
+        const field_t *fd = &f->fields[i];
+        if ((fd->kind <= WEIR_FIELD_UINT32 || fd->kind == WEIR_FIELD_DOUBLE) && fast) {
+            const char *q = fast_number(fd, p, end, sep, rec + fd->offset);
+            /* a field that is not the last ends at a separator, the last at the end */
+            if (q != NULL && (i == f->n - 1 ? q == end : q < end)) {
+                p = q + 1;
+                continue;
+            }
+        }
         /* fields are short: a plain loop beats a call to memchr */
         const char *stop = p;
         while (stop < end && *stop != sep) {
@@ -461,7 +547,6 @@ static int32_t parse_text(const weir_fields_t *f, const char *line, size_t len, 
             return failure(WEIR_FIELDS_COUNT, count_fields(f, line, end));
         }
         const char *a = p, *b = stop;
-        const field_t *fd = &f->fields[i];
         if (fd->kind != WEIR_FIELD_STRING) { /* trimmed here, not by trim(): the hot loop */
             while (a < b && is_blank(*a)) {
                 a++;
@@ -488,6 +573,11 @@ int wr_fields_why(weir_fields_t *f, const char *fmt, ...)
     vsnprintf(f->why, sizeof f->why, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+void wr_fields_no_fast(weir_fields_t *f)
+{
+    f->no_fast = 1;
 }
 
 int32_t wr_fields_n(const weir_fields_t *f)

@@ -290,3 +290,18 @@ int32_t weir_keygroup_of_number(double v, int32_t max_parallelism)
     }
     return group_of(wr_keygroup_java_hash_number(v), max_parallelism);
 }
+
+int32_t weir_keygroup_fill_memo(double *keys, int16_t *subtasks, int32_t n,
+                                int32_t max_parallelism, int32_t parallelism)
+{
+    if (!max_parallelism_ok(max_parallelism) || parallelism < 1 ||
+        parallelism > max_parallelism || parallelism > INT16_MAX + 1 || n < 0) {
+        return WEIR_EINVAL;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        keys[i] = (double)i;
+        subtasks[i] = (int16_t)wr_keygroup_subtask(group_of(i, max_parallelism), max_parallelism,
+                                                   parallelism);
+    }
+    return 0;
+}

@@ -99,7 +99,7 @@ static void count_dropped(wr_source_t *s, const wr_lines_t *l, const wr_line_t *
  */
 static int next_line(wr_source_t *s, wr_lines_t *l, int at_eof, wr_line_t *rec)
 {
-    int r = wr_lines_next(l, rec);
+    int r = wr_lines_next_inline(l, rec);
     if (r == WR_LINES_NONE && at_eof) {
         r = wr_lines_finish(l, rec);
     }
@@ -114,8 +114,61 @@ int wr_source_next_line(wr_source_t *s, wr_lines_t *l, int at_eof, wr_line_t *re
     return next_line(s, l, at_eof, rec);
 }
 
+/* emit_text's common case in one loop, as emit_fields_fast: a one-byte delimiter, lines found
+ * in the buffer and none too long, the counters in locals until the loop stops. */
+static void emit_text_fast(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l)
+{
+    if (l->delim_len != 1 || l->skipping) {
+        return;
+    }
+    const char dc = l->delim[0];
+    const char *b = l->buf;
+    const size_t tail = l->tail, max_bytes = l->max_bytes;
+    const int strip_cr = l->strip_cr;
+    size_t head = l->head;
+    size_t from = l->search > head ? l->search : head;
+    int64_t count = l->count;
+    int64_t records = 0;
+    const int32_t id = s->id;
+    const double now = (double)rt->now_ms;
+    while (rt->n < rt->max && from < tail) {
+        const char *hit = memchr(b + from, dc, tail - from);
+        if (hit == NULL) {
+            break;
+        }
+        size_t end = (size_t)(hit - b);
+        size_t len = end - head;
+        if (strip_cr && len > 0 && b[end - 1] == '\r') {
+            len--;
+        }
+        if (len > max_bytes) {
+            break;
+        }
+        count++;
+        records++;
+        weir_event_t *e = &rt->out[rt->n++]; /* as wr_source_push */
+        e->kind = WEIR_EV_LINE;
+        e->source = id;
+        e->ptr = b + head;
+        e->len = (int32_t)len; /* len <= max_bytes <= INT32_MAX */
+        e->flags = 0;
+        e->index = (double)count;
+        e->time_ms = now;
+        head = end + 1;
+        from = head;
+    }
+    if (records > 0) {
+        l->head = head;
+        l->search = head;
+        l->count = count;
+        l->pinned = 1;
+        s->stat[WEIR_STAT_RECORDS] += (double)records;
+    }
+}
+
 int wr_source_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof)
 {
+    emit_text_fast(rt, s, l);
     for (;;) {
         if (rt->n >= rt->max) {
             return 0;
@@ -137,6 +190,76 @@ int wr_source_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof
     }
 }
 
+/* emit_fields' common case in one loop: a one-byte delimiter, lines found in the buffer and
+ * none too long. The splitter's and the batch's counters stay in locals and are written back
+ * when the loop stops; what the loop does not take (no delimiter left, an overlong line, a
+ * skipped one, no room) the general loop in wr_source_emit_fields does, with the same effects
+ * as wr_lines_next would have had line by line. Returns the RECORDS event the next line may
+ * extend. */
+static weir_event_t *emit_fields_fast(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l,
+                                      weir_fields_t *fields, char *buf, int32_t cap,
+                                      int32_t *used, size_t size, weir_event_t *run)
+{
+    if (l->delim_len != 1 || l->skipping) {
+        return run;
+    }
+    const char dc = l->delim[0];
+    const char *b = l->buf;
+    const size_t tail = l->tail, max_bytes = l->max_bytes;
+    const int strip_cr = l->strip_cr;
+    size_t head = l->head;
+    size_t from = l->search > head ? l->search : head;
+    int64_t count = l->count;
+    int32_t u = *used;
+    int64_t records = 0;
+    while (u < cap && rt->n < rt->max && from < tail) {
+        const char *hit = memchr(b + from, dc, tail - from);
+        if (hit == NULL) {
+            break;
+        }
+        size_t end = (size_t)(hit - b);
+        size_t len = end - head;
+        if (strip_cr && len > 0 && b[end - 1] == '\r') {
+            len--;
+        }
+        if (len > max_bytes) {
+            break;
+        }
+        count++;
+        records++;
+        char *slot = buf + (size_t)u * size;
+        if (wr_fields_parse(fields, b + head, len, slot) != 0) {
+            weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
+            e->ptr = b + head;
+            e->len = (int32_t)len;
+            e->flags = WEIR_LINE_MALFORMED;
+            e->index = (double)count;
+            run = NULL;
+        } else {
+            u++;
+            if (run != NULL) {
+                run->len++;
+            } else {
+                run = wr_source_push(rt, s, WEIR_EV_RECORDS);
+                run->ptr = slot;
+                run->len = 1;
+                run->index = (double)count;
+            }
+        }
+        head = end + 1;
+        from = head;
+    }
+    if (records > 0) {
+        l->head = head;
+        l->search = head;
+        l->count = count;
+        l->pinned = 1;
+        *used = u;
+        s->stat[WEIR_STAT_RECORDS] += (double)records;
+    }
+    return run;
+}
+
 int wr_source_emit_fields(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof,
                         weir_fields_t *fields, char *buf, int32_t cap, int32_t *used)
 {
@@ -145,6 +268,7 @@ int wr_source_emit_fields(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_e
     if (cap > rt->max) {
         cap = rt->max;
     }
+    run = emit_fields_fast(rt, s, l, fields, buf, cap, used, size, run);
     for (;;) {
         /* A line is cut only with room for both its record and a new event. */
         if (rt->n >= rt->max || *used >= cap) {

@@ -406,6 +406,11 @@ int32_t weir_keygroup_default_max_parallelism(int32_t parallelism);
 /* hash and key group in one call, for the per-record path (same rules as above) */
 int32_t weir_keygroup_of_string(const char *bytes, size_t len, int32_t max_parallelism);
 int32_t weir_keygroup_of_number(double v, int32_t max_parallelism);
+/* A hash exchange's memo of number keys (weir.exchange): keys[i] = i and subtasks[i] = the
+ * subtask (of parallelism) of integer key i, for i in [0, n); WEIR_EINVAL for bad arguments or
+ * parallelism > 32768. */
+int32_t weir_keygroup_fill_memo(double *keys, int16_t *subtasks, int32_t n,
+                                int32_t max_parallelism, int32_t parallelism);
 
 /* Watermark valve (valve.c) over the input channels of one operator subtask. new returns NULL
  * for channels < 1; weir_valve_free(NULL) is a no-op. Watermarks in and out are ms: -inf is

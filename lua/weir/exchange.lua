@@ -6,7 +6,11 @@
 local C = require("weir.ffi")
 local keys = require("weir.keys")
 
+local ffi = require("ffi")
+
 local EV_RANGE = tonumber(C.WEIR_EV_RANGE)
+-- slots of a hash exchange's memo of number keys' subtasks (a power of two)
+local HASH_MEMO = 16384
 
 local M = {}
 local Job = {}
@@ -49,7 +53,14 @@ function Job:sender(consumer)
   if d.parallelism == 1 then
     f = self:generate(d, "hash1", false, push, port.key_fn, slow_group)
   else
-    f = self:generate(d, "hash", false, push, port.key_fn, maxp, C, to_subtask, slow_group)
+    -- the number keys' memo (codegen's hash template): 16,384 slots (160 KiB per exchange),
+    -- filled with the keys 0 to 16,383 so that a job's first records (which LuaJIT's trace
+    -- is recorded on) find their small whole-number keys there as later ones do
+    local memo_k = ffi.new("double[?]", HASH_MEMO)
+    local memo_s = ffi.new("int16_t[?]", HASH_MEMO)
+    assert(C.weir_keygroup_fill_memo(memo_k, memo_s, HASH_MEMO, maxp, d.parallelism) == 0)
+    f = self:generate(d, "hash", false, push, port.key_fn, maxp, C, to_subtask, slow_group,
+                      memo_k, memo_s, HASH_MEMO - 1)
   end
   self.senders[f] = d
   self.key_sites[f] = port.key_at -- the key_by call's script line, for a failing selector

@@ -237,6 +237,107 @@ START_TEST(test_string_fields_take_the_piece_as_it_is)
 }
 END_TEST
 
+/* The one-pass path for number fields (fast_number) against the general one on random lines
+ * of number-like bytes: the same result and, when it parses, the same record. */
+static void compare_paths(weir_fields_t *fast, weir_fields_t *general, size_t size,
+                          unsigned seed, const char *alphabet)
+{
+    char line[40];
+    unsigned char a[sizeof(all_t)], b[sizeof(all_t)];
+    size_t na = strlen(alphabet);
+    for (int t = 0; t < 40000; t++) {
+        seed = seed * 1103515245u + 12345u;
+        size_t len = (seed >> 16) % 24;
+        for (size_t i = 0; i < len; i++) {
+            seed = seed * 1103515245u + 12345u;
+            line[i] = alphabet[(seed >> 16) % na];
+        }
+        line[len] = '\0';
+        memset(a, 0xa5, sizeof a);
+        memset(b, 0xa5, sizeof b);
+        int32_t ra = weir_fields_parse(fast, line, (int32_t)len, a);
+        int32_t rb = weir_fields_parse(general, line, (int32_t)len, b);
+        ck_assert_msg(ra == rb, "\"%s\": %d vs %d", line, ra, rb);
+        ck_assert_msg(ra != 0 || memcmp(a, b, size) == 0, "\"%s\": records differ", line);
+    }
+}
+
+START_TEST(test_the_one_pass_path_parses_as_the_general_one)
+{
+    const char *sets[] = { "0123456789,", "0123456789,.-+", "01239,.-+ \te", "9,.", "1,-" };
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+        weir_fields_t *fa = rec_layout(','), *ga = rec_layout(',');
+        wr_fields_no_fast(ga);
+        compare_paths(fa, ga, sizeof(rec_t), 7u + (unsigned)k, sets[k]);
+        weir_fields_free(fa);
+        weir_fields_free(ga);
+    }
+    /* a double first, then an integer */
+    {
+        weir_fields_t *fa = weir_fields_new(16, ','), *ga = weir_fields_new(16, ',');
+        ck_assert_int_eq(weir_fields_add(fa, WEIR_FIELD_DOUBLE, 0), 0);
+        ck_assert_int_eq(weir_fields_add(ga, WEIR_FIELD_DOUBLE, 0), 0);
+        ck_assert_int_eq(weir_fields_add(fa, WEIR_FIELD_INT32, 8), 0);
+        ck_assert_int_eq(weir_fields_add(ga, WEIR_FIELD_INT32, 8), 0);
+        wr_fields_no_fast(ga);
+        compare_paths(fa, ga, 12, 3u, "01239,.-+ e");
+        weir_fields_free(fa);
+        weir_fields_free(ga);
+    }
+    /* every integer type, and a separator that could be part of a number (general path) */
+    const int32_t kinds[] = { WEIR_FIELD_INT8, WEIR_FIELD_UINT8, WEIR_FIELD_INT16,
+                              WEIR_FIELD_UINT16, WEIR_FIELD_INT32, WEIR_FIELD_UINT32 };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        for (int s = 0; s < 2; s++) {
+            char sep = s == 0 ? ';' : '.';
+            weir_fields_t *fa = weir_fields_new((int32_t)sizeof(all_t), sep);
+            weir_fields_t *ga = weir_fields_new((int32_t)sizeof(all_t), sep);
+            ck_assert_int_eq(weir_fields_add(fa, kinds[k], 0), 0);
+            ck_assert_int_eq(weir_fields_add(ga, kinds[k], 0), 0);
+            ck_assert_int_eq(weir_fields_add(fa, WEIR_FIELD_DOUBLE, 8), 0);
+            ck_assert_int_eq(weir_fields_add(ga, WEIR_FIELD_DOUBLE, 8), 0);
+            wr_fields_no_fast(ga);
+            compare_paths(fa, ga, 16, 99u + (unsigned)k, "000123456789;.-");
+            compare_paths(fa, ga, 16, 5u + (unsigned)k, "99999999999999999999;.");
+            weir_fields_free(fa);
+            weir_fields_free(ga);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_the_one_pass_path_at_its_limits)
+{
+    weir_fields_t *f = rec_layout(',');
+    rec_t r;
+    ck_assert_int_eq(parse(f, "+12,.5", &r), 0);
+    ck_assert_int_eq(r.key, 12);
+    ck_assert(r.ts == 0.5);
+    ck_assert_int_eq(parse(f, "-0,7.", &r), 0);
+    ck_assert_int_eq(r.key, 0);
+    ck_assert(r.ts == 7.0);
+    ck_assert_int_eq(parse(f, "1,-0", &r), 0);
+    ck_assert(r.ts == 0.0 && signbit(r.ts));
+    ck_assert_int_eq(parse(f, "1,123456789012345", &r), 0); /* 15 digits: the fast path */
+    ck_assert(r.ts == 123456789012345.0);
+    ck_assert_int_eq(parse(f, "1,1234567890.123456", &r), 0); /* 16: strtod */
+    ck_assert(r.ts == 1234567890.123456);
+    ck_assert_int_eq(parse(f, "2147483647,1e3", &r), 0);
+    ck_assert_int_eq(r.key, 2147483647);
+    ck_assert(r.ts == 1000.0);
+    ck_assert_int_ne(parse(f, "2147483648,1", &r), 0);
+    ck_assert_int_eq(parse(f, "000000000000000000001,1", &r), 0); /* 21 digits: general */
+    ck_assert_int_eq(r.key, 1);
+    ck_assert_int_ne(parse(f, "1000000000000000000000,1", &r), 0);
+    ck_assert_int_ne(parse(f, "1,2,", &r), 0);
+    ck_assert_int_ne(parse(f, "1,", &r), 0);
+    ck_assert_int_ne(parse(f, ",1", &r), 0);
+    ck_assert_int_ne(parse(f, "1", &r), 0);
+    ck_assert_int_ne(parse(f, "1,1.2.3", &r), 0);
+    weir_fields_free(f);
+}
+END_TEST
+
 static Suite *fields_suite(void)
 {
     Suite *s = suite_create("fields");
@@ -251,6 +352,8 @@ static Suite *fields_suite(void)
         {"stops_at_len", test_parse_stops_at_len},
         {"layout_checks", test_layouts_reject_fields_that_do_not_fit},
         {"string_fields", test_string_fields_take_the_piece_as_it_is},
+        {"one_pass_as_general", test_the_one_pass_path_parses_as_the_general_one},
+        {"one_pass_limits", test_the_one_pass_path_at_its_limits},
     };
     add_cases(s, cases, sizeof cases / sizeof cases[0]);
     return s;

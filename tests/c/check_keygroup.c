@@ -75,6 +75,31 @@ START_TEST(test_keygroup_of_number_combines_hash_and_group)
 }
 END_TEST
 
+START_TEST(test_keygroup_fill_memo_matches_of_number)
+{
+    /* the hash exchange's memo (weir.exchange): key i's subtask, as key_by computes it */
+    enum { N = 5000 };
+    static double keys[N];
+    static int16_t subtasks[N];
+    const int32_t ps[] = {2, 3, 7, 128};
+    for (size_t j = 0; j < sizeof ps / sizeof ps[0]; j++) {
+        ck_assert_int_eq(weir_keygroup_fill_memo(keys, subtasks, N, 128, ps[j]), 0);
+        for (int i = 0; i < N; i++) {
+            ck_assert(keys[i] == (double)i);
+            ck_assert_int_eq(subtasks[i],
+                             weir_keygroup_subtask(weir_keygroup_of_number(i, 128), 128, ps[j]));
+        }
+    }
+    ck_assert_int_eq(weir_keygroup_fill_memo(keys, subtasks, N, 96, 5), 0); /* not a power of 2 */
+    ck_assert_int_eq(subtasks[4999],
+                     weir_keygroup_subtask(weir_keygroup_of_number(4999, 96), 96, 5));
+    ck_assert_int_eq(weir_keygroup_fill_memo(keys, subtasks, N, 0, 2), WEIR_EINVAL);
+    ck_assert_int_eq(weir_keygroup_fill_memo(keys, subtasks, N, 128, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_keygroup_fill_memo(keys, subtasks, N, 128, 129), WEIR_EINVAL);
+    ck_assert_int_eq(weir_keygroup_fill_memo(keys, subtasks, -1, 128, 2), WEIR_EINVAL);
+}
+END_TEST
+
 START_TEST(test_keygroup_seed_transcript_prefixes)
 {
     /* "2> a", "1> b", "1> c" at parallelism 2 with the default maxParallelism. */
@@ -301,6 +326,7 @@ static Suite *keygroup_suite(void)
         {"string_vectors_through_ffi", test_keygroup_string_vectors_through_ffi,
          (int)(sizeof string_vectors / sizeof string_vectors[0])},
         {"of_number_combines_hash_and_group", test_keygroup_of_number_combines_hash_and_group, 1},
+        {"fill_memo_matches_of_number", test_keygroup_fill_memo_matches_of_number, 1},
         {"seed_transcript_prefixes", test_keygroup_seed_transcript_prefixes, 1},
         {"string_hash_is_over_utf16_units", test_keygroup_string_hash_is_over_utf16_units, 1},
         {"integers_hash_as_integer_table", test_keygroup_integers_hash_as_integer_table, 1},

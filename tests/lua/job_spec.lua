@@ -64,6 +64,29 @@ spec.describe("key_by", function()
   it("routes integer keys as Flink", function()
     eq(subtasks({ 0, 4 }, 2), { { 0, 1, true }, { 4, 0, true } })
   end)
+  it("routes number keys as Flink through the exchange's memo (misses, collisions)", function()
+    -- the hash exchange keeps number keys' subtasks in a memo of 16,384 slots filled with the
+    -- keys 0..16,383 (weir.exchange): keys that share a slot, negative, fractional and large
+    -- ones, in turn and often enough for the compiled path to see each
+    local keys = require("weir.keys")
+    local list = {}
+    for i = 0, 19999 do
+      local r = i % 6
+      list[#list + 1] = r == 0 and i or r == 1 and i + 16384 or r == 2 and -i
+        or r == 3 and i + 0.5 or r == 4 and 2 ^ 40 + i or i % 7
+    end
+    list[#list + 1] = -0.0
+    list[#list + 1] = 1 / 0
+    for _, p in ipairs({ 2, 3 }) do
+      local got = subtasks(list, p)
+      local bad = {}
+      for _, g in ipairs(got) do
+        if g[2] ~= keys.subtask(g[1], 128, p) or not g[3] then bad[#bad + 1] = g end
+      end
+      eq(#got, #list)
+      eq(bad, {})
+    end
+  end)
   it("routes tuple keys", function()
     local got = run(function(env)
       return env:from_collection({ { "a", 1 }, { "a", 1 } })
