@@ -329,10 +329,16 @@ void weir_ckpt_child_exit(int32_t msg_fd, const char *msg, size_t len)
 }
 
 static double writer_cpu_ms; /* the CPU time of the writer weir_ckpt_wait reaped last */
+static double writer_faults; /* and its page faults (minor + major) */
 
 double weir_ckpt_writer_cpu_ms(void)
 {
     return writer_cpu_ms;
+}
+
+double weir_ckpt_writer_faults(void)
+{
+    return writer_faults;
 }
 
 int32_t weir_ckpt_wait(int32_t pid, int32_t msg_fd, int32_t block, char *out, size_t cap,
@@ -356,6 +362,7 @@ int32_t weir_ckpt_wait(int32_t pid, int32_t msg_fd, int32_t block, char *out, si
     }
     writer_cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
                     (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
+    writer_faults = (double)ru.ru_minflt + (double)ru.ru_majflt;
     *status = WIFEXITED(st) ? WEXITSTATUS(st) : (WIFSIGNALED(st) ? -WTERMSIG(st) : -1);
     size_t n = 0;
     while (n + 1 < cap) {

@@ -745,13 +745,15 @@ double weir_ckpt_clock_ms(void);
  * the child (block 0: without waiting): 0 while it runs; when it ended, the bytes of its
  * message + 1, the message NUL-terminated in out (cap bytes), status its exit code (or
  * -signal) and msg_fd closed; a negative errno when waitpid fails. writer_cpu_ms: the CPU
- * time (user + system, ms) of the writer wait reaped last (0 before any). */
+ * time (user + system, ms) of the writer wait reaped last (0 before any); writer_faults: its
+ * page faults (minor + major). */
 enum { WEIR_CKPT_MSG_MAX = 16384 };
 int32_t weir_ckpt_fork(int32_t lock_fd, int32_t *msg_fd);
 void weir_ckpt_child_exit(int32_t msg_fd, const char *msg, size_t len);
 int32_t weir_ckpt_wait(int32_t pid, int32_t msg_fd, int32_t block, char *out, size_t cap,
                        int32_t *status);
 double weir_ckpt_writer_cpu_ms(void);
+double weir_ckpt_writer_faults(void);
 
 /* The state file's framing (weir.checkpoint writes and reads it; docs/ARCHITECTURE.md, The
  * checkpoint format): one header, then each section as its header, its name and its payload,

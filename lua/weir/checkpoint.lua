@@ -259,9 +259,11 @@ end
 
 -- The state file ----------------------------------------------------------------------------
 
----The bytes of a state file holding sections (from Registry:snapshot) for checkpoint id, and
----the index the MANIFEST keeps: per section its name, key group, offset, bytes and crc.
-function M.encode_state(id, sections)
+---A state file holding sections (from Registry:snapshot) for checkpoint id, made in one
+---string.buffer: each section's payload is encoded into it in place (its header written before
+---and filled in after), never as a string of its own copied in. Returns the buffer and the
+---index the MANIFEST keeps: per section its name, key group, offset, bytes and crc.
+local function encode_into(id, sections)
   local out = buffer.new()
   local hdr = header_t()
   ffi.copy(hdr.magic, HEADER_MAGIC, 8)
@@ -269,25 +271,44 @@ function M.encode_state(id, sections)
   hdr.crc = crc(ffi.cast(bytes_t, hdr), 28)
   out:putcdata(hdr, HEADER_BYTES)
   local index = {}
+  local sh = section_t()
   for i, s in ipairs(sections) do
-    local what = ("section %s"):format(s.name)
-    if s.key_group >= 0 then
-      what = ("%s (key group %d)"):format(what, s.key_group)
+    local at = #out
+    out:putcdata(sh, SECTION_BYTES) -- its place: filled in once the payload is there
+    out:put(s.name, PAD:sub(1, padding(#s.name)))
+    local from = #out
+    if s.raw then
+      out:encode(s.value)
+    else
+      local what = ("section %s"):format(s.name)
+      if s.key_group >= 0 then
+        what = ("%s (key group %d)"):format(what, s.key_group)
+      end
+      out:put(M.encode(s.value, what))
     end
-    local payload = s.raw and buffer.encode(s.value) or M.encode(s.value, what)
-    local sh = section_t()
+    local len = #out - from
+    local base = out:ref() -- after the payload: the buffer may have moved while it grew
+    ffi.fill(sh, SECTION_BYTES)
     ffi.copy(sh.magic, SECTION_MAGIC, 4)
     sh.name_len, sh.key_group = #s.name, s.key_group
-    sh.payload_crc, sh.payload_len = crc(payload), #payload
+    sh.payload_crc, sh.payload_len = crc(base + from, len), len
     sh.crc = crc(s.name, #s.name, crc(ffi.cast(bytes_t, sh), 28))
-    index[i] = { name = s.name, key_group = s.key_group, offset = #out, bytes = #payload,
+    ffi.copy(base + at, sh, SECTION_BYTES)
+    index[i] = { name = s.name, key_group = s.key_group, offset = at, bytes = len,
                  crc = tonumber(sh.payload_crc) }
-    out:putcdata(sh, SECTION_BYTES)
-    out:put(s.name, PAD:sub(1, padding(#s.name)))
-    out:put(payload, PAD:sub(1, padding(#payload)))
+    out:put(PAD:sub(1, padding(len)))
     gc_guard()
   end
-  return out:tostring(), index
+  return out, index
+end
+
+---The bytes of a state file holding sections (from Registry:snapshot) for checkpoint id, and
+---the index the MANIFEST keeps: per section its name, key group, offset, bytes and crc.
+function M.encode_state(id, sections)
+  local out, index = encode_into(id, sections)
+  local bytes = out:tostring()
+  out:free()
+  return bytes, index
 end
 
 ---The sections of a state file's bytes: a list of {name, key_group, value}. On the first
@@ -528,7 +549,8 @@ function M.write(dir, manifest, sections, sync_paths, times)
   local name = M.dir_name(manifest.id, manifest.kind)
   local tmp, final = dir .. "/.tmp-" .. name, dir .. "/" .. name
   local t0 = C.weir_ckpt_clock_ms()
-  local state, index = M.encode_state(manifest.id, sections) -- a bad value raises, before I/O
+  local out, index = encode_into(manifest.id, sections) -- a bad value raises, before I/O
+  local state, state_len = out:ref() -- written from the buffer: no string of the whole file
   local t1 = C.weir_ckpt_clock_ms()
   if times then
     times.encode_ms = t1 - t0
@@ -542,7 +564,7 @@ function M.write(dir, manifest, sections, sync_paths, times)
   if rc ~= 0 then
     return fail(tmp, rc)
   end
-  rc = C.weir_ckpt_write_file(tmp .. "/" .. M.STATE_FILE, state, #state)
+  rc = C.weir_ckpt_write_file(tmp .. "/" .. M.STATE_FILE, state, state_len)
   if rc ~= 0 then
     return fail(tmp .. "/" .. M.STATE_FILE, rc)
   end
@@ -553,7 +575,7 @@ function M.write(dir, manifest, sections, sync_paths, times)
     end
   end
   manifest.format = M.FORMAT
-  manifest.files = { { name = M.STATE_FILE, bytes = #state, crc = crc(state) } }
+  manifest.files = { { name = M.STATE_FILE, bytes = state_len, crc = crc(state, state_len) } }
   manifest.sections = index
   local ms = M.encode_manifest(manifest)
   rc = C.weir_ckpt_write_file(tmp .. "/MANIFEST", ms, #ms)
@@ -567,7 +589,8 @@ function M.write(dir, manifest, sections, sync_paths, times)
   if times then
     times.write_ms = C.weir_ckpt_clock_ms() - t1
   end
-  return final, #state + #ms
+  out:free()
+  return final, state_len + #ms
 end
 
 ---Removes checkpoints of dir beyond the newest `kept` ones (savepoints stay); returns the

@@ -384,7 +384,8 @@ function M.new_stats()
   return { taken = 0, failed = 0, last_id = 0, last_bytes = 0, last_pause_ms = 0,
            max_pause_ms = 0, total_pause_ms = 0, last_snapshot_ms = 0, last_encode_ms = 0,
            last_write_ms = 0, last_duration_ms = 0, last_writer_cpu_ms = 0,
-           total_writer_cpu_ms = 0, restore_ms = 0, restore_read_ms = 0,
+           total_writer_cpu_ms = 0, last_writer_faults = 0, total_writer_faults = 0,
+           restore_ms = 0, restore_read_ms = 0,
            restored_from = false }
 end
 
@@ -547,6 +548,7 @@ function Ck:reap(block)
   r.pause_ms = c.pause_ms
   r.duration_ms = clock() - c.t0
   r.writer_cpu_ms = C.weir_ckpt_writer_cpu_ms()
+  r.writer_faults = C.weir_ckpt_writer_faults()
   return self:done(c.id, r, c.kind)
 end
 
@@ -565,6 +567,8 @@ function Ck:done(id, r, kind)
   st.last_pause_ms, st.total_pause_ms = r.pause_ms, st.total_pause_ms + r.pause_ms
   st.last_writer_cpu_ms = r.writer_cpu_ms or 0 -- no writer process: the job's own time
   st.total_writer_cpu_ms = st.total_writer_cpu_ms + st.last_writer_cpu_ms
+  st.last_writer_faults = r.writer_faults or 0
+  st.total_writer_faults = st.total_writer_faults + st.last_writer_faults
   st.max_pause_ms = math.max(st.max_pause_ms, r.pause_ms)
   if r.fatal then
     job_error(("checkpoint %d: %s"):format(id, r.fatal))

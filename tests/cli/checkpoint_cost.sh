@@ -35,7 +35,8 @@ io.stderr:write(("metrics: taken %d failed %d bytes %s pause %s max %s restored 
     tostring(c.max_pause_ms >= c.last_pause_ms and c.total_pause_ms >= c.max_pause_ms),
     tostring(c.restored_from), tostring(c.restore_ms > 0)))
 io.stderr:write(("metrics: writer cpu %s\n"):format(tostring(c.taken == 0
-  or (c.total_writer_cpu_ms > 0 and c.total_writer_cpu_ms >= c.last_writer_cpu_ms))))
+  or (c.total_writer_cpu_ms > 0 and c.total_writer_cpu_ms >= c.last_writer_cpu_ms
+    and c.total_writer_faults > 0 and c.total_writer_faults >= c.last_writer_faults))))
 LUA
 
 # the uninterrupted run, for the restored one's file

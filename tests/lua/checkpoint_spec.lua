@@ -137,7 +137,37 @@ it("writes a checkpoint directory that reads back whole", function()
   eq(s2[1].value.offset, 120)
   eq(s2[2].value.a[2], 2)
   eq(ckpt.next_id(dir), 2)
+  -- the file is written from the encoding buffer: its bytes are encode_state's, and the
+  -- MANIFEST's index (offsets, sizes, crcs) is the one encode_state gives
+  local fh = assert(io.open(path .. "/w0.state", "rb"))
+  local bytes = fh:read("*a")
+  fh:close()
+  local want, index = ckpt.encode_state(1, sections)
+  eq(bytes == want, true)
+  eq(#bytes, m2.files[1].bytes)
+  eq(m2.sections, index)
   os.execute("rm -rf " .. dir)
+end)
+
+it("frames sections of every payload size: each padded to 8, its offset and crc exact",
+  function()
+  local sections = {}
+  for n = 0, 9 do -- names and payloads of every length mod 8
+    sections[#sections + 1] = { name = ("p"):rep(n + 1), key_group = n - 1,
+                                value = ("x"):rep(n * 37), raw = n % 2 == 0 }
+  end
+  local bytes, index = ckpt.encode_state(4, sections)
+  eq(#bytes % 8, 0)
+  local back = assert(ckpt.decode_state(bytes, 4))
+  for i, s in ipairs(sections) do
+    eq(back[i].name, s.name)
+    eq(back[i].key_group, s.key_group)
+    eq(back[i].value, s.value)
+    eq(index[i].offset % 8, 0)
+    local payload = bytes:sub(index[i].offset + 33 + #s.name + (8 - #s.name % 8) % 8)
+      :sub(1, index[i].bytes)
+    eq(index[i].crc, tonumber(ffi.C.weir_ckpt_crc32(0, payload, #payload)))
+  end
 end)
 
 it("keeps the newest checkpoints, never a savepoint, and never reuses an id", function()
