@@ -113,12 +113,15 @@ local function window_ops(node, guard, call_window_fn)
     if trace then
       wc.trace_fire(trace, key, a, a + size, "fired", node)
     end
-    -- no window object: the function's context makes one if asked (wincontext.caller)
+    -- no window object: the function's context makes one if asked (wincontext.caller); the
+    -- one-element list is the subtask's, reused (`elements` is read-only, docs/API.md)
+    local one = inst.one
     if reduce then
-      call_window_fn(inst, key, nil, { acc }, kid, a, a + size)
+      one[1] = acc
     else
-      call_window_fn(inst, key, nil, { result(acc) }, kid, a, a + size)
+      one[1] = result(acc)
     end
+    call_window_fn(inst, key, nil, one, kid, a, a + size)
   end
 
   local function fire(inst, key, kid, a)
@@ -167,9 +170,28 @@ local function window_ops(node, guard, call_window_fn)
     aggstate.drop_window_state(inst, kid, a, size)
   end
 
+  -- clear() of a tumbling window whose fire took it out of wtab (weir_wintab_take) with its
+  -- id: the function's clear, then its accumulator and window_state
+  local function clear_taken(inst, key, kid, a, id)
+    if rich and objs[inst.index].clear then
+      if guard then
+        guard(rich_clear, inst, key, kid, a)
+      else
+        rich_clear(inst, key, kid, a)
+      end
+    end
+    if id >= 0 then
+      inst.accs[id], inst.counts[id] = nil, nil
+    end
+    if inst.last_start[kid] == a then
+      inst.last_start[kid] = nil
+    end
+    aggstate.drop_window_state(inst, kid, a, size)
+  end
+
   return { cleanup_of = cleanup_of, register = register, fire_with = fire_with, fire = fire,
            fire_in_push = fire_in_push, rich_clear = rich_clear, clear = clear,
-           clear_dropped = clear_dropped }
+           clear_dropped = clear_dropped, clear_taken = clear_taken }
 end
 
 -- Tumbling and sliced windows have push functions of their own: a trace recorded for one
@@ -642,12 +664,19 @@ local function wire_watermark(node, guard, o)
   if k > 1 then
     create, merge = node.user_fn.create, node.user_fn.merge
   end
-  local fire_with, clear = o.fire_with, o.clear
+  local fire_with, clear, clear_taken = o.fire_with, o.clear, o.clear_taken
   -- The accumulators of the m windows [a, a + size) of inst.g_keys[0 .. m), found in one C
   -- call per chunk of a watermark's fires, so that their cache misses overlap. gathered(inst,
-  -- j) is then the j-th one's accumulator, or nil when it has none.
+  -- j) is then the j-th one's accumulator, or nil when it has none. Tumbling without allowed
+  -- lateness, the same call drops the windows from wtab (their fire is their cleanup):
+  -- clear_taken clears the rest after each fire.
   local CHUNK = chunk_of(k)
+  local take = k == 1 and lateness == 0
   local function gather(inst, m, a)
+    if take then
+      C.weir_wintab_take(inst.wtab, inst.g_keys, m, a, inst.g_ids)
+      return
+    end
     if k == 1 then
       C.weir_wintab_gather(inst.wtab, inst.g_keys, m, a, inst.g_ids)
       return
@@ -723,10 +752,12 @@ local function wire_watermark(node, guard, o)
             else
               fire_gathered(inst, key, e, a, j)
             end
-            j = j + 1
-            if lateness == 0 then
+            if take then
+              clear_taken(inst, key, e, a, inst.g_ids[j])
+            elseif lateness == 0 then
               clear(inst, key, e, a)
             end
+            j = j + 1
           else
             clear(inst, key_of(inst, -e), -e, t - lateness - size + 1)
           end
