@@ -780,6 +780,9 @@ local function wire_sliced_watermark(node, guard, o)
   local k = size / slide
   local lateness = node.lateness
   local merge = aggstate.merge_of(node)
+  -- a built-in count, sum, min or max (weir.aggregates): its merges run in C, in the same order
+  local builtin = node.fn_kind == "aggregate" and node.user_fn.builtin
+  local c_merge = builtin and builtin.code <= aggregates.KINDS.max and builtin.code or nil
   local fire_with, clear, clear_dropped = o.fire_with, o.clear, o.clear_dropped
   local drop = lateness == 0 and 1 or 0
   local CHUNK = chunk_of(k)
@@ -881,7 +884,11 @@ local function wire_sliced_watermark(node, guard, o)
           if d <= 0 then
             store_failed(d)
           end
-          run_all(inst, d, a)
+          if c_merge then
+            C.weir_slices_run_ops(c_merge, inst.f_ops, inst.f_off[d])
+          else
+            run_all(inst, d, a)
+          end
         end
         local j = 0
         for i = first, last do
