@@ -557,9 +557,12 @@ int32_t weir_wintab_at(const weir_wintab_t *t, int32_t i, double *out);
 int32_t weir_wintab_gather(const weir_wintab_t *t, const int32_t *keys, int32_t n, double start,
                            int32_t *ids);
 /* gather that also drops the windows it finds (their ids are free again: the caller's state
- * by id must be read before the next add). Returns n, or WEIR_EINVAL as gather. */
+ * by id must be read before the next add); the table keeps its size, even left empty, until
+ * trim, which returns an empty table to its initial size as a drop does. Returns n, or
+ * WEIR_EINVAL as gather. */
 int32_t weir_wintab_take(weir_wintab_t *t, const int32_t *keys, int32_t n, double start,
                          int32_t *ids);
+void weir_wintab_trim(weir_wintab_t *t);
 
 /* Slices (slices.c), weir.aggwindow's state for sliced sliding windows: per key id (an integer
  * in [0, INT32_MAX]; other keys are WEIR_EINVAL / NULL) its slices by start, each a number

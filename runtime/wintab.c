@@ -122,12 +122,9 @@ int32_t wr_wintab_find(const wr_wintab_t *t, int32_t key, int64_t start)
     return entries(t)[probe(t, key, start)].id;
 }
 
-/* Removes the entry at hole (open, with id). */
-static void drop_at(wr_wintab_t *t, size_t hole, int32_t id)
+/* Back to the initial size when nothing is open, with ids from 0 again. */
+static void trim(wr_wintab_t *t)
 {
-    wr_idtab_remove_at(&t->index, &KIND, hole);
-    t->open--;
-    give_id(t, id);
     if (t->open == 0) {
         /* nothing open: back to the initial size, and ids start again at 0 */
         t->nfree = 0;
@@ -138,12 +135,26 @@ static void drop_at(wr_wintab_t *t, size_t hole, int32_t id)
     }
 }
 
+/* Removes the entry at hole (open, with id). */
+static void drop_at(wr_wintab_t *t, size_t hole, int32_t id)
+{
+    wr_idtab_remove_at(&t->index, &KIND, hole);
+    t->open--;
+    give_id(t, id);
+}
+
+void wr_wintab_trim(wr_wintab_t *t)
+{
+    trim(t);
+}
+
 int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start)
 {
     size_t hole = probe(t, key, start);
     int32_t id = entries(t)[hole].id;
     if (id >= 0) {
         drop_at(t, hole, id);
+        trim(t);
     }
     return id < 0 ? -1 : id;
 }
@@ -283,4 +294,9 @@ int32_t weir_wintab_take(weir_wintab_t *ft, const int32_t *keys, int32_t n, doub
         }
     }
     return wr_wintab_take(&ft->t, keys, n, wr_ms_from_double(start), ids);
+}
+
+void weir_wintab_trim(weir_wintab_t *ft)
+{
+    wr_wintab_trim(&ft->t);
 }

@@ -180,6 +180,7 @@ local function window_ops(node, guard, call_window_fn)
         rich_clear(inst, key, kid, a)
       end
     end
+    inst.w_taken = inst.w_taken - 1 -- gone now for the stats too
     if id >= 0 then
       inst.accs[id], inst.counts[id] = nil, nil
     end
@@ -675,6 +676,7 @@ local function wire_watermark(node, guard, o)
   local function gather(inst, m, a)
     if take then
       C.weir_wintab_take(inst.wtab, inst.g_keys, m, a, inst.g_ids)
+      inst.w_taken = m -- still open to the stats until each one's clear (aggstate.stats)
       return
     end
     if k == 1 then
@@ -761,6 +763,9 @@ local function wire_watermark(node, guard, o)
           else
             clear(inst, key_of(inst, -e), -e, t - lateness - size + 1)
           end
+        end
+        if take then
+          C.weir_wintab_trim(inst.wtab)
         end
       end
       timerq.pop(q)

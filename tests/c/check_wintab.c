@@ -168,10 +168,14 @@ START_TEST(test_wintab_take_is_gather_then_drop)
         ck_assert_int_eq(weir_wintab_find(t, keys[i], 10000), weir_wintab_find(ref, keys[i], 10000));
     }
     ck_assert_double_eq(weir_wintab_stat(t, WEIR_STORE_OPEN), 150);
-    /* taking the last windows returns the table to its initial size, as drops do */
+    /* taking the last windows leaves the table its size; trim returns it to the initial size */
+    int32_t cap = weir_wintab_capacity(t);
     ck_assert_int_eq(weir_wintab_take(t, keys, 300, 10000, ids), 300);
     ck_assert_double_eq(weir_wintab_stat(t, WEIR_STORE_OPEN), 0);
+    ck_assert_int_eq(weir_wintab_capacity(t), cap);
+    weir_wintab_trim(t);
     ck_assert_int_eq(weir_wintab_capacity(t), 32);
+    ck_assert_int_eq(weir_wintab_add(t, 7, 0), 0); /* ids from 0 again */
     keys[3] = -1;
     ck_assert_int_eq(weir_wintab_take(t, keys, 300, 5000, ids), WEIR_EINVAL);
     ck_assert_int_eq(weir_wintab_take(t, keys, 0, 5000, ids), 0);

@@ -1,8 +1,9 @@
 -- Specs for weir.aggregates, the built-in window aggregates (computed in C on the fast
--- operator's tumbling windows, runtime/aggs.c; in Lua everywhere else): on random inputs (out
--- of order, late, within allowed lateness) each of count, sum, min, max, avg gives what the
--- same aggregate written in Lua gives, on every assigner (tumbling, with offset and allowed
--- lateness, sliding with and without (its merges in C: weir_slices_run_ops), sessions, global with a count trigger) and on both operators; the record
+-- operator's tumbling windows, runtime/aggs.c, and their sliced merges in C,
+-- weir_slices_run_ops; in Lua everywhere else): on random inputs (out of order, late, within
+-- allowed lateness) each of count, sum, min, max, avg gives what the same aggregate written in
+-- Lua gives, on every assigner (tumbling, with offset and allowed lateness, sliding with and
+-- without lateness, sessions, global with a count trigger) and on both operators; the record
 -- a window emits without a window function; bad values fail naming the field and the record,
 -- or go to on_error; empty and late-only inputs fire nothing.
 local spec = require("spec")
