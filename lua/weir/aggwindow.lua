@@ -59,6 +59,9 @@ local cast, double_p, uintptr_t = ffi.cast, ffi.typeof("double *"), ffi.typeof("
 M.disabled = false
 M.used = 0
 
+-- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in cache")
+local _, _, _ = C.weir_wintab_take, C.weir_wintab_trim, C.weir_slices_run_ops
+
 local function store_failed(rc)
   error(("window store: %s"):format(ffi.string(C.weir_strerror(rc))), 0)
 end
