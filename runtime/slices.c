@@ -106,6 +106,7 @@ void wr_slices_close(wr_slices_t *t)
         }
     }
     wr_free(t->keys);
+    wr_free(t->direct);
     wr_free(t->index.entries);
     memset(t, 0, sizeof *t);
     t->free_key = -1;
@@ -117,14 +118,64 @@ static size_t probe(const wr_slices_t *t, int32_t key)
     return wr_idtab_find(&t->index, &KIND, home_of(key, t->index.cap - 1), same_key, &key, &found);
 }
 
+/* key's record id (-1: none): from direct when it covers key, else from the index */
+static int32_t lookup(const wr_slices_t *t, int32_t key)
+{
+    if ((uint32_t)key < (uint32_t)t->direct_cap) {
+        return t->direct[key];
+    }
+    return entries(t)[probe(t, key)].id;
+}
+
+/* Where a lookup of key starts reading (a prefetch hint). */
+static const void *lookup_line(const wr_slices_t *t, int32_t key, size_t mask)
+{
+    if ((uint32_t)key < (uint32_t)t->direct_cap) {
+        return &t->direct[key];
+    }
+    return &entries(t)[home_of(key, mask)];
+}
+
+/* Grows direct to cover key when that keeps it within 4 entries per index entry, filling the
+ * new range from the index (amortized O(1): the range doubles). */
+static void direct_cover(wr_slices_t *t, int32_t key)
+{
+    if (key < t->direct_cap) {
+        return;
+    }
+    size_t cap = t->direct_cap ? (size_t)t->direct_cap : 64;
+    while (cap <= (size_t)key) {
+        cap *= 2;
+    }
+    if (cap > 4 * t->index.cap || cap > INT32_MAX) {
+        return; /* sparse keys: the index alone */
+    }
+    size_t old = (size_t)t->direct_cap;
+    int32_t *d = resize(t, t->direct, old, cap, sizeof *d);
+    for (size_t i = old; i < cap; i++) {
+        d[i] = -1;
+    }
+    for (size_t i = 0; i < t->index.cap; i++) {
+        const wr_slices_entry_t *e = &entries(t)[i];
+        if (e->id >= 0 && (size_t)e->key >= old && (size_t)e->key < cap) {
+            d[e->key] = e->id;
+        }
+    }
+    t->direct = d;
+    t->direct_cap = (int32_t)cap;
+}
+
 static wr_slice_key_t *find_key(const wr_slices_t *t, int32_t key)
 {
-    int32_t id = entries(t)[probe(t, key)].id;
+    int32_t id = lookup(t, key);
     return id >= 0 ? &t->keys[id] : NULL;
 }
 
 static wr_slice_key_t *get_key(wr_slices_t *t, int32_t key)
 {
+    if ((uint32_t)key < (uint32_t)t->direct_cap && t->direct[key] >= 0) {
+        return &t->keys[t->direct[key]];
+    }
     size_t i = probe(t, key);
     if (entries(t)[i].id >= 0) {
         return &t->keys[entries(t)[i].id];
@@ -150,6 +201,10 @@ static wr_slice_key_t *get_key(wr_slices_t *t, int32_t key)
     new_block(t, k, MIN_SLICES);
     entries(t)[i] = (wr_slices_entry_t){.id = id, .key = key};
     t->nkeys++;
+    direct_cover(t, key);
+    if (key < t->direct_cap) {
+        t->direct[key] = id;
+    }
     return k;
 }
 
@@ -158,6 +213,9 @@ static void free_key(wr_slices_t *t, wr_slice_key_t *k)
     size_t hole = probe(t, k->key);
     int32_t id = entries(t)[hole].id;
     wr_idtab_remove_at(&t->index, &KIND, hole);
+    if (k->key < t->direct_cap) {
+        t->direct[k->key] = -1;
+    }
     release(t, k->s, (size_t)k->cap, sizeof *k->s);
     k->s = NULL;
     k->len = -1;
@@ -170,6 +228,9 @@ static void free_key(wr_slices_t *t, wr_slice_key_t *k)
         t->keys = NULL;
         t->keys_len = t->keys_cap = 0;
         t->free_key = -1;
+        release(t, t->direct, (size_t)t->direct_cap, sizeof *t->direct);
+        t->direct = NULL;
+        t->direct_cap = 0;
         if (t->index.cap > MIN_INDEX) {
             wr_idtab_close(&t->index, &KIND, &t->bytes);
             wr_idtab_init(&t->index, &KIND, MIN_INDEX, &t->bytes);
@@ -365,10 +426,10 @@ int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, i
      * then the keys' arrays, then the copy. */
     size_t mask = t->index.cap - 1;
     for (int32_t i = 0; i < n; i++) {
-        __builtin_prefetch(&entries(t)[home_of(keys[i], mask)]);
+        __builtin_prefetch(lookup_line(t, keys[i], mask));
     }
     for (int32_t i = 0; i < n; i++) {
-        int32_t id = entries(t)[probe(t, keys[i])].id;
+        int32_t id = lookup(t, keys[i]);
         scratch[i] = id;
         if (id >= 0) {
             __builtin_prefetch(&t->keys[id]);
@@ -512,10 +573,10 @@ int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t l
      * keys ahead */
     size_t mask = t->index.cap - 1;
     for (int32_t i = 0; i < n; i++) {
-        __builtin_prefetch(&entries(t)[home_of(keys[i], mask)]);
+        __builtin_prefetch(lookup_line(t, keys[i], mask));
     }
     for (int32_t i = 0; i < n; i++) {
-        int32_t id = entries(t)[probe(t, keys[i])].id;
+        int32_t id = lookup(t, keys[i]);
         scratch[i] = id;
         if (id >= 0) {
             __builtin_prefetch(&t->keys[id]);
@@ -542,6 +603,34 @@ int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t l
     }
     off[n] = nops;
     return n;
+}
+
+int wr_slices_run_ops(int32_t kind, const wr_slices_op_t *ops, int32_t n)
+{
+    for (int32_t x = 0; x < n; x++) {
+        const wr_slices_op_t *op = &ops[x];
+        double l = *op->l;
+        if (!op->r) {
+            *op->dst = l;
+            continue;
+        }
+        double r = *op->r;
+        switch (kind) {
+        case WEIR_AGG_COUNT:
+        case WEIR_AGG_SUM:
+            *op->dst = l + r;
+            break;
+        case WEIR_AGG_MIN:
+            *op->dst = r < l ? r : l;
+            break;
+        case WEIR_AGG_MAX:
+            *op->dst = r > l ? r : l;
+            break;
+        default:
+            return WEIR_EINVAL;
+        }
+    }
+    return 0;
 }
 
 void wr_slices_forget(wr_slices_t *t, int32_t key)
@@ -686,6 +775,14 @@ double *weir_slices_acc_near(weir_slices_t *fs, double key, double start, double
         out[2] = p + 1 < k->head + k->len ? wr_ms_to_double(AT(k, p + 1).start) : INFINITY;
     }
     return acc;
+}
+
+int weir_slices_run_ops(int32_t kind, const weir_slices_op_t *ops, int32_t n)
+{
+    if (n < 0 || (n > 0 && !ops) || kind < WEIR_AGG_COUNT || kind > WEIR_AGG_MAX) {
+        return WEIR_EINVAL;
+    }
+    return wr_slices_run_ops(kind, ops, n);
 }
 
 int32_t weir_slices_fire(weir_slices_t *fs, const int32_t *keys, int32_t n, double lo, double hi,

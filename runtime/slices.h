@@ -67,6 +67,9 @@ typedef struct wr_slices {
     int32_t free_key;
     int32_t nkeys;
     wr_idtab_t index; /* of wr_slices_entry_t */
+    int32_t *direct;  /* direct[key] = index's record id of key (-1: none) for key < */
+    int32_t direct_cap; /* direct_cap: the lookups of dense key ids skip the hash (at most
+                         * 4 entries per index entry: sparse keys stay in the hash alone) */
     int64_t open;
     int64_t elements;
     size_t bytes;
@@ -116,6 +119,8 @@ int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t l
                        int drop, double *res, int32_t *flags, int32_t *off, wr_slices_op_t *ops,
                        int32_t cap, int32_t *scratch);
 /* Forgets key's fire queue (its next fire rebuilds it): after ops that did not all run. */
+/* Runs ops[0 .. n) in order with a built-in aggregate's merge (weir_slices_run_ops). */
+int wr_slices_run_ops(int32_t kind, const wr_slices_op_t *ops, int32_t n);
 void wr_slices_forget(wr_slices_t *t, int32_t key);
 /* An element went into key's slice at start: the fire queue forgets it when it holds it. */
 void wr_slices_touch(wr_slices_t *t, int32_t key, int64_t start);

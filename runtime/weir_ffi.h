@@ -561,6 +561,13 @@ int32_t weir_wintab_at(const weir_wintab_t *t, int32_t i, double *out);
  * WEIR_EINVAL for a negative key, n < 0 or missing arrays. */
 int32_t weir_wintab_gather(const weir_wintab_t *t, const int32_t *keys, int32_t n, double start,
                            int32_t *ids);
+/* gather that also drops the windows it finds (their ids are free again: the caller's state
+ * by id must be read before the next add); the table keeps its size, even left empty, until
+ * trim, which returns an empty table to its initial size as a drop does. Returns n, or
+ * WEIR_EINVAL as gather. */
+int32_t weir_wintab_take(weir_wintab_t *t, const int32_t *keys, int32_t n, double start,
+                         int32_t *ids);
+void weir_wintab_trim(weir_wintab_t *t);
 
 /* Slices (slices.c), weir.aggwindow's state for sliced sliding windows: per key id (an integer
  * in [0, INT32_MAX]; other keys are WEIR_EINVAL / NULL) its slices by start, each a number
@@ -611,6 +618,11 @@ typedef struct weir_slices_op {
 int32_t weir_slices_fire(weir_slices_t *t, const int32_t *keys, int32_t n, double lo, double hi,
                          int32_t drop, double *res, int32_t *flags, int32_t *off,
                          weir_slices_op_t *ops, int32_t cap, int32_t *scratch);
+/* Runs ops[0 .. n) of weir_slices_fire in order with the merge of a built-in aggregate of kind
+ * (WEIR_AGG_COUNT or _SUM: l + r; _MIN: r < l ? r : l; _MAX: r > l ? r : l, as weir.aggregates'
+ * Lua merges), an op without r a copy. Returns 0, or WEIR_EINVAL for another kind, n < 0 or
+ * missing ops. */
+int weir_slices_run_ops(int32_t kind, const weir_slices_op_t *ops, int32_t n);
 int weir_slices_touch(weir_slices_t *t, double key, double start);
 int weir_slices_forget(weir_slices_t *t, double key);
 

@@ -122,16 +122,9 @@ int32_t wr_wintab_find(const wr_wintab_t *t, int32_t key, int64_t start)
     return entries(t)[probe(t, key, start)].id;
 }
 
-int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start)
+/* Back to the initial size when nothing is open, with ids from 0 again. */
+static void trim(wr_wintab_t *t)
 {
-    size_t hole = probe(t, key, start);
-    int32_t id = entries(t)[hole].id;
-    if (id < 0) {
-        return -1;
-    }
-    wr_idtab_remove_at(&t->index, &KIND, hole);
-    t->open--;
-    give_id(t, id);
     if (t->open == 0) {
         /* nothing open: back to the initial size, and ids start again at 0 */
         t->nfree = 0;
@@ -140,7 +133,30 @@ int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start)
             wr_idtab_rehash(&t->index, &KIND, MIN_CAP, &t->bytes);
         }
     }
-    return id;
+}
+
+/* Removes the entry at hole (open, with id). */
+static void drop_at(wr_wintab_t *t, size_t hole, int32_t id)
+{
+    wr_idtab_remove_at(&t->index, &KIND, hole);
+    t->open--;
+    give_id(t, id);
+}
+
+void wr_wintab_trim(wr_wintab_t *t)
+{
+    trim(t);
+}
+
+int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start)
+{
+    size_t hole = probe(t, key, start);
+    int32_t id = entries(t)[hole].id;
+    if (id >= 0) {
+        drop_at(t, hole, id);
+        trim(t);
+    }
+    return id < 0 ? -1 : id;
 }
 
 void wr_wintab_prefetch(const wr_wintab_t *t, int32_t key, int64_t start)
@@ -158,6 +174,24 @@ int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, i
     }
     for (int32_t i = 0; i < n; i++) {
         ids[i] = entries(t)[probe(t, keys[i], start)].id;
+    }
+    return n;
+}
+
+int32_t wr_wintab_take(wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t start,
+                       int32_t *ids)
+{
+    size_t mask = t->index.cap - 1;
+    for (int32_t i = 0; i < n; i++) {
+        __builtin_prefetch(&entries(t)[home_of(keys[i], start, mask)]);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        size_t hole = probe(t, keys[i], start);
+        int32_t id = entries(t)[hole].id;
+        ids[i] = id < 0 ? -1 : id;
+        if (id >= 0) {
+            drop_at(t, hole, id);
+        }
     }
     return n;
 }
@@ -246,4 +280,23 @@ int32_t weir_wintab_at(const weir_wintab_t *ft, int32_t i, double *out)
         out[1] = wr_ms_to_double(e->start);
     }
     return e->id;
+}
+
+int32_t weir_wintab_take(weir_wintab_t *ft, const int32_t *keys, int32_t n, double start,
+                         int32_t *ids)
+{
+    if (n < 0 || (n > 0 && (!keys || !ids)) || isnan(start)) {
+        return WEIR_EINVAL;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (keys[i] < 0) {
+            return WEIR_EINVAL;
+        }
+    }
+    return wr_wintab_take(&ft->t, keys, n, wr_ms_from_double(start), ids);
+}
+
+void weir_wintab_trim(weir_wintab_t *ft)
+{
+    wr_wintab_trim(&ft->t);
 }

@@ -54,6 +54,14 @@ int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, i
 void wr_wintab_prefetch(const wr_wintab_t *t, int32_t key, int64_t start);
 /* Removes (key, start): the id it had (free for reuse from now on), or -1 when absent. */
 int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start);
+/* gather and drop in one pass: ids[i] as gather finds it, and the window dropped (ids free for
+ * reuse from the next add on), but the table keeps its size even when it is left empty, until
+ * wr_wintab_trim (so that its bytes do not change while the taken windows fire). For a
+ * watermark's fires without allowed lateness. */
+int32_t wr_wintab_take(wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t start,
+                       int32_t *ids);
+/* Back to the initial size, ids from 0 again, when no window is open (as a drop does). */
+void wr_wintab_trim(wr_wintab_t *t);
 
 /* The FFI's handle (weir_wintab_t in weir_ffi.h), here so that the built-in aggregates
  * (aggs.c) can reach the table of the handle Lua holds. */

@@ -22,9 +22,9 @@
 --                           timestamp, value); M.cagg_flush applies it, the windows
 --                           it creates wait in C (weir_aggs_created) until M.cagg_sync
 --                           registers their timers; every reader of the state syncs first
---     inst.g_vals, inst.g_cnt   a chunk of fires' results and counts; inst.one the window
---                           function's list
+--     inst.g_vals, inst.g_cnt   a chunk of fires' results and counts
 --   both:
+--     inst.one              a fire's one-element list for the window function (reused)
 --     inst.wstore, inst.wstate[slot]   window_state(): a store of its own (no cells), so that
 --                           a key's slices stay alone in theirs
 --     inst.gstate[kid]      global_state()
@@ -78,8 +78,9 @@ function M.init(inst, k, cagg)
     inst.c_keys = ffi.new("const int32_t *[1]")
     inst.c_starts = ffi.new("const double *[1]")
     inst.g_out = ffi.new("double[3]")
-    inst.one = { 0 }
   end
+  inst.one = { 0 } -- a fire's one-element list for the window function (reused, read-only)
+  inst.w_taken = 0 -- tumbling: windows a chunk of fires took out of wtab, not yet cleared
   if k == 1 then
     inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
   else
@@ -441,7 +442,9 @@ function M.stats(node, inst)
     M.cagg_sync(node, inst)
   end
   if node.assigner.size == node.assigner.slide then
-    open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
+    -- with the windows a fire took out of wtab and has not cleared yet (aggwindow: the chunk
+    -- of fires in progress), which a window function asking sees as open, as before its clear
+    open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN) + inst.w_taken
     elements = 0
     if inst.cagg then
       for _, w in ipairs(M.windows(node, inst, function() return true end, false)) do

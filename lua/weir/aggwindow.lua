@@ -59,6 +59,9 @@ local cast, double_p, uintptr_t = ffi.cast, ffi.typeof("double *"), ffi.typeof("
 M.disabled = false
 M.used = 0
 
+-- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in cache")
+local _, _, _ = C.weir_wintab_take, C.weir_wintab_trim, C.weir_slices_run_ops
+
 local function store_failed(rc)
   error(("window store: %s"):format(ffi.string(C.weir_strerror(rc))), 0)
 end
@@ -113,12 +116,15 @@ local function window_ops(node, guard, call_window_fn)
     if trace then
       wc.trace_fire(trace, key, a, a + size, "fired", node)
     end
-    -- no window object: the function's context makes one if asked (wincontext.caller)
+    -- no window object: the function's context makes one if asked (wincontext.caller); the
+    -- one-element list is the subtask's, reused (`elements` is read-only, docs/API.md)
+    local one = inst.one
     if reduce then
-      call_window_fn(inst, key, nil, { acc }, kid, a, a + size)
+      one[1] = acc
     else
-      call_window_fn(inst, key, nil, { result(acc) }, kid, a, a + size)
+      one[1] = result(acc)
     end
+    call_window_fn(inst, key, nil, one, kid, a, a + size)
   end
 
   local function fire(inst, key, kid, a)
@@ -167,9 +173,29 @@ local function window_ops(node, guard, call_window_fn)
     aggstate.drop_window_state(inst, kid, a, size)
   end
 
+  -- clear() of a tumbling window whose fire took it out of wtab (weir_wintab_take) with its
+  -- id: the function's clear, then its accumulator and window_state
+  local function clear_taken(inst, key, kid, a, id)
+    if rich and objs[inst.index].clear then
+      if guard then
+        guard(rich_clear, inst, key, kid, a)
+      else
+        rich_clear(inst, key, kid, a)
+      end
+    end
+    inst.w_taken = inst.w_taken - 1 -- gone now for the stats too
+    if id >= 0 then
+      inst.accs[id], inst.counts[id] = nil, nil
+    end
+    if inst.last_start[kid] == a then
+      inst.last_start[kid] = nil
+    end
+    aggstate.drop_window_state(inst, kid, a, size)
+  end
+
   return { cleanup_of = cleanup_of, register = register, fire_with = fire_with, fire = fire,
            fire_in_push = fire_in_push, rich_clear = rich_clear, clear = clear,
-           clear_dropped = clear_dropped }
+           clear_dropped = clear_dropped, clear_taken = clear_taken }
 end
 
 -- Tumbling and sliced windows have push functions of their own: a trace recorded for one
@@ -642,12 +668,20 @@ local function wire_watermark(node, guard, o)
   if k > 1 then
     create, merge = node.user_fn.create, node.user_fn.merge
   end
-  local fire_with, clear = o.fire_with, o.clear
+  local fire_with, clear, clear_taken = o.fire_with, o.clear, o.clear_taken
   -- The accumulators of the m windows [a, a + size) of inst.g_keys[0 .. m), found in one C
   -- call per chunk of a watermark's fires, so that their cache misses overlap. gathered(inst,
-  -- j) is then the j-th one's accumulator, or nil when it has none.
+  -- j) is then the j-th one's accumulator, or nil when it has none. Tumbling without allowed
+  -- lateness, the same call drops the windows from wtab (their fire is their cleanup):
+  -- clear_taken clears the rest after each fire.
   local CHUNK = chunk_of(k)
+  local take = k == 1 and lateness == 0
   local function gather(inst, m, a)
+    if take then
+      C.weir_wintab_take(inst.wtab, inst.g_keys, m, a, inst.g_ids)
+      inst.w_taken = m -- still open to the stats until each one's clear (aggstate.stats)
+      return
+    end
     if k == 1 then
       C.weir_wintab_gather(inst.wtab, inst.g_keys, m, a, inst.g_ids)
       return
@@ -723,13 +757,18 @@ local function wire_watermark(node, guard, o)
             else
               fire_gathered(inst, key, e, a, j)
             end
-            j = j + 1
-            if lateness == 0 then
+            if take then
+              clear_taken(inst, key, e, a, inst.g_ids[j])
+            elseif lateness == 0 then
               clear(inst, key, e, a)
             end
+            j = j + 1
           else
             clear(inst, key_of(inst, -e), -e, t - lateness - size + 1)
           end
+        end
+        if take then
+          C.weir_wintab_trim(inst.wtab)
         end
       end
       timerq.pop(q)
@@ -749,6 +788,9 @@ local function wire_sliced_watermark(node, guard, o)
   local k = size / slide
   local lateness = node.lateness
   local merge = aggstate.merge_of(node)
+  -- a built-in count, sum, min or max (weir.aggregates): its merges run in C, in the same order
+  local builtin = node.fn_kind == "aggregate" and node.user_fn.builtin
+  local c_merge = builtin and builtin.code <= aggregates.KINDS.max and builtin.code or nil
   local fire_with, clear, clear_dropped = o.fire_with, o.clear, o.clear_dropped
   local drop = lateness == 0 and 1 or 0
   local CHUNK = chunk_of(k)
@@ -850,7 +892,11 @@ local function wire_sliced_watermark(node, guard, o)
           if d <= 0 then
             store_failed(d)
           end
-          run_all(inst, d, a)
+          if c_merge then
+            C.weir_slices_run_ops(c_merge, inst.f_ops, inst.f_off[d])
+          else
+            run_all(inst, d, a)
+          end
         end
         local j = 0
         for i = first, last do

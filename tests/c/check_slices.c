@@ -80,6 +80,86 @@ START_TEST(test_slices_return_to_their_initial_allocation_when_empty)
 }
 END_TEST
 
+/* Dense key ids (looked up directly) and sparse ones (through the hash index only), added in
+ * an order that grows the direct range past keys already in the index: every key finds its
+ * own slices, before and after the others' drops. */
+START_TEST(test_slices_dense_and_sparse_keys_find_their_slices)
+{
+    enum { N = 600 };
+    static int32_t keys[N];
+    for (int i = 0; i < N; i++) {
+        /* sparse ids first among the dense ones, then dense ids that cover them */
+        keys[i] = i % 3 == 0 ? 1000000 + 7919 * i : i < N / 2 ? 3 * i : N - i;
+    }
+    weir_slices_t *t = weir_slices_new();
+    int32_t fresh;
+    for (int i = 0; i < N; i++) {
+        double *acc = weir_slices_acc(t, keys[i], 5000, &fresh);
+        ck_assert_ptr_nonnull(acc);
+        if (fresh) {
+            *acc = keys[i];
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        double v = -1;
+        ck_assert_int_eq(weir_slices_range(t, keys[i], 0, 10000, &v, 1), 1);
+        ck_assert_double_eq(v, keys[i]);
+    }
+    /* a key never added has nothing, in or out of the direct range */
+    double v;
+    ck_assert_int_eq(weir_slices_range(t, 901, 0, 10000, &v, 1), 0);
+    ck_assert_int_eq(weir_slices_range(t, 999999, 0, 10000, &v, 1), 0);
+    for (int i = 0; i < N; i += 2) {
+        weir_slices_drop(t, keys[i], 5000);
+    }
+    for (int i = 1; i < N; i += 2) {
+        int dup = 0;
+        for (int j = 0; j < N; j += 2) {
+            dup |= keys[j] == keys[i];
+        }
+        ck_assert_int_eq(weir_slices_range(t, keys[i], 0, 10000, &v, 1), dup ? 0 : 1);
+        if (!dup) {
+            ck_assert_double_eq(v, keys[i]);
+        }
+        /* the gather's lookups agree */
+        int32_t k1[1] = {keys[i]};
+        int32_t off[2];
+        int32_t scratch[1];
+        double out[1];
+        ck_assert_double_eq(weir_slices_gather(t, k1, 1, 0, 10000, out, 1, off, scratch),
+                            dup ? 0 : 1);
+    }
+    weir_slices_free(t);
+}
+END_TEST
+
+/* The built-in merges run in order, as weir.aggregates' Lua merges: a copy without r, l + r,
+ * r < l ? r : l (NaN on the right keeps l), r > l ? r : l. */
+START_TEST(test_slices_run_ops_merges_in_order)
+{
+    double x[4] = {2, 5, NAN, -1};
+    double d[3];
+    weir_slices_op_t ops[3] = {{&d[0], &x[0], &x[1]}, {&d[1], &d[0], &x[2]}, {&d[2], &d[1], NULL}};
+    ck_assert_int_eq(weir_slices_run_ops(WEIR_AGG_SUM, ops, 3), 0);
+    ck_assert_double_eq(d[0], 7);
+    ck_assert(isnan(d[1]) && isnan(d[2]));
+    ck_assert_int_eq(weir_slices_run_ops(WEIR_AGG_MIN, ops, 3), 0);
+    ck_assert_double_eq(d[0], 2);
+    ck_assert_double_eq(d[1], 2); /* NaN < 2 is false: l stays */
+    ck_assert_double_eq(d[2], 2);
+    ck_assert_int_eq(weir_slices_run_ops(WEIR_AGG_MAX, ops, 2), 0);
+    ck_assert_double_eq(d[0], 5);
+    ck_assert_double_eq(d[1], 5);
+    ops[1].r = &x[3];
+    ck_assert_int_eq(weir_slices_run_ops(WEIR_AGG_COUNT, ops, 2), 0);
+    ck_assert_double_eq(d[1], 6);
+    ck_assert_int_eq(weir_slices_run_ops(WEIR_AGG_AVG, ops, 1), WEIR_EINVAL);
+    ck_assert_int_eq(weir_slices_run_ops(WEIR_AGG_SUM, NULL, 1), WEIR_EINVAL);
+    ck_assert_int_eq(weir_slices_run_ops(WEIR_AGG_SUM, ops, -1), WEIR_EINVAL);
+    ck_assert_int_eq(weir_slices_run_ops(WEIR_AGG_SUM, NULL, 0), 0);
+}
+END_TEST
+
 /* Random accs (in and out of order) and drops against a dense model. */
 START_TEST(test_slices_match_a_reference_model)
 {
@@ -347,6 +427,9 @@ static Suite *slices_suite(void)
     add_case(s, "return_to_their_initial_allocation_when_empty",
              test_slices_return_to_their_initial_allocation_when_empty);
     add_case(s, "match_a_reference_model", test_slices_match_a_reference_model);
+    add_case(s, "run_ops_merges_in_order", test_slices_run_ops_merges_in_order);
+    add_case(s, "dense_and_sparse_keys_find_their_slices",
+             test_slices_dense_and_sparse_keys_find_their_slices);
     add_case(s, "gather_equals_ranges", test_slices_gather_equals_ranges);
     add_case(s, "fire_equals_the_window_merge", test_slices_fire_equals_the_window_merge);
     add_case(s, "fire_refuses_bad_arguments", test_slices_fire_refuses_bad_arguments);

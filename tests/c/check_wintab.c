@@ -144,6 +144,46 @@ START_TEST(test_wintab_gather_equals_finds)
 }
 END_TEST
 
+START_TEST(test_wintab_take_is_gather_then_drop)
+{
+    weir_wintab_t *t = weir_wintab_new();
+    weir_wintab_t *ref = weir_wintab_new();
+    for (int k = 0; k < 300; k += 2) {
+        ck_assert_int_eq(weir_wintab_add(t, k, 5000), weir_wintab_add(ref, k, 5000));
+        ck_assert_int_eq(weir_wintab_add(t, k, 10000), weir_wintab_add(ref, k, 10000));
+    }
+    int32_t keys[300];
+    int32_t ids[300];
+    int32_t want[300];
+    for (int i = 0; i < 300; i++) {
+        keys[i] = 299 - i;
+    }
+    ck_assert_int_eq(weir_wintab_gather(ref, keys, 300, 5000, want), 300);
+    ck_assert_int_eq(weir_wintab_take(t, keys, 300, 5000, ids), 300);
+    for (int i = 0; i < 300; i++) {
+        ck_assert_int_eq(ids[i], want[i]);
+        ck_assert_int_eq(weir_wintab_drop(ref, keys[i], 5000), want[i]);
+        /* gone from t; the other window of the key stays */
+        ck_assert_int_eq(weir_wintab_find(t, keys[i], 5000), -1);
+        ck_assert_int_eq(weir_wintab_find(t, keys[i], 10000), weir_wintab_find(ref, keys[i], 10000));
+    }
+    ck_assert_double_eq(weir_wintab_stat(t, WEIR_STORE_OPEN), 150);
+    /* taking the last windows leaves the table its size; trim returns it to the initial size */
+    int32_t cap = weir_wintab_capacity(t);
+    ck_assert_int_eq(weir_wintab_take(t, keys, 300, 10000, ids), 300);
+    ck_assert_double_eq(weir_wintab_stat(t, WEIR_STORE_OPEN), 0);
+    ck_assert_int_eq(weir_wintab_capacity(t), cap);
+    weir_wintab_trim(t);
+    ck_assert_int_eq(weir_wintab_capacity(t), 32);
+    ck_assert_int_eq(weir_wintab_add(t, 7, 0), 0); /* ids from 0 again */
+    keys[3] = -1;
+    ck_assert_int_eq(weir_wintab_take(t, keys, 300, 5000, ids), WEIR_EINVAL);
+    ck_assert_int_eq(weir_wintab_take(t, keys, 0, 5000, ids), 0);
+    weir_wintab_free(t);
+    weir_wintab_free(ref);
+}
+END_TEST
+
 static Suite *wintab_suite(void)
 {
     Suite *s = suite_create("wintab");
@@ -152,6 +192,7 @@ static Suite *wintab_suite(void)
              test_wintab_returns_to_its_initial_size_when_empty);
     add_case(s, "matches_a_reference_model", test_wintab_matches_a_reference_model);
     add_case(s, "gather_equals_finds", test_wintab_gather_equals_finds);
+    add_case(s, "take_is_gather_then_drop", test_wintab_take_is_gather_then_drop);
     return s;
 }
 

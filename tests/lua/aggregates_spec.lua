@@ -1,8 +1,9 @@
 -- Specs for weir.aggregates, the built-in window aggregates (computed in C on the fast
--- operator's tumbling windows, runtime/aggs.c; in Lua everywhere else): on random inputs (out
--- of order, late, within allowed lateness) each of count, sum, min, max, avg gives what the
--- same aggregate written in Lua gives, on every assigner (tumbling, with offset and allowed
--- lateness, sliding, sessions, global with a count trigger) and on both operators; the record
+-- operator's tumbling windows, runtime/aggs.c, and their sliced merges in C,
+-- weir_slices_run_ops; in Lua everywhere else): on random inputs (out of order, late, within
+-- allowed lateness) each of count, sum, min, max, avg gives what the same aggregate written in
+-- Lua gives, on every assigner (tumbling, with offset and allowed lateness, sliding with and
+-- without lateness, sessions, global with a count trigger) and on both operators; the record
 -- a window emits without a window function; bad values fail naming the field and the record,
 -- or go to on_error; empty and late-only inputs fire nothing.
 local spec = require("spec")
@@ -46,6 +47,8 @@ local ASSIGNERS = {
     make = function() return W.tumbling_event_time(10, 3) end },
   { name = "sliding", make = function() return W.sliding_event_time(30, 10) end, lateness = 4,
     sliced = true },
+  { name = "sliding without lateness", make = function() return W.sliding_event_time(40, 10) end,
+    lateness = 0, sliced = true },
   { name = "sessions", make = function() return W.event_time_session(6) end, lateness = 3 },
   { name = "global with a count trigger", make = function() return W.global() end,
     trigger = function() return weir.triggers.count(3) end },
