@@ -80,14 +80,20 @@ static bool timer_before(const wr_session_timer_t *a, const wr_session_timer_t *
     return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
-static void heap_push(weir_sessions_t *t, int64_t time, int32_t kid, int64_t start,
-                      int64_t stop, int32_t what)
+static bool key_before(int64_t ta, uint64_t sa, int64_t tb, uint64_t sb);
+
+static bool key_before(int64_t ta, uint64_t sa, int64_t tb, uint64_t sb)
+{
+    return ta < tb || (ta == tb && sa < sb);
+}
+
+static void heap_push(weir_sessions_t *t, int64_t time, uint64_t seq, int32_t kid, int64_t start)
 {
     if (t->heap_len == t->heap_cap) {
         t->heap_cap = t->heap_cap ? t->heap_cap * 2 : 1024;
         t->heap = wr_xreallocarray(t->heap, t->heap_cap, sizeof *t->heap);
     }
-    wr_session_timer_t x = { time, t->seq++, start, stop, kid, what };
+    wr_session_timer_t x = { time, seq, start, kid, 0 };
     size_t i = t->heap_len++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -138,6 +144,16 @@ static int32_t first_touching(const wr_session_key_t *k, int64_t start)
     return lo;
 }
 
+/* The index of the window of k that starts at start, or -1. */
+static int32_t find_start(const wr_session_key_t *k, int64_t start)
+{
+    int32_t i = first_touching(k, start);
+    if (i < k->n && k->v[i].start == start) {
+        return i;
+    }
+    return -1;
+}
+
 /* The index of window [start, stop) in k, or -1. */
 static int32_t find(const wr_session_key_t *k, int64_t start, int64_t stop)
 {
@@ -175,20 +191,57 @@ static int64_t cleanup_of(const weir_sessions_t *t, int64_t maxts)
     return maxts + t->lateness;
 }
 
-static void register_timers(weir_sessions_t *t, int32_t kid, const wr_session_t *s, int64_t wm)
+/* The timers of a new or grown window s, registered now (numbers from t->seq, the trigger's
+ * first), as weir.windowop registers them: the trigger's at the max timestamp when that is
+ * after wm, the cleanup; one timer when the two times are one. */
+static void set_timers(weir_sessions_t *t, wr_session_t *s, int64_t wm)
 {
     int64_t maxts = s->stop - 1;
     int64_t cleanup = cleanup_of(t, maxts);
-    bool fire = maxts > wm;
-    if (fire && cleanup == maxts) {
-        heap_push(t, maxts, kid, s->start, s->stop, WEIR_SESSION_FIRE | WEIR_SESSION_CLEANUP);
+    s->fire_pending = maxts > wm;
+    if (s->fire_pending) {
+        s->fire_t = maxts;
+        s->fire_s = t->seq++;
+    }
+    s->clean_t = cleanup;
+    if (cleanup != INT64_MAX) {
+        s->clean_s = s->fire_pending && cleanup == maxts ? s->fire_s : t->seq++;
+    }
+}
+
+/* The earliest of s's timers into *time, *seq; false when it has none. */
+static bool earliest(const wr_session_t *s, int64_t *time, uint64_t *seq)
+{
+    bool any = false;
+    if (s->fire_pending) {
+        *time = s->fire_t;
+        *seq = s->fire_s;
+        any = true;
+    }
+    if (s->clean_t != INT64_MAX && (!any || key_before(s->clean_t, s->clean_s, *time, *seq))) {
+        *time = s->clean_t;
+        *seq = s->clean_s;
+        any = true;
+    }
+    return any;
+}
+
+/* After s's timers changed: a heap entry for its earliest timer, unless its live entry comes
+ * up first anyway (then that entry is pushed again when it does). fresh: s has no live entry
+ * (new, or its start moved). */
+static void enqueue(weir_sessions_t *t, int32_t kid, wr_session_t *s, bool fresh)
+{
+    int64_t time;
+    uint64_t seq;
+    if (!earliest(s, &time, &seq)) {
+        s->htime = INT64_MAX;
+        s->hseq = UINT64_MAX;
         return;
     }
-    if (fire) {
-        heap_push(t, maxts, kid, s->start, s->stop, WEIR_SESSION_FIRE);
-    }
-    if (cleanup != INT64_MAX) {
-        heap_push(t, cleanup, kid, s->start, s->stop, WEIR_SESSION_CLEANUP);
+    if (fresh || key_before(time, seq, s->htime, s->hseq)) {
+        heap_push(t, time, seq, kid, s->start);
+        s->htime = time;
+        s->hseq = seq;
     }
 }
 
@@ -234,9 +287,11 @@ int32_t weir_sessions_add(weir_sessions_t *t, double kid_d, double start_d, doub
         k->n++;
         t->open++;
         wr_session_t *s = &k->v[a];
-        *s = (wr_session_t){ start, stop, start, stop, take_slot(t), 0 };
+        *s = (wr_session_t){ .start = start, .stop = stop, .sstart = start, .sstop = stop,
+                             .slot = take_slot(t) };
+        set_timers(t, s, wm);
+        enqueue(t, kid, s, true);
         to_out(&t->out[0], s, kid);
-        register_timers(t, kid, s, wm);
         return 1;
     }
     wr_session_t *first = &k->v[a];
@@ -259,6 +314,7 @@ int32_t weir_sessions_add(weir_sessions_t *t, double kid_d, double start_d, doub
         }
     }
     int64_t last = k->v[b - 1].stop;
+    int64_t old_start = first->start;
     first->start = start < first->start ? start : first->start;
     first->stop = stop > last ? stop : last;
     if (m > 1) {
@@ -266,8 +322,9 @@ int32_t weir_sessions_add(weir_sessions_t *t, double kid_d, double start_d, doub
         k->n -= m - 1;
         t->open -= (size_t)(m - 1);
     }
+    set_timers(t, first, wm);
+    enqueue(t, kid, first, first->start != old_start);
     to_out(&t->out[0], first, kid);
-    register_timers(t, kid, first, wm);
     return m + 1;
 }
 
@@ -287,28 +344,57 @@ int32_t weir_sessions_due(weir_sessions_t *t, double wm_d, weir_session_t *out, 
         wr_session_timer_t x = t->heap[0];
         heap_pop(t);
         wr_session_key_t *k = x.kid < t->nkeys ? &t->keys[x.kid] : NULL;
-        int32_t i = k ? find(k, x.start, x.stop) : -1;
-        if (i < 0) {
-            continue; /* its window merged away or was cleaned up */
+        int32_t i = k ? find_start(k, x.start) : -1;
+        if (i < 0 || k->v[i].hseq != x.seq) {
+            continue; /* its window merged away or was cleaned up, or has a newer entry */
+        }
+        wr_session_t *s = &k->v[i];
+        int64_t time = INT64_MAX;
+        uint64_t seq = UINT64_MAX;
+        earliest(s, &time, &seq); /* a live entry's window has a timer */
+        if (time != x.time || seq != x.seq) { /* the window grew: its timer is later */
+            heap_push(t, time, seq, x.kid, s->start);
+            s->htime = time;
+            s->hseq = seq;
+            continue;
+        }
+        int32_t what = 0;
+        if (s->fire_pending && s->fire_t == time && s->fire_s == seq) {
+            what |= WEIR_SESSION_FIRE;
+            s->fire_pending = 0;
+        }
+        if (s->clean_t == time && s->clean_s == seq) {
+            what |= WEIR_SESSION_CLEANUP;
         }
         weir_session_t *o = &out[n++];
-        to_out(o, &k->v[i], x.kid);
-        o->time = wr_ms_to_double(x.time);
-        o->what = x.what;
-        if (x.what & WEIR_SESSION_CLEANUP) {
-            give_slot(t, k->v[i].slot);
+        to_out(o, s, x.kid);
+        o->time = wr_ms_to_double(time);
+        o->what = what;
+        if (what & WEIR_SESSION_CLEANUP) {
+            give_slot(t, s->slot);
             memmove(&k->v[i], &k->v[i + 1], (size_t)(k->n - i - 1) * sizeof *k->v);
             k->n--;
             t->open--;
+        } else {
+            enqueue(t, x.kid, s, true);
         }
     }
     return n;
 }
 
-static int cmp_timer(const void *pa, const void *pb)
+/* A timer as the listing gives it. */
+typedef struct listed {
+    int64_t time;
+    uint64_t seq;
+    int32_t kid, index, what, pad;
+} listed_t;
+
+static int cmp_listed(const void *pa, const void *pb)
 {
-    const wr_session_timer_t *a = pa, *b = pb;
-    return timer_before(a, b) ? -1 : timer_before(b, a) ? 1 : 0;
+    const listed_t *a = pa, *b = pb;
+    return key_before(a->time, a->seq, b->time, b->seq)   ? -1
+           : key_before(b->time, b->seq, a->time, a->seq) ? 1
+                                                          : 0;
 }
 
 int32_t weir_sessions_timers(const weir_sessions_t *t, weir_session_t *out, int32_t max)
@@ -316,24 +402,30 @@ int32_t weir_sessions_timers(const weir_sessions_t *t, weir_session_t *out, int3
     if (t == NULL || max < 0 || (out == NULL && max > 0)) {
         return WEIR_EINVAL;
     }
-    wr_session_timer_t *copy = wr_xreallocarray(NULL, t->heap_len ? t->heap_len : 1,
-                                                sizeof *copy);
-    size_t live = 0;
-    for (size_t j = 0; j < t->heap_len; j++) {
-        const wr_session_timer_t *x = &t->heap[j];
-        if (x->kid < t->nkeys && find(&t->keys[x->kid], x->start, x->stop) >= 0) {
-            copy[live++] = *x;
+    listed_t *list = wr_xreallocarray(NULL, 2 * t->open + 1, sizeof *list);
+    size_t n = 0;
+    for (int32_t kid = 1; kid < t->nkeys; kid++) {
+        const wr_session_key_t *k = &t->keys[kid];
+        for (int32_t i = 0; i < k->n; i++) {
+            const wr_session_t *s = &k->v[i];
+            bool one = s->fire_pending && s->clean_t == s->fire_t && s->clean_s == s->fire_s;
+            if (s->fire_pending) {
+                list[n++] = (listed_t){ s->fire_t, s->fire_s, kid, i,
+                                        WEIR_SESSION_FIRE | (one ? WEIR_SESSION_CLEANUP : 0), 0 };
+            }
+            if (s->clean_t != INT64_MAX && !one) {
+                list[n++] = (listed_t){ s->clean_t, s->clean_s, kid, i, WEIR_SESSION_CLEANUP, 0 };
+            }
         }
     }
-    qsort(copy, live, sizeof *copy, cmp_timer);
-    for (size_t j = 0; j < live && j < (size_t)max; j++) {
-        const wr_session_key_t *k = &t->keys[copy[j].kid];
-        to_out(&out[j], &k->v[find(k, copy[j].start, copy[j].stop)], copy[j].kid);
-        out[j].time = wr_ms_to_double(copy[j].time);
-        out[j].what = copy[j].what;
+    qsort(list, n, sizeof *list, cmp_listed);
+    for (size_t j = 0; j < n && j < (size_t)max; j++) {
+        to_out(&out[j], &t->keys[list[j].kid].v[list[j].index], list[j].kid);
+        out[j].time = wr_ms_to_double(list[j].time);
+        out[j].what = list[j].what;
     }
-    free(copy);
-    return live > INT32_MAX ? INT32_MAX : (int32_t)live;
+    free(list);
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
 
 int32_t weir_sessions_windows(const weir_sessions_t *t, weir_session_t *out, int32_t max)
@@ -396,8 +488,9 @@ int32_t weir_sessions_put(weir_sessions_t *t, double kid_d, double start_d, doub
     memmove(&k->v[a + 1], &k->v[a], (size_t)(k->n - a) * sizeof *k->v);
     k->n++;
     t->open++;
-    k->v[a] = (wr_session_t){ start, stop, wr_ms_from_double(sstart_d),
-                              wr_ms_from_double(sstop_d), take_slot(t), 0 };
+    k->v[a] = (wr_session_t){ .start = start, .stop = stop, .sstart = wr_ms_from_double(sstart_d),
+                              .sstop = wr_ms_from_double(sstop_d), .clean_t = INT64_MAX,
+                              .htime = INT64_MAX, .hseq = UINT64_MAX, .slot = take_slot(t) };
     return k->v[a].slot;
 }
 
@@ -410,20 +503,26 @@ int weir_sessions_timer(weir_sessions_t *t, double kid_d, double start_d, double
     int32_t kid = (int32_t)kid_d;
     int64_t start = wr_ms_from_double(start_d), stop = wr_ms_from_double(stop_d);
     int64_t time = wr_ms_from_double(time_d);
-    if (kid >= t->nkeys || find(&t->keys[kid], start, stop) < 0) {
+    int32_t i = kid < t->nkeys ? find(&t->keys[kid], start, stop) : -1;
+    if (i < 0) {
         return WEIR_EINVAL;
     }
-    int32_t what = 0;
-    if (time == stop - 1) {
-        what |= WEIR_SESSION_FIRE;
-    }
-    if (time == cleanup_of(t, stop - 1)) {
-        what |= WEIR_SESSION_CLEANUP;
-    }
-    if (what == 0) {
+    wr_session_t *s = &t->keys[kid].v[i];
+    bool fire = time == stop - 1, clean = time == cleanup_of(t, stop - 1);
+    if (!fire && !clean) {
         return WEIR_EINVAL;
     }
-    heap_push(t, time, kid, start, stop, what);
+    uint64_t seq = t->seq++;
+    if (fire) {
+        s->fire_pending = 1;
+        s->fire_t = time;
+        s->fire_s = seq;
+    }
+    if (clean) {
+        s->clean_t = time;
+        s->clean_s = seq;
+    }
+    enqueue(t, kid, s, false);
     return 0;
 }
 
@@ -433,17 +532,21 @@ int weir_sessions_timer_stat(const weir_sessions_t *t, double *out)
         return WEIR_EINVAL;
     }
     size_t live = 0;
-    const wr_session_timer_t *next = NULL;
-    for (size_t j = 0; j < t->heap_len; j++) {
-        const wr_session_timer_t *x = &t->heap[j];
-        if (x->kid < t->nkeys && find(&t->keys[x->kid], x->start, x->stop) >= 0) {
-            live++;
-            if (next == NULL || timer_before(x, next)) {
-                next = x;
+    int64_t next = INT64_MAX;
+    for (int32_t kid = 1; kid < t->nkeys; kid++) {
+        const wr_session_key_t *k = &t->keys[kid];
+        for (int32_t i = 0; i < k->n; i++) {
+            const wr_session_t *s = &k->v[i];
+            bool one = s->fire_pending && s->clean_t == s->fire_t && s->clean_s == s->fire_s;
+            live += (size_t)(s->fire_pending != 0) + (s->clean_t != INT64_MAX && !one);
+            int64_t time;
+            uint64_t seq;
+            if (earliest(s, &time, &seq) && time < next) {
+                next = time;
             }
         }
     }
     out[0] = (double)live;
-    out[1] = next ? wr_ms_to_double(next->time) : INFINITY;
+    out[1] = next == INT64_MAX ? INFINITY : wr_ms_to_double(next);
     return 0;
 }

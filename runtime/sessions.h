@@ -12,12 +12,19 @@
 
 #include "weir.h"
 
-/* One in-flight window, 40 bytes. */
+/* One in-flight window, 80 bytes, and its timers: the trigger's (pending while fire_pending,
+ * at fire_t, registered as fire_s) and the cleanup (at clean_t, registered as clean_s;
+ * INT64_MAX: none). A timer's registration number orders equal times. With no allowed
+ * lateness the two are one timer (the same time and number). */
 typedef struct wr_session {
     int64_t start, stop;   /* the window [start, stop) */
     int64_t sstart, sstop; /* its state window */
-    int32_t slot;          /* the state window's slot (Lua holds its contents by slot) */
-    int32_t pad;
+    int64_t fire_t, clean_t;
+    uint64_t fire_s, clean_s;
+    int64_t htime; /* the key of the window's one live heap entry (INT64_MAX, UINT64_MAX: */
+    uint64_t hseq; /* none) */
+    int32_t slot;  /* the state window's slot (Lua holds its contents by slot) */
+    int32_t fire_pending;
 } wr_session_t;
 
 typedef struct wr_session_key {
@@ -25,14 +32,16 @@ typedef struct wr_session_key {
     int32_t n, cap;
 } wr_session_key_t;
 
-/* One timer: at time, for key id kid's window [start, stop); what: WEIR_SESSION_FIRE (the
- * trigger's, at the window's max timestamp), WEIR_SESSION_CLEANUP, or both (one time). */
+/* A heap entry, 32 bytes: window (kid, start)'s earliest timer as it was when pushed. A
+ * window has one live entry (seq == its hseq); when the window's timers moved later (it grew)
+ * the entry comes up early and is pushed again with the window's earliest timer, and an entry
+ * whose window is gone, or not its live one, is dropped. */
 typedef struct wr_session_timer {
     int64_t time;
-    uint64_t seq; /* registration order */
-    int64_t start, stop;
+    uint64_t seq;
+    int64_t start;
     int32_t kid;
-    int32_t what;
+    int32_t pad;
 } wr_session_timer_t;
 
 #endif
