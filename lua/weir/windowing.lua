@@ -59,15 +59,16 @@ local M = {}
 ---Which operator runs window node n of plan env: "tumbling" or "sliced" (weir.aggwindow),
 ---"session" (weir.sessionop: event-time sessions) or "general" (weir.windowop). From the
 ---node's shape alone: no user code runs. A "sliced" node whose aggregate's create() returns no
----number, and a "session" node of a job with checkpoints, on_error or the REPL's trace, run on
----the general operator (M.instantiate).
+---number, and a "session" node of a job with on_error or the REPL's trace, run on the general
+---operator (M.instantiate). The tests' aggwindow.disabled (the general operator for every
+---shape) holds for sessions too.
 function M.choose(env, n)
   local a = n.assigner
   if n.fn_kind ~= "reduce" and n.fn_kind ~= "aggregate" then
     return "general"
   end
   if a.merging and a.is_event_time and not n.evictor and n.trigger.builtin == "event_time"
-      and not n.rich and not sessionop.disabled then
+      and not n.rich and not sessionop.disabled and not aggwindow.disabled then
     return "session"
   end
   if aggwindow.disabled or a.merging or a.global or not a.is_event_time or n.evictor
