@@ -626,6 +626,61 @@ int weir_slices_run_ops(int32_t kind, const weir_slices_op_t *ops, int32_t n);
 int weir_slices_touch(weir_slices_t *t, double key, double start);
 int weir_slices_forget(weir_slices_t *t, double key);
 
+/* Sessions (sessions.c), weir.sessionop's state for event-time session windows: per key id (an
+ * integer >= 1) its in-flight windows sorted by start, each with its state window (Flink's
+ * MergingWindowSet) and the slot id (>= 1) under which the caller keeps the state window's
+ * contents; and the windows' event-time timers, popped in (time, registration) order, a timer
+ * counting only while its window is in flight. new takes the allowed lateness (ms, >= 0).
+ * add: the window [start, stop) of an element of kid, at watermark wm: WEIR_SESSION_LATE when
+ * it touches no window and its cleanup time (stop - 1 + lateness) is at or before wm (nothing
+ * changes); 0 when it lies inside a window; 1 when it is a new window; k + 1 when it merged
+ * the k windows it touches (Flink's TimeWindow.intersects). out (valid until the next add):
+ * out[0] the window the element belongs to now (slot: its state window's), out[1 .. k] the
+ * swallowed windows as they were; a swallowed slot other than out[0]'s is freed (the caller
+ * moves its contents into out[0]'s). A new or merged window gets its timers: the trigger's at
+ * stop - 1 when that is after wm, the cleanup at stop - 1 + lateness (one timer, what = both,
+ * when the two coincide; none past 2^63). due: the timers at or before wm, in order, into out
+ * (at most max; returns how many): time, what, the window and its slot; a cleanup takes the
+ * window out and frees its slot (the caller drops the contents). timers: the live timers in
+ * pop order, windows: every in-flight window by key id and start; both write at most max and
+ * return how many there are (out may be NULL with max 0). stat: WEIR_STORE_OPEN (windows),
+ * WEIR_STORE_BYTES. Errors: WEIR_EINVAL (a key id < 1 or not whole, NaN or start >= stop).
+ * weir_sessions_free(NULL) is a no-op. */
+enum {
+    WEIR_SESSION_LATE = -1,
+    WEIR_SESSION_FIRE = 1,    /* weir_session_t.what: the trigger's timer (max timestamp) */
+    WEIR_SESSION_CLEANUP = 2  /* the window's cleanup (both: 3) */
+};
+typedef struct weir_session {
+    double start, stop;   /* the window */
+    double sstart, sstop; /* its state window */
+    double time;          /* a timer's time */
+    int32_t kid;
+    int32_t slot;
+    int32_t what;
+    int32_t pad;
+} weir_session_t;
+typedef struct weir_sessions weir_sessions_t; /* opaque */
+weir_sessions_t *weir_sessions_new(double lateness);
+void weir_sessions_free(weir_sessions_t *t);
+int32_t weir_sessions_add(weir_sessions_t *t, double kid, double start, double stop, double wm);
+const weir_session_t *weir_sessions_out(const weir_sessions_t *t);
+int32_t weir_sessions_due(weir_sessions_t *t, double wm, weir_session_t *out, int32_t max);
+int32_t weir_sessions_timers(const weir_sessions_t *t, weir_session_t *out, int32_t max);
+int32_t weir_sessions_windows(const weir_sessions_t *t, weir_session_t *out, int32_t max);
+double weir_sessions_stat(const weir_sessions_t *t, int32_t what);
+/* The live timers' count into out[0] and the earliest one's time into out[1] (+inf: none),
+ * without sorting (status reads them per tick): 0, or WEIR_EINVAL. */
+int weir_sessions_timer_stat(const weir_sessions_t *t, double *out);
+/* A restore's: put makes in-flight window [start, stop) of kid with state window [sstart,
+ * sstop) and returns its new slot (WEIR_EINVAL when it overlaps or touches one of kid's, or for
+ * bad arguments); timer registers the window's timer at time (after those registered before:
+ * the order a restore gives), a trigger timer when time is its max timestamp, a cleanup when it
+ * is its cleanup time: 0, or WEIR_EINVAL (no such window, or neither). */
+int32_t weir_sessions_put(weir_sessions_t *t, double kid, double start, double stop,
+                          double sstart, double sstop);
+int weir_sessions_timer(weir_sessions_t *t, double kid, double start, double stop, double time);
+
 /* Built-in aggregates (aggs.c), weir.aggregates on the fast operator's tumbling windows: the
  * accumulators of a wintab's windows by id, each (v, n): n the elements added, v the count,
  * sum, minimum or maximum (avg: the sum; the result is v / n). new takes a WEIR_AGG_* kind

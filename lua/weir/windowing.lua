@@ -1,7 +1,8 @@
 -- weir.windowing: the one face of the window layer. It chooses the operator that runs a window
--- node (weir.aggwindow for the common shape, weir.windowop for every other) and is the only
--- module that requires them; the job (weir.run) and the tools (weir.status, weir.explain,
--- weir.repl) read windows only through the functions below, never through an instance's fields.
+-- node (weir.aggwindow for the common shape, weir.sessionop for event-time sessions,
+-- weir.windowop for every other) and is the only module that requires them; the job (weir.run)
+-- and the tools (weir.status, weir.explain, weir.repl) read windows only through the functions
+-- below, never through an instance's fields.
 --
 -- The operator interface. An operator module implements:
 --   instantiate(job, node)      wires node.push(st, v, ts, key), node.on_watermark(inst, w) and
@@ -46,6 +47,7 @@
 -- the operators and their state load with a job's first window (weir.lazy)
 local lazy = require("weir.lazy")
 local aggwindow = lazy.require("weir.aggwindow")
+local sessionop = lazy.require("weir.sessionop")
 local windows = require("weir.windows")
 local keys = require("weir.keys")
 local format = require("weir.format")
@@ -54,16 +56,23 @@ local C = require("weir.ffi")
 
 local M = {}
 
----Which operator runs window node n of plan env: "tumbling" or "sliced" (weir.aggwindow) or
----"general" (weir.windowop). From the node's shape alone: no user code runs. A "sliced" node
----whose aggregate's create() returns no number runs on the general operator (M.instantiate).
+---Which operator runs window node n of plan env: "tumbling" or "sliced" (weir.aggwindow),
+---"session" (weir.sessionop: event-time sessions) or "general" (weir.windowop). From the
+---node's shape alone: no user code runs. A "sliced" node whose aggregate's create() returns no
+---number, and a "session" node of a job with on_error or the REPL's trace, run on the general
+---operator (M.instantiate). The tests' aggwindow.disabled (the general operator for every
+---shape) holds for sessions too.
 function M.choose(env, n)
   local a = n.assigner
-  if aggwindow.disabled or a.merging or a.global or not a.is_event_time or n.evictor
-      or n.trigger.builtin ~= "event_time" then
+  if n.fn_kind ~= "reduce" and n.fn_kind ~= "aggregate" then
     return "general"
   end
-  if n.fn_kind ~= "reduce" and n.fn_kind ~= "aggregate" then
+  if a.merging and a.is_event_time and not n.evictor and n.trigger.builtin == "event_time"
+      and not n.rich and not sessionop.disabled and not aggwindow.disabled then
+    return "session"
+  end
+  if aggwindow.disabled or a.merging or a.global or not a.is_event_time or n.evictor
+      or n.trigger.builtin ~= "event_time" then
     return "general"
   end
   if a.size == a.slide then
@@ -77,12 +86,23 @@ function M.choose(env, n)
 end
 
 -- (by name: a node's window_op is the module itself, which callers compare)
-local OPS = { tumbling = "weir.aggwindow", sliced = "weir.aggwindow", general = "weir.windowop" }
+local OPS = { tumbling = "weir.aggwindow", sliced = "weir.aggwindow", general = "weir.windowop",
+              session = "weir.sessionop" }
+
+-- Session windows run on weir.sessionop only where it has every piece the job uses: the
+-- REPL's trace and on_error's guarded fires are the general operator's, so those jobs run
+-- there.
+local function session_ok(job)
+  return not (job.trace or job:fire_guard())
+end
 
 ---Runs window node on the operator M.choose names; sliced only when create() gives a number
 ---(slices.c keeps number accumulators), which is known only by calling it, at the start.
 function M.instantiate(job, node)
   local how = M.choose(job.plan.env, node)
+  if how == "session" and not session_ok(job) then
+    how = "general"
+  end
   if how == "sliced" and node.fn_kind == "aggregate" then
     local ok, acc = pcall(node.user_fn.create)
     if not ok or type(acc) ~= "number" then
@@ -357,6 +377,8 @@ local function repr_of(node)
     return "general"
   elseif op == package.loaded["weir.aggwindow"] then
     return node.assigner.size == node.assigner.slide and "tumbling" or "sliced"
+  elseif op == package.loaded["weir.sessionop"] then
+    return "general" -- written as the general operator's (weir.sessionop.snapshot)
   end
   return nil
 end
@@ -378,7 +400,9 @@ function M.checkpoint_parts(job, node)
     keyed = keyed,
     raw = true, -- winckpt checks the user values it writes (weir.ckvalue.keep)
     snapshot = function()
-      local groups = winckpt.snapshot(node, repr_of(node), part.name) -- a sliced reduce may move
+      local groups = node.window_op == package.loaded["weir.sessionop"]
+        and node.window_op.snapshot(node, part.name)
+        or winckpt.snapshot(node, repr_of(node), part.name) -- a sliced reduce may move
       return keyed and groups or groups[-1]
     end,
     restore = function(v)
@@ -391,9 +415,15 @@ function M.checkpoint_parts(job, node)
           end
         end
       end
+      if node.window_op == package.loaded["weir.sessionop"] then
+        return node.window_op.restore(job, node, groups)
+      end
       winckpt.restore(job, node, repr_of(node), groups)
     end,
     reset = function()
+      if node.window_op == package.loaded["weir.sessionop"] then
+        return node.window_op.reset(node)
+      end
       winckpt.reset(node, repr_of(node))
     end,
   }
