@@ -49,6 +49,12 @@ local KNOWN = {
   ["weir/windowing.lua"] = { WINDOW_OPERATORS, "NYI: bytecode", "fallback to interpreter",
     "leaving loop in root trace", "loop unroll limit reached", "symbol not in cache",
     "trace too long" },
+  -- the session operator (issue 15 item 5): its per-watermark fire loop, a loop of few trips
+  -- reached from the source's and the tick's traces before it is hot (the warm-up's "inner
+  -- loop"), and a side trace in it; the sessions' shapes aborted in windowop and mergeset before
+  ["weir/sessionop.lua"] = { WINDOW_OPERATORS, "inner loop in root trace",
+    "leaving loop in root trace", "NYI: register coalescing too complex",
+    "error thrown or hook called during recording" },
   -- the homes of the two operators' window state (the enumeration, drops)
   ["weir/winstate.lua"] = { WINDOW_OPERATORS, "NYI: bytecode", "inner loop in root trace",
     "leaving loop in root trace" },
