@@ -27,10 +27,11 @@ end
 
 -- What is left, by module, with the reasons seen (line numbers move): every entry is work that
 -- issue 15 ("no trace aborts in weir's own code") still has to do, so the list must only
--- shrink. An abort in a module not listed fails the spec.
-local WINDOW_OPERATORS = "issue 15: the window operators (h-state owns them this session)"
-local NOT_YET = "issue 15 item 1: not fixed yet (h-perf)"
-local TWO_INPUTS = "issue 17 item 4: the joins' per-record and per-fire loops (h-join)"
+-- shrink (the session operator, new, took over the session shapes' aborts from windowop and
+-- mergeset). An abort in a module not listed fails the spec.
+local WINDOW_OPERATORS = "issue 15: the window operators' per-fire and per-merge loops"
+local NOT_YET = "issue 15 item 1: not fixed yet"
+local TWO_INPUTS = "issue 15 item 1: the joins' per-record and per-fire loops"
 local KNOWN = {
   -- the window operators and their helpers: per fire and per merge loops over keys, windows
   -- and elements with low or varying trip counts, closures per fire, traces too long
@@ -58,14 +59,14 @@ local KNOWN = {
   -- the homes of the two operators' window state (the enumeration, drops)
   ["weir/winstate.lua"] = { WINDOW_OPERATORS, "NYI: bytecode", "inner loop in root trace",
     "leaving loop in root trace" },
-  -- weir.aggregates' functions (issue 15 item 3, h-cagg, not fixed yet): the general and
+  -- weir.aggregates' functions (issue 15 item 3, not fixed yet): the general and
   -- sliced operators call them as they call a user's aggregate, per element and per fire, and
   -- a trace may start at one of them (a function's entry) and abort there
   ["weir/aggregates.lua"] = { WINDOW_OPERATORS, "error thrown or hook called during recording",
     "leaving loop in root trace" },
   ["weir/aggstate.lua"] = { WINDOW_OPERATORS, "NYI: bytecode", "inner loop in root trace",
     "leaving loop in root trace",
-    -- issue 15 item 3 (h-cagg), not fixed yet: the built-in aggregates' per-watermark timer
+    -- issue 15 item 3, not fixed yet: the built-in aggregates' per-watermark timer
     -- registration (cagg_sync) entered from a side exit of the source loop's trace, and the
     -- listing's C calls
     "NYI: register coalescing too complex", "trace too long", "symbol not in cache",
@@ -97,7 +98,7 @@ local KNOWN = {
   ["weir/rolling.lua"] = { NOT_YET }, ["weir/json.lua"] = { NOT_YET },
   ["weir/csv.lua"] = { NOT_YET }, ["weir/checkpoint.lua"] = { NOT_YET },
   ["weir/checkpoint_job.lua"] = { NOT_YET }, ["weir/checkpoint_parts.lua"] = { NOT_YET },
-  -- the two-input operators (h-join): the interval join's matching of three or more buffered
+  -- the two-input operators: the interval join's matching of three or more buffered
   -- timestamps (a loop per record of a few trips, and its sort), and the window join's and
   -- co_group's split of a fired window by side and their pairs (per fire, as the window
   -- operators' loops); weir.connect only builds and wires
