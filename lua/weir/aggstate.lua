@@ -86,6 +86,7 @@ function M.init(inst, k, cagg)
   else
     inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
     inst.sl_start, inst.sl_cell, inst.sl_hits = {}, {}, {}
+    inst.sl_apart = 0 -- slices whose windows the job's start registered apart (weir.aggwindow)
     inst.fresh = ffi.new("int32_t[1]")
     -- a new slice's (fresh, previous start, next start); a watermark's fires (slices.c,
     -- weir_slices_fire): per fire its accumulator and flags, per key its ops' offsets, the ops

@@ -52,6 +52,8 @@ local no_timestamp, late = wc.no_timestamp, wc.late
 local floor_of, pass_floors = wc.floor_of, wc.pass_floors
 local reduce_nil, aggregate_nil = wc.reduce_nil, wc.aggregate_nil
 local abs, MAX_TIME = math.abs, duration.MAX_TIME
+-- a sliced window operator's job start: its first records (sliding_push's register_apart)
+local START_UP = 16384
 local cast, double_p, uintptr_t = ffi.cast, ffi.typeof("double *"), ffi.typeof("uintptr_t")
 
 -- Tests set disabled to compare the two operators on the same jobs (weir.windowing.choose reads
@@ -340,6 +342,40 @@ local function sliding_push(node, intern, o)
     return push_sliced(inst, ts, v, key, kid, q, W)
   end
 
+  -- The windows of a new slice that is not just after the key's previous one (a key's first
+  -- slice: all k windows), from q down.
+  local function register_loop(inst, kid, q, W, prev, next)
+    local a = q
+    for _ = 1, k do
+      local maxts = a + size - 1
+      local cleanup = cleanup_of(maxts)
+      if cleanup <= W or a <= prev then
+        break -- late, or it covers prev (and so do the earlier windows)
+      end
+      if a + size - slide < next then
+        if maxts > W then
+          register(inst, maxts, kid, a)
+        end
+        if lateness > 0 then
+          register(inst, cleanup, kid, a)
+        end
+      end
+      a = a - slide
+    end
+  end
+  -- register_loop's caller at a job's start, never compiled (jit.off): then every key's first
+  -- slice runs that loop, and a trace of the element path recorded through it would link into
+  -- the loop's trace, the steady element path (one window per slice) then running as side
+  -- traces of it, ~1.5x slower for the whole job (bench/README.md "sliding"); through here a
+  -- trace aborts ("blacklisted") instead, so the element path's root trace is recorded on the
+  -- steady path. The loop itself is still compiled (its own trace). Bounded (START_UP): a
+  -- root trace aborted a dozen times is blacklisted, and a job whose elements keep needing the
+  -- loop (new keys, sparse keys: nexmark_q5) is better off with it compiled in.
+  local function register_apart(inst, kid, q, W, prev, next)
+    return register_loop(inst, kid, q, W, prev, next)
+  end
+  jit.off(register_apart)
+
   -- A sliding window element: into its slice, then the windows it is in: q, q - slide, ...
   -- that are not late, latest first (the assigner's order). A new slice creates the windows
   -- that cover neither neighbouring slice of the key; their timers are registered before the
@@ -385,21 +421,16 @@ local function sliding_push(node, intern, o)
           register(inst, cleanup_of(maxts), kid, a)
         end
       end
-      for _ = 1, one and 0 or k do
-        local maxts = a + size - 1
-        local cleanup = cleanup_of(maxts)
-        if cleanup <= W or a <= prev then
-          break -- late, or it covers prev (and so do the earlier windows)
+      if not one then
+        -- apart while the job starts: at most its first START_UP records, while about half
+        -- of them or more needed this loop (every key's first slice); then the loop directly
+        local r = inst.records
+        if r <= START_UP and (inst.sl_apart + 1) * 2 > r then
+          inst.sl_apart = inst.sl_apart + 1
+          register_apart(inst, kid, q, W, prev, next)
+        else
+          register_loop(inst, kid, q, W, prev, next)
         end
-        if a + size - slide < next then
-          if maxts > W then
-            register(inst, maxts, kid, a)
-          end
-          if lateness > 0 then
-            register(inst, cleanup, kid, a)
-          end
-        end
-        a = a - slide
       end
     end
     local acc
