@@ -47,7 +47,7 @@ static const char RUN_USAGE[] =
     "                [--checkpoint-dir DIR [--checkpoint-interval DURATION]\n"
     "                [--input-log]] [--restore PATH] [--fresh]\n"
     "                [--allow-non-restored-state] [--verify-checkpoints]\n"
-    "                [--group NAME [--instance-id ID]]\n"
+    "                [--group NAME [--instance-id ID] [--checkpoint-interval D]]\n"
     "                [-- ARGS...]\n";
 
 static const char EXPLAIN_USAGE[] =
@@ -137,8 +137,10 @@ static const char KAFKA_MOCK_USAGE[] =
     "  --group NAME     share the job with the weir processes run with the same NAME:\n" \
     "                   the Kafka source joins consumer group NAME (cooperative-\n" \
     "                   sticky) and reads the partitions the group assigns this\n" \
-    "                   process; a partition's position and watermark generator\n" \
-    "                   move with it (docs/API.md, Scale-out)\n" \
+    "                   process; a partition's position, watermark generator and\n" \
+    "                   keyed state move with it, snapshotted into the topic\n" \
+    "                   NAME-state every --checkpoint-interval (docs/API.md,\n" \
+    "                   Scale-out)\n" \
     "  --instance-id ID the member's group.instance.id (static membership: on a\n" \
     "                   broker with KIP-345 a restart within the session timeout\n" \
     "                   keeps its partitions); needs --group\n"
@@ -571,8 +573,8 @@ static int run_command(const command_t *cmd, int argc, char **argv)
         return usage_error(cmd, "--manual and --replay both replace the text source: choose "
                                 "one%s", "");
     }
-    if (job.checkpoint_interval && !job.checkpoint_dir) {
-        return usage_error(cmd, "--checkpoint-interval needs --checkpoint-dir%s", "");
+    if (job.checkpoint_interval && !job.checkpoint_dir && !job.group) {
+        return usage_error(cmd, "--checkpoint-interval needs --checkpoint-dir or --group%s", "");
     }
     if (job.input_log && !job.checkpoint_dir) {
         return usage_error(cmd, "--input-log needs --checkpoint-dir (the logs are kept there)%s",

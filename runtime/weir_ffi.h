@@ -214,6 +214,27 @@ int32_t weir_kafka_rebalance_event(weir_rt_t *rt, int32_t source, int32_t *kind,
                                    int32_t *slots, int32_t max);
 int weir_kafka_rebalance_finish(weir_rt_t *rt, int32_t source, const double *offsets);
 int weir_kafka_owned(const weir_rt_t *rt, int32_t source, int32_t i);
+/* The state topic (kafka_state.c; weir.scaleout): per input partition, its latest snapshot
+ * (an opaque blob, chunked and checksummed). open: NULL with the reason in err. put copies
+ * the blob (id: the snapshot's number); flush waits until every put is acknowledged (0, or
+ * WEIR_ESOURCE: weir_kafka_state_error says why). read1: the latest complete snapshot of
+ * (topic, partition): its bytes (free with weir_kafka_state_blob_free), out[0] its id, out[1]
+ * its length, out[2] the broken newer ones (weir_kafka_state_error names the latest); NULL
+ * with out[0] -1 when there is none, -2 when the read failed. */
+typedef struct weir_kafka_state weir_kafka_state_t;
+weir_kafka_state_t *weir_kafka_state_open(const char *bootstrap, const char *topic,
+                                          int32_t partitions, const char *const *conf,
+                                          int32_t nconf, double timeout_ms, char *err,
+                                          int32_t err_size);
+const char *weir_kafka_state_error(const weir_kafka_state_t *h);
+int weir_kafka_state_put(weir_kafka_state_t *h, const char *topic, int32_t partition, double id,
+                         const void *blob, double len);
+int weir_kafka_state_flush(weir_kafka_state_t *h, double timeout_ms);
+int32_t weir_kafka_state_partitions(const weir_kafka_state_t *h);
+char *weir_kafka_state_read1(weir_kafka_state_t *h, const char *topic, int32_t partition,
+                             double *out);
+void weir_kafka_state_blob_free(char *blob);
+void weir_kafka_state_close(weir_kafka_state_t *h);
 /* The Kafka sink (kafka_sink.c): a producer to topic with the librdkafka properties conf
  * (name, value, ...); NULL with the reason in err (err_size bytes) when librdkafka refuses
  * them. send copies one message (key_len -1: no key; partition -1: librdkafka's partitioner

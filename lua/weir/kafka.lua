@@ -462,14 +462,16 @@ function M.check_group(job)
     end
   end
   if other or kafka_n ~= 1 then
-    error({ usage = true, msg = ("--group %s: the job must read exactly one source, a kafka_source (the "
-      .. "group splits its partitions among the processes); it has %s"):format(o.group,
+    error({ usage = true, msg = ("--group %s: the job must read exactly one source, a "
+      .. "kafka_source (the group splits its partitions among the processes); it has %s")
+      :format(o.group,
       other and (other.label .. (kafka_n > 0 and " and others" or "")) or
       (kafka_n .. " kafka sources")) }, 0)
   end
   if o.checkpoint_dir or o.restore then
-    error({ usage = true, msg = ("--group %s: --checkpoint-dir and --restore keep one process's state; a "
-      .. "group's state moves with its partitions (docs/API.md, Scale-out)"):format(o.group) }, 0)
+    error({ usage = true, msg = ("--group %s: --checkpoint-dir and --restore keep one "
+      .. "process's state; a group's state moves with its partitions (docs/API.md, Scale-out)")
+      :format(o.group) }, 0)
   end
 end
 
@@ -501,7 +503,7 @@ end
 ---fresh generator and emitter and its channel becomes active with no watermark (it holds the
 ---source's watermark until it has one, as a discovered partition does); a revoked or lost one
 ---goes idle, so the partitions another process owns never hold this one's watermark back.
-local function move_watermarks(job, node, s, assigned)
+local function move_watermarks(node, s, assigned)
   if not node.kafka_gens then
     return
   end
@@ -538,39 +540,63 @@ function M.join_group(job, node, group)
   local function fail()
     job_error(("%s: %s"):format(node.label, ffi.string(C.weir_rt_error(rt))))
   end
-  job.rebalance = function()
+  local so = require("weir.scaleout").new(job, node, group)
+  node.scaleout = so
+  job.rebalance = function(final)
+    if final then
+      so:final() -- the job's end or stop: the owned partitions' last snapshots
+      return
+    end
     while true do
       local m = C.weir_kafka_rebalance_event(rt, id, kind, slots, n)
       if m < 0 then fail() end
-      if m == 0 then return end
+      if m == 0 then break end
       local k = kind[0]
+      local known = {}
+      for i = 0, math.min(m, n) - 1 do
+        if slots[i] >= 0 then
+          known[#known + 1] = slots[i]
+        end
+      end
       local offs = ffi.new("double[?]", m)
+      for i = 0, m - 1 do
+        offs[i] = -1
+      end
+      if k == 1 then
+        for _, s in ipairs(known) do
+          move_watermarks(node, s, true) -- fresh, unless the snapshot restores them
+        end
+        local from = so:assign(known)
+        local j = 0
+        for i = 0, m - 1 do
+          if i < n and slots[i] >= 0 then
+            j = j + 1
+            offs[i] = from[j] >= 0 and from[j] or assigned_offset(job, node, slots[i], box)
+          end
+        end
+      else
+        so:give_up(known, k == 2) -- a revoke hands off its snapshot; a loss writes nothing
+      end
       local names = {}
       for i = 0, m - 1 do
         local s = i < n and slots[i] or -1
-        offs[i] = -1
         if s >= 0 then
           local part = node.kafka_parts[s + 1]
-          if k == 1 then
-            offs[i] = assigned_offset(job, node, s, box)
-            names[#names + 1] = ("%s/%d@%d"):format(part.topic, part.id, offs[i])
-          else
-            names[#names + 1] = ("%s/%d@%d"):format(part.topic, part.id,
-              C.weir_kafka_next_offset(rt, id, s))
-          end
+          names[#names + 1] = ("%s/%d@%d"):format(part.topic, part.id,
+            k == 1 and offs[i] or C.weir_kafka_next_offset(rt, id, s))
         end
       end
       if C.weir_kafka_rebalance_finish(rt, id, offs) ~= 0 then fail() end
-      for i = 0, m - 1 do
-        local s = i < n and slots[i] or -1
-        if s >= 0 then
-          move_watermarks(job, node, s, k == 1)
+      if k ~= 1 then
+        for _, s in ipairs(known) do
+          move_watermarks(node, s, false)
         end
       end
       C.weir_out_flush()
       io.stderr:write(("weir: %s: group %s: %s %s\n"):format(node.label, group,
         KIND_NAMES[k] or "?", #names > 0 and table.concat(names, " ") or "(none known)"))
     end
+    so:maybe_checkpoint()
   end
   jit.off(job.rebalance)
   -- the events are taken after a batch: a tick makes batches while no message comes

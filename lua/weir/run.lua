@@ -585,6 +585,9 @@ function Job:finish()
   self.plan.env.final_metrics = self:metrics()
   self.plan.env.final_status = status.final(self) -- its window lists made when read
   self:close_functions()
+  if self.rebalance then
+    self.rebalance(true) -- --group: the last snapshots, after the output is written
+  end
   self:report_drops()
   if self.stopped then
     self:report_stop()

@@ -8,7 +8,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.bash"
 . "$HERE/kafka_lib.bash"
 
-start_mock --topic t:8
+start_mock --topic t:8 --topic g-state:8
 for p in 0 1 2 3 4 5 6 7; do
   for i in $(seq 1 150); do echo "p$p-$i"; done | kc -P -t t -p $p
 done
