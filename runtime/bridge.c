@@ -103,7 +103,9 @@ static void push_job(lua_State *L, const wr_bridge_job_t *job)
     }
     const char *texts[][2] = {{"checkpoint_dir", job->checkpoint_dir},
                               {"checkpoint_interval", job->checkpoint_interval},
-                              {"restore", job->restore}};
+                              {"restore", job->restore},
+                              {"group", job->group},
+                              {"instance_id", job->instance_id}};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         if (texts[i][1]) {
             lua_pushstring(L, texts[i][1]);

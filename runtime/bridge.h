@@ -43,6 +43,8 @@ typedef struct wr_bridge_job {
     int fresh;                       /* --fresh */
     int allow_non_restored_state;    /* --allow-non-restored-state */
     int input_log;                   /* --input-log */
+    const char *group;               /* run --group NAME (scale-out), or NULL */
+    const char *instance_id;         /* run --instance-id ID, or NULL */
     int verify_checkpoints;          /* --verify-checkpoints (weir.roundtrip) */
     int argc; /* ARGS after "--", reaching the job as weir.args */
     char **argv;

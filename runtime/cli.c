@@ -30,6 +30,7 @@ enum {
     O_PARAM = 256,
     O_OUTPUT = 512, /* -o FILE.svg, --data FILE */
     O_CKPT = 1024,  /* --checkpoint-dir, --checkpoint-interval, --restore, --fresh, ... */
+    O_GROUP = 2048, /* --group, --instance-id (scale-out, issue 19) */
 };
 
 typedef struct command {
@@ -46,6 +47,7 @@ static const char RUN_USAGE[] =
     "                [--checkpoint-dir DIR [--checkpoint-interval DURATION]\n"
     "                [--input-log]] [--restore PATH] [--fresh]\n"
     "                [--allow-non-restored-state] [--verify-checkpoints]\n"
+    "                [--group NAME [--instance-id ID] [--checkpoint-interval D]]\n"
     "                [-- ARGS...]\n";
 
 static const char EXPLAIN_USAGE[] =
@@ -131,6 +133,18 @@ static const char KAFKA_MOCK_USAGE[] =
     "                   state and snapshot_state/restore_state survive a restore:\n" \
     "                   the output must not change; slow)\n"
 
+#define OPT_GROUP \
+    "  --group NAME     share the job with the weir processes run with the same NAME:\n" \
+    "                   the Kafka source joins consumer group NAME (cooperative-\n" \
+    "                   sticky) and reads the partitions the group assigns this\n" \
+    "                   process; a partition's position, watermark generator and\n" \
+    "                   keyed state move with it, snapshotted into the topic\n" \
+    "                   NAME-state every --checkpoint-interval (docs/API.md,\n" \
+    "                   Scale-out)\n" \
+    "  --instance-id ID the member's group.instance.id (static membership: on a\n" \
+    "                   broker with KIP-345 a restart within the session timeout\n" \
+    "                   keeps its partitions); needs --group\n"
+
 static const char RUN_HELP[] =
     "Runs the job until every source ends, or until SIGINT/SIGTERM: the sources stop,\n"
     "what is in flight drains, the sinks flush, exit 0. A second signal exits at once\n"
@@ -141,7 +155,7 @@ static const char RUN_HELP[] =
     "  --progress       a status line on stderr at most once a second: records in and\n"
     "                   out, events/s, the lowest watermark and how far it is behind\n"
     "                   the clock, open windows, late drops, the memory weir holds\n" OPT_STALL
-        OPT_MEMORY OPT_JIT OPT_PARAM OPT_CKPT OPT_ARGS OPT_HELP
+        OPT_MEMORY OPT_JIT OPT_PARAM OPT_CKPT OPT_GROUP OPT_ARGS OPT_HELP
     "\n"
     "While the job runs, kill -USR1 <pid> prints its full status on stderr: every\n"
     "operator subtask's input channels (watermark, idle or active), the valve output,\n"
@@ -217,7 +231,7 @@ static const char KAFKA_MOCK_HELP[] =
 static const command_t COMMANDS[] = {
     {"run", RUN_USAGE, RUN_HELP,
      O_REPLAY | O_CHECK_TRIGGERS | O_PROGRESS | O_STALL | O_MEMORY | O_JIT | O_ARGS | O_PARAM
-         | O_CKPT},
+         | O_CKPT | O_GROUP},
     {"explain", EXPLAIN_USAGE, EXPLAIN_HELP, O_REPLAY | O_PARAM},
     {"repl", REPL_USAGE, REPL_HELP,
      O_REPLAY | O_CHECK_TRIGGERS | O_STALL | O_MEMORY | O_JIT | O_MANUAL | O_ARGS | O_PARAM},
@@ -453,6 +467,19 @@ static int run_command(const command_t *cmd, int argc, char **argv)
             } else {
                 job.checkpoint_interval = v;
             }
+        } else if (strcmp(a, "--group") == 0 || strcmp(a, "--instance-id") == 0) {
+            if (!takes(cmd, O_GROUP, a)) {
+                return 2;
+            }
+            if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+                return usage_error(cmd, a[2] == 'g' ? "%s needs a NAME (the consumer group)"
+                                                    : "%s needs an ID (group.instance.id)", a);
+            }
+            if (a[2] == 'g') {
+                job.group = argv[++i];
+            } else {
+                job.instance_id = argv[++i];
+            }
         } else if (strcmp(a, "--verify-checkpoints") == 0) {
             if (!takes(cmd, O_CKPT, a)) {
                 return 2;
@@ -546,12 +573,15 @@ static int run_command(const command_t *cmd, int argc, char **argv)
         return usage_error(cmd, "--manual and --replay both replace the text source: choose "
                                 "one%s", "");
     }
-    if (job.checkpoint_interval && !job.checkpoint_dir) {
-        return usage_error(cmd, "--checkpoint-interval needs --checkpoint-dir%s", "");
+    if (job.checkpoint_interval && !job.checkpoint_dir && !job.group) {
+        return usage_error(cmd, "--checkpoint-interval needs --checkpoint-dir or --group%s", "");
     }
     if (job.input_log && !job.checkpoint_dir) {
         return usage_error(cmd, "--input-log needs --checkpoint-dir (the logs are kept there)%s",
                            "");
+    }
+    if (job.instance_id && !job.group) {
+        return usage_error(cmd, "--instance-id needs --group%s", "");
     }
     if (job.fresh && job.restore) {
         return usage_error(cmd, "--fresh and --restore exclude each other%s", "");

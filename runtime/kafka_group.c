@@ -391,6 +391,11 @@ const wr_kafka_group_part_t *wr_kafka_group_owned(const wr_kafka_group_t *g, int
     return m->owned_view;
 }
 
+rd_kafka_t *wr_kafka_group_rk(wr_kafka_group_t *g)
+{
+    return g->rk;
+}
+
 void wr_kafka_group_member_id(wr_kafka_group_t *g, char *buf, size_t size)
 {
     char *id = rd_kafka_memberid(g->rk);

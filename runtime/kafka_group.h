@@ -87,6 +87,10 @@ int wr_kafka_group_finish(wr_kafka_group_t *g, const int64_t *offsets, wr_err_t 
  * and losses; a partition whose revoke is not finished is in it, but consume drops its
  * messages), in no order, *n of them. Borrowed until the next call of this module. */
 const wr_kafka_group_part_t *wr_kafka_group_owned(const wr_kafka_group_t *g, int32_t *n);
+/* The member's consumer (borrowed: it lives until wr_kafka_group_close), for what the
+ * caller asks of the cluster itself: metadata, watermark and committed offsets, commits,
+ * pausing and resuming owned partitions. Never consume from it or close it. */
+rd_kafka_t *wr_kafka_group_rk(wr_kafka_group_t *g);
 /* The member id the coordinator gave (empty before the first join; a copy into buf). */
 void wr_kafka_group_member_id(wr_kafka_group_t *g, char *buf, size_t size);
 /* The fatal error that stopped the member, or NULL. */

@@ -960,3 +960,89 @@ void wr_kafka_state_free(wr_kafka_state_t *s)
     wr_free(s->topic);
     wr_free(s);
 }
+
+/* The FFI's view (weir_ffi.h: weir.scaleout uses it) ---------------------------------------- */
+
+struct weir_kafka_state {
+    wr_kafka_state_t *s;
+    wr_err_t err;
+};
+
+weir_kafka_state_t *weir_kafka_state_open(const char *bootstrap, const char *topic,
+                                          int32_t partitions, const char *const *conf,
+                                          int32_t nconf, double timeout_ms, char *err,
+                                          int32_t err_size)
+{
+    wr_kafka_state_opts_t o = {.bootstrap_servers = bootstrap,
+                               .topic = topic,
+                               .partitions = partitions,
+                               .conf = conf,
+                               .nconf = nconf,
+                               .timeout_ms = (int64_t)timeout_ms};
+    wr_err_t e = {0};
+    wr_kafka_state_t *s = wr_kafka_state_open(&o, &e);
+    if (s == NULL) {
+        if (err && err_size > 0) {
+            snprintf(err, (size_t)err_size, "%s", e.msg);
+        }
+        return NULL;
+    }
+    weir_kafka_state_t *h = wr_xcalloc(1, sizeof *h);
+    h->s = s;
+    return h;
+}
+
+const char *weir_kafka_state_error(const weir_kafka_state_t *h)
+{
+    return h ? h->err.msg : "";
+}
+
+int weir_kafka_state_put(weir_kafka_state_t *h, const char *topic, int32_t partition, double id,
+                         const void *blob, double len)
+{
+    return wr_kafka_state_put(h->s, topic, partition, (uint64_t)id, blob, (size_t)len, &h->err);
+}
+
+int weir_kafka_state_flush(weir_kafka_state_t *h, double timeout_ms)
+{
+    return wr_kafka_state_flush(h->s, (int64_t)timeout_ms, &h->err);
+}
+
+int32_t weir_kafka_state_partitions(const weir_kafka_state_t *h)
+{
+    return wr_kafka_state_partitions(h->s);
+}
+
+char *weir_kafka_state_read1(weir_kafka_state_t *h, const char *topic, int32_t partition,
+                             double *out)
+{
+    wr_kafka_state_snapshot_t want = {.topic = topic, .partition = partition};
+    out[0] = -1;
+    if (wr_kafka_state_read(h->s, &want, 1, &h->err) != 0) {
+        wr_free(want.blob);
+        out[0] = -2;
+        return NULL;
+    }
+    out[1] = (double)want.len;
+    out[2] = want.rejected;
+    snprintf(h->err.msg, sizeof h->err.msg, "%s", want.rejected ? want.why : "");
+    if (!want.found) {
+        wr_free(want.blob);
+        return NULL;
+    }
+    out[0] = (double)want.id;
+    return want.blob;
+}
+
+void weir_kafka_state_blob_free(char *blob)
+{
+    wr_free(blob);
+}
+
+void weir_kafka_state_close(weir_kafka_state_t *h)
+{
+    if (h) {
+        wr_kafka_state_free(h->s);
+        wr_free(h);
+    }
+}

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kafka_group.h"
 #include "loop.h"
 #include "mem.h"
 #include "out.h"
@@ -41,6 +42,7 @@ typedef struct kafka_part {
     int done;
     int align_paused; /* weir_kafka_pause_partition: watermark alignment holds it */
     int rd_paused;    /* paused in librdkafka for alignment (a done one is paused for good) */
+    int owned;        /* group mode: assigned to this member (else always 1) */
 } kafka_part_t;
 
 typedef struct kafka_source {
@@ -89,6 +91,13 @@ typedef struct kafka_source {
     kafka_part_t *ready;
     int32_t nready;
     double errors;
+    /* group mode (weir_source_kafka_group, issue 19): the consumer group member whose
+     * consumer is rk (borrowed: the member owns it); parts are the topics' partitions, those
+     * the member owns marked owned, nleft counting the owned ones not done; rebalance events
+     * wait in the member for Lua (weir_kafka_rebalance_event / _finish) */
+    wr_kafka_group_t *group;
+    int assigned_once; /* an assignment was finished: the source may end */
+    int bounded;       /* every partition has a stop offset */
 } kafka_source_t;
 
 static kafka_source_t *kafka_of(const wr_source_t *s)
@@ -201,7 +210,8 @@ static void pause_part(kafka_source_t *k, kafka_part_t *p)
 static void apply_pause(kafka_source_t *k, kafka_part_t *p)
 {
     int want = (k->base.paused && !k->base.stopping) || p->align_paused;
-    if (p->done || p->rd_paused == want || k->rk == NULL || k->queue == NULL) {
+    if (p->done || !p->owned || p->rd_paused == want || k->rk == NULL ||
+        (k->queue == NULL && k->group == NULL)) {
         return;
     }
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
@@ -288,7 +298,7 @@ static void disc_run(uv_work_t *w)
             k->found = wr_xreallocarray(k->found, (size_t)k->nfound + 1, sizeof *k->found);
             k->found[k->nfound++] = (kafka_part_t){.topic = wr_xstrdup(mt->topic),
                                                    .partition = id, .start = low, .stop = -1,
-                                                   .next = low};
+                                                   .next = low, .owned = 1};
         }
     }
     rd_kafka_metadata_destroy(md);
@@ -322,6 +332,8 @@ static void disc_done(uv_work_t *w, int status)
     k->nfound = 0;
 }
 
+static int group_open(kafka_source_t *k);
+
 static int kafka_open(wr_source_t *s)
 {
     kafka_source_t *k = kafka_of(s);
@@ -333,6 +345,9 @@ static int kafka_open(wr_source_t *s)
     for (int i = 0; i < 2; i++) {
         fcntl(k->pipe_fd[i], F_SETFL, fcntl(k->pipe_fd[i], F_GETFL) | O_NONBLOCK);
         fcntl(k->pipe_fd[i], F_SETFD, FD_CLOEXEC);
+    }
+    if (k->group) {
+        return group_open(k);
     }
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(k->nparts);
     for (int32_t i = 0; i < k->nparts; i++) {
@@ -414,7 +429,17 @@ static void refill(kafka_source_t *k)
     if (want <= 0) {
         return;
     }
-    ssize_t got = rd_kafka_consume_batch_queue(k->queue, 0, k->buf + k->n, (size_t)want);
+    ssize_t got;
+    if (k->group) {
+        got = wr_kafka_group_consume(k->group, k->buf + k->n, (int)want);
+        if (got < 0) {
+            wr_loop_fail(k->base.rt, WEIR_ESOURCE, "%s: group member: %s", k->base.describe,
+                         wr_kafka_group_error(k->group));
+            return;
+        }
+    } else {
+        got = rd_kafka_consume_batch_queue(k->queue, 0, k->buf + k->n, (size_t)want);
+    }
     if (got < 0) {
         wr_loop_fail(k->base.rt, WEIR_ESOURCE, "%s: consume: %s", k->base.describe,
                      rd_kafka_err2str(rd_kafka_last_error()));
@@ -424,19 +449,30 @@ static void refill(kafka_source_t *k)
     k->n += (int32_t)got;
 }
 
+/* Whether the source is exhausted: every partition done; in group mode, once an assignment
+ * was finished and no rebalance waits, every owned partition done (a bounded source only). */
+static int group_exhausted(const kafka_source_t *k)
+{
+    if (k->group == NULL) {
+        return k->nleft == 0;
+    }
+    return k->bounded && k->assigned_once && k->nleft == 0 &&
+           wr_kafka_group_event(k->group) == NULL;
+}
+
 static void kafka_fill(wr_source_t *s)
 {
     kafka_source_t *k = kafka_of(s);
     weir_rt_t *rt = s->rt;
-    if (!s->stopping) {
+    if (!s->stopping && k->group == NULL) {
         rd_kafka_poll(k->rk, 0); /* errors, commit results */
     }
     for (;;) {
         if (rt->fail.code != 0) {
             return;
         }
-        if (k->nleft == 0 || s->stopping) {
-            wr_source_emit_end(rt, s, k->nleft == 0 ? WEIR_END_EXHAUSTED : WEIR_END_STOPPED);
+        if (group_exhausted(k) || s->stopping) {
+            wr_source_emit_end(rt, s, s->stopping ? WEIR_END_STOPPED : WEIR_END_EXHAUSTED);
             return;
         }
         refill(k);
@@ -461,7 +497,7 @@ static void kafka_fill(wr_source_t *s)
             k->last_slot = pi;
         }
         kafka_part_t *p = pi >= 0 ? &k->parts[pi] : NULL;
-        if (p == NULL || p->done || m->offset < p->next || p->rd_paused) {
+        if (p == NULL || p->done || !p->owned || m->offset < p->next || p->rd_paused) {
             /* beyond its stop offset, not ours, or held by alignment (fetched again from
              * its next offset when it resumes): not delivered */
             k->given++;
@@ -500,12 +536,18 @@ static void kafka_fill(wr_source_t *s)
 static int kafka_pending(const wr_source_t *s, int64_t now_ms)
 {
     const kafka_source_t *k = kafka_of(s);
-    if (k->n > k->given || k->nleft == 0) {
+    if (k->n > k->given || group_exhausted(k)) {
         return 1;
+    }
+    if (k->group) {
+        return wr_kafka_group_pending(k->group);
     }
     /* what librdkafka holds in the queue: its length, read without taking anything */
     return k->queue != NULL && rd_kafka_queue_length(k->queue) > 0;
 }
+
+static void group_close(kafka_source_t *k);
+static int commit_parts(kafka_source_t *k, int32_t wait);
 
 static void kafka_close(wr_source_t *s)
 {
@@ -514,6 +556,7 @@ static void kafka_close(wr_source_t *s)
         uv_poll_stop(&k->poll);
         uv_close((uv_handle_t *)&k->poll, NULL);
     }
+    group_close(k);
 }
 
 static void kafka_destroy(wr_source_t *s)
@@ -547,6 +590,7 @@ static void kafka_destroy(wr_source_t *s)
     if (k->stats) {
         rd_kafka_mem_free(k->rk, k->stats);
     }
+    group_close(k); /* not opened: the member goes here; its rk with it */
     if (k->rk) {
         rd_kafka_consumer_close(k->rk);
         rd_kafka_destroy(k->rk);
@@ -628,7 +672,8 @@ static int load_partitions(kafka_source_t *k, const char *const *topics, int32_t
             for (int j = 0; j < mt->partition_cnt; j++) {
                 if (mt->partitions[j].id == id) {
                     k->parts[k->nparts++] = (kafka_part_t){
-                        .topic = wr_xstrdup(mt->topic), .partition = id, .stop = -1};
+                        .topic = wr_xstrdup(mt->topic), .partition = id, .stop = -1,
+                        .owned = 1};
                     found++;
                 }
             }
@@ -659,7 +704,8 @@ static int load_partitions(kafka_source_t *k, const char *const *topics, int32_t
             for (int j = 0; j < mt->partition_cnt; j++) {
                 if (mt->partitions[j].id == id) {
                     k->parts[k->nparts++] = (kafka_part_t){
-                        .topic = wr_xstrdup(topics[t]), .partition = id, .stop = -1};
+                        .topic = wr_xstrdup(topics[t]), .partition = id, .stop = -1,
+                        .owned = 1};
                     found++;
                 }
             }
@@ -669,6 +715,9 @@ static int load_partitions(kafka_source_t *k, const char *const *topics, int32_t
     k->nleft = k->nparts;
     return rc;
 }
+
+static int32_t add_source(weir_rt_t *rt, kafka_source_t *k, const char *describe,
+                          const char *const *topics, int32_t ntopics);
 
 int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const *conf,
                           int32_t nconf, const char *const *topics, int32_t ntopics,
@@ -741,6 +790,14 @@ int32_t weir_source_kafka(weir_rt_t *rt, const char *describe, const char *const
         return wr_err_set(&rt->err, WEIR_ESOURCE, "%s", errstr);
     }
     rd_kafka_set_log_queue(k->rk, NULL);
+    return add_source(rt, k, describe, topics, ntopics);
+}
+
+/* The rest of a source's making, its consumer k->rk made: the topics (patterns compiled),
+ * their partitions from the cluster's metadata, and the source added to rt. */
+static int32_t add_source(weir_rt_t *rt, kafka_source_t *k, const char *describe,
+                          const char *const *topics, int32_t ntopics)
+{
     k->base.ops = &kafka_ops;
     k->base.kind = "kafka_source";
     k->base.io = 1;
@@ -885,19 +942,34 @@ int weir_kafka_mark(weir_rt_t *rt, int32_t source)
     return 0;
 }
 
+static int commit_parts(kafka_source_t *k, int32_t wait);
+
 int weir_kafka_commit(weir_rt_t *rt, int32_t source, int32_t wait)
 {
     kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
     if (!k) {
         return WEIR_EINVAL;
     }
+    return commit_parts(k, wait);
+}
+
+static int commit_parts(kafka_source_t *k, int32_t wait)
+{
+    weir_rt_t *rt = k->base.rt;
     if (!k->has_group || !rt->started) {
         return 0;
     }
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(k->nparts);
     for (int32_t i = 0; i < k->nparts; i++) {
+        if (!k->parts[i].owned) {
+            continue; /* group mode: another member's */
+        }
         rd_kafka_topic_partition_list_add(l, k->parts[i].topic, k->parts[i].partition)->offset =
             k->parts[i].has_mark ? k->parts[i].marked : k->parts[i].next;
+    }
+    if (l->cnt == 0) {
+        rd_kafka_topic_partition_list_destroy(l);
+        return 0;
     }
     /* async: on_commit reports; waiting: the last one, before the consumer closes */
     rd_kafka_resp_err_t err = rd_kafka_commit(k->rk, l, wait ? 0 : 1);
@@ -1000,4 +1072,216 @@ int weir_kafka_pause_partition(weir_rt_t *rt, int32_t source, int32_t i, int32_t
         apply_pause(k, &k->parts[i]);
     }
     return 0;
+}
+
+/* Group mode (issue 19: docs/ARCHITECTURE.md, Scale-out) ---------------------------------- */
+
+/* The member's subscription starts; no partition is owned until Lua finishes an assignment. */
+static int group_open(kafka_source_t *k)
+{
+    weir_rt_t *rt = k->base.rt;
+    k->bounded = 1;
+    for (int32_t i = 0; i < k->nparts; i++) {
+        kafka_part_t *p = &k->parts[i];
+        p->next = p->start;
+        p->owned = 0;
+        k->bounded &= p->stop >= 0;
+    }
+    k->nleft = 0;
+    wr_err_t err = {0};
+    if (wr_kafka_group_start(k->group, &err) != 0) {
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "%s: joining the group: %s",
+                          k->base.describe, err.msg);
+    }
+    k->more = 1;
+    return 0;
+}
+
+/* Commits the owned partitions' next offsets (waiting), leaves the group (or, killed, does
+ * not get here: the coordinator drops the member after its session timeout). */
+static void group_close(kafka_source_t *k)
+{
+    if (k->group == NULL) {
+        return;
+    }
+    if (k->base.rt->started) {
+        if (commit_parts(k, 1) != 0) {
+            weir_out_flush();
+            wr_out_clear_status();
+            fprintf(stderr, "weir: %s (at the end: the next owner of these partitions starts "
+                            "from the offsets committed before)\n", k->base.rt->err.msg);
+        }
+    }
+    for (int32_t i = 0; i < k->n; i++) {
+        rd_kafka_message_destroy(k->buf[i]);
+    }
+    k->n = k->given = 0;
+    wr_kafka_group_close(k->group, WR_KAFKA_GROUP_LEAVE);
+    k->group = NULL;
+    k->rk = NULL; /* the member's, destroyed with it */
+}
+
+int32_t weir_source_kafka_group(weir_rt_t *rt, const char *describe, const char *const *conf,
+                                int32_t nconf, const char *const *topics, int32_t ntopics,
+                                double timeout_ms, const char *group, const char *instance_id)
+{
+    if (rt == NULL || describe == NULL || (nconf > 0 && conf == NULL) || nconf % 2 != 0 ||
+        topics == NULL || ntopics < 1 || !(timeout_ms >= 1 && timeout_ms <= 3.6e6) ||
+        group == NULL || group[0] == '\0' || (instance_id != NULL && instance_id[0] == '\0')) {
+        if (rt) {
+            wr_err_set(&rt->err, WEIR_EINVAL, "weir_source_kafka_group: bad arguments");
+        }
+        return WEIR_EINVAL;
+    }
+    if (!wr_source_may_add(rt)) {
+        return WEIR_ESTATE;
+    }
+    /* bootstrap.servers is an option of the member's; a group.id (the source's group_id) is
+     * replaced by the group's name */
+    const char *servers = NULL;
+    const char **rest = wr_xcalloc((size_t)nconf + 1, sizeof *rest);
+    int32_t nrest = 0;
+    for (int32_t i = 0; i + 1 < nconf; i += 2) {
+        if (strcmp(conf[i], "bootstrap.servers") == 0) {
+            servers = conf[i + 1];
+        } else if (strcmp(conf[i], "group.id") != 0) {
+            rest[nrest++] = conf[i];
+            rest[nrest++] = conf[i + 1];
+        }
+    }
+    kafka_source_t *k = wr_xcalloc(1, sizeof *k);
+    k->pipe_fd[0] = k->pipe_fd[1] = -1;
+    k->last_slot = -1;
+    k->has_group = 1;
+    k->timeout_ms = (int64_t)timeout_ms;
+    wr_kafka_group_opts_t o = {.bootstrap_servers = servers ? servers : "",
+                               .group_id = group,
+                               .instance_id = instance_id,
+                               .topics = topics,
+                               .ntopics = ntopics,
+                               .conf = rest,
+                               .nconf = nrest};
+    wr_err_t err = {0};
+    k->group = wr_kafka_group_new(&rt->loop, &o, &err);
+    wr_free(rest);
+    if (k->group == NULL) {
+        wr_free(k);
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "group %s: %s", group, err.msg);
+    }
+    k->rk = wr_kafka_group_rk(k->group);
+    return add_source(rt, k, describe, topics, ntopics);
+}
+
+int32_t weir_kafka_rebalance_event(weir_rt_t *rt, int32_t source, int32_t *kind,
+                                   int32_t *slots, int32_t max)
+{
+    kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k || !kind || (max > 0 && !slots)) {
+        return WEIR_EINVAL;
+    }
+    if (k->group == NULL) {
+        return 0;
+    }
+    const char *fatal = wr_kafka_group_error(k->group);
+    if (fatal) {
+        return wr_err_set(&rt->err, WEIR_ESOURCE, "%s: group member: %s", k->base.describe,
+                          fatal);
+    }
+    const wr_kafka_group_event_t *e = wr_kafka_group_event(k->group);
+    if (e == NULL) {
+        return 0;
+    }
+    *kind = e->kind;
+    for (int32_t i = 0; i < e->n && i < max; i++) {
+        slots[i] = find_part(k, e->parts[i].topic, e->parts[i].partition);
+    }
+    return e->n;
+}
+
+int weir_kafka_rebalance_finish(weir_rt_t *rt, int32_t source, const double *offsets)
+{
+    kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k || k->group == NULL) {
+        return rt ? wr_err_set(&rt->err, WEIR_EINVAL, "weir_kafka_rebalance_finish: not a "
+                                                       "group member")
+                  : WEIR_EINVAL;
+    }
+    const wr_kafka_group_event_t *e = wr_kafka_group_event(k->group);
+    if (e == NULL) {
+        return wr_err_set(&rt->err, WEIR_ESTATE, "weir_kafka_rebalance_finish: no event");
+    }
+    int kind = e->kind;
+    int32_t n = e->n;
+    int64_t *at = wr_xcalloc((size_t)(n > 0 ? n : 1), sizeof *at);
+    int32_t *slot = wr_xcalloc((size_t)(n > 0 ? n : 1), sizeof *slot);
+    rd_kafka_topic_partition_list_t *commit = rd_kafka_topic_partition_list_new(n > 0 ? n : 1);
+    for (int32_t i = 0; i < n; i++) {
+        slot[i] = find_part(k, e->parts[i].topic, e->parts[i].partition);
+        at[i] = offsets && offsets[i] >= 0 ? (int64_t)offsets[i] : -1;
+        if (kind == WR_KAFKA_GROUP_REVOKED && slot[i] >= 0) {
+            /* the hand-off: where the next owner starts when it finds no snapshot */
+            rd_kafka_topic_partition_list_add(commit, e->parts[i].topic, e->parts[i].partition)
+                ->offset = k->parts[slot[i]].next;
+        }
+    }
+    int rc = 0;
+    if (commit->cnt > 0) {
+        rd_kafka_resp_err_t cerr = rd_kafka_commit(k->rk, commit, 0);
+        if (cerr) {
+            weir_out_flush();
+            wr_out_clear_status();
+            fprintf(stderr, "weir: %s: committing the offsets of the revoked partitions: %s "
+                            "(their next owner starts from its snapshot or starting_offsets)\n",
+                    k->base.describe, rd_kafka_err2str(cerr));
+        }
+    }
+    rd_kafka_topic_partition_list_destroy(commit);
+    wr_err_t err = {0};
+    if (wr_kafka_group_finish(k->group, at, &err) != 0) {
+        rc = wr_err_set(&rt->err, WEIR_ESOURCE, "%s: group member: %s", k->base.describe,
+                        err.msg);
+    }
+    for (int32_t i = 0; rc == 0 && i < n; i++) {
+        if (slot[i] < 0) {
+            continue; /* a partition the source did not know at its start: not read */
+        }
+        kafka_part_t *p = &k->parts[slot[i]];
+        if (kind == WR_KAFKA_GROUP_ASSIGNED) {
+            if (!p->owned) {
+                p->owned = 1;
+                p->done = 0;
+                p->rd_paused = 0;
+                p->next = at[i] >= 0 ? at[i] : p->start;
+                p->has_mark = 0;
+                k->nleft++;
+                if (p->stop >= 0 && p->next >= p->stop) {
+                    mark_done(k, p);
+                    pause_part(k, p);
+                } else {
+                    apply_pause(k, p); /* held by alignment already */
+                }
+            }
+        } else if (p->owned) {
+            if (!p->done) {
+                k->nleft--;
+            }
+            p->owned = 0;
+            p->done = 0;
+            p->rd_paused = 0;
+        }
+    }
+    if (kind == WR_KAFKA_GROUP_ASSIGNED && rc == 0) {
+        k->assigned_once = 1;
+    }
+    k->last_rkt = NULL; /* the slot cache: a partition's ownership changed */
+    k->last_slot = -1;
+    wr_free(at);
+    wr_free(slot);
+    return rc;
+}
+
+int weir_kafka_owned(const weir_rt_t *rt, int32_t source, int32_t i)
+{
+    const kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    return k && i >= 0 && i < k->nparts ? k->parts[i].owned : WEIR_EINVAL;
 }

@@ -195,6 +195,46 @@ int32_t weir_kafka_adopt(weir_rt_t *rt, int32_t source);
  * 0 resumes it from its next offset (a seek, then rd_kafka_resume_partitions). A done
  * partition stays paused. Returns 0 or WEIR_EINVAL. */
 int weir_kafka_pause_partition(weir_rt_t *rt, int32_t source, int32_t i, int32_t on);
+/* Group mode (weir run --group; docs/API.md, Scale-out): weir_source_kafka_group is
+ * weir_source_kafka as a member of consumer group `group` (cooperative-sticky; instance_id:
+ * static membership, or NULL): the source knows every partition of its topics, but reads only
+ * those the group assigns it, from the offset its assignment's finish gives. Until then, and
+ * after a revoke, a partition is not owned (weir_kafka_owned 0). weir_kafka_rebalance_event:
+ * the oldest rebalance event not finished: returns its partition count (0: none; < 0: the
+ * member failed, weir_rt_error says why), *kind 1 assigned, 2 revoked (cooperative), 3 lost,
+ * and slots[0..max) the source's partition numbers (-1: one it did not know at its start).
+ * weir_kafka_rebalance_finish: finishes it; an assignment reads each partition from
+ * offsets[i] (< 0 or offsets NULL: its start offset); a revoke first commits the partitions'
+ * next offsets (waiting). A bounded source (every partition with a stop offset) ends once an
+ * assignment was finished, no event waits and every owned partition is done. */
+int32_t weir_source_kafka_group(weir_rt_t *rt, const char *describe, const char *const *conf,
+                                int32_t nconf, const char *const *topics, int32_t ntopics,
+                                double timeout_ms, const char *group, const char *instance_id);
+int32_t weir_kafka_rebalance_event(weir_rt_t *rt, int32_t source, int32_t *kind,
+                                   int32_t *slots, int32_t max);
+int weir_kafka_rebalance_finish(weir_rt_t *rt, int32_t source, const double *offsets);
+int weir_kafka_owned(const weir_rt_t *rt, int32_t source, int32_t i);
+/* The state topic (kafka_state.c; weir.scaleout): per input partition, its latest snapshot
+ * (an opaque blob, chunked and checksummed). open: NULL with the reason in err. put copies
+ * the blob (id: the snapshot's number); flush waits until every put is acknowledged (0, or
+ * WEIR_ESOURCE: weir_kafka_state_error says why). read1: the latest complete snapshot of
+ * (topic, partition): its bytes (free with weir_kafka_state_blob_free), out[0] its id, out[1]
+ * its length, out[2] the broken newer ones (weir_kafka_state_error names the latest); NULL
+ * with out[0] -1 when there is none, -2 when the read failed. */
+typedef struct weir_kafka_state weir_kafka_state_t;
+weir_kafka_state_t *weir_kafka_state_open(const char *bootstrap, const char *topic,
+                                          int32_t partitions, const char *const *conf,
+                                          int32_t nconf, double timeout_ms, char *err,
+                                          int32_t err_size);
+const char *weir_kafka_state_error(const weir_kafka_state_t *h);
+int weir_kafka_state_put(weir_kafka_state_t *h, const char *topic, int32_t partition, double id,
+                         const void *blob, double len);
+int weir_kafka_state_flush(weir_kafka_state_t *h, double timeout_ms);
+int32_t weir_kafka_state_partitions(const weir_kafka_state_t *h);
+char *weir_kafka_state_read1(weir_kafka_state_t *h, const char *topic, int32_t partition,
+                             double *out);
+void weir_kafka_state_blob_free(char *blob);
+void weir_kafka_state_close(weir_kafka_state_t *h);
 /* The Kafka sink (kafka_sink.c): a producer to topic with the librdkafka properties conf
  * (name, value, ...); NULL with the reason in err (err_size bytes) when librdkafka refuses
  * them. send copies one message (key_len -1: no key; partition -1: librdkafka's partitioner

@@ -61,5 +61,6 @@ local json = require("weir.json")
 M.json = { encode = json.encode, decode = json.decode, null = json.null }
 M.null = json.null
 M.duration = require("weir.duration").parse
+M.key_group = function(key, n) return require("weir.scaleout").key_group(key, n) end
 
 return M

@@ -265,6 +265,7 @@ local function partition_watermarks(job, node)
     emitters[p] = emitter_of(p)
   end
   node.kafka_gens, node.kafka_emitters = gens, emitters
+  node.kafka_genv, node.kafka_emitter_of = genv_of, emitter_of -- group mode: a moved partition
   -- a partition discovered while the job runs (discovery below): its own generator, emitter
   -- and valve channel, starting at the bottom (it holds the watermark until it has data or
   -- goes idle, as a split Flink's reader adds)
@@ -386,8 +387,14 @@ function M.kind(helpers)
     local conf_c = ffi.new("const char *[?]", #conf, conf)
     local topics_c = ffi.new("const char *[?]", #node.topics, node.topics)
     node.kafka_keep = { conf, node.topics } -- the strings conf_c points into
-    local id = C.weir_source_kafka(job.rt, M.describe(node), conf_c, #conf, topics_c,
-      #node.topics, node.timeout)
+    local group = job.plan.env.job.group
+    local id
+    if group then
+      id = M.open_member(job, node, conf_c, #conf, topics_c)
+    else
+      id = C.weir_source_kafka(job.rt, M.describe(node), conf_c, #conf, topics_c,
+        #node.topics, node.timeout)
+    end
     if id < 0 then
       return id
     end
@@ -425,7 +432,13 @@ function M.kind(helpers)
     end
     node.kafka_parts = parts
     node.kafka_meta = C.weir_kafka_meta(job.rt, id)
+    if group then
+      node.partition_discovery = false -- the group's subscription: a rebalance brings them
+    end
     make_driver(job, node, helpers)
+    if group then
+      M.join_group(job, node, group)
+    end
     return id
   end
   -- the driver needs the partitions: open makes it (weir.sources makes the drivers first)
@@ -433,6 +446,163 @@ function M.kind(helpers)
     return function() error("internal: a Kafka source's driver before its open", 0) end
   end
   return kind
+end
+
+-- Group mode (weir run --group NAME: docs/API.md, Scale-out) ------------------------------------
+
+---`--group` needs the job to read one Kafka source and nothing else: every process of the group
+---runs the same job, and only a Kafka source's partitions are split among them.
+function M.check_group(job)
+  local o = job.plan.env.job
+  local kafka_n, other = 0, nil
+  for _, node in ipairs(job.plan.sources) do
+    if node.source == "kafka" then
+      kafka_n = kafka_n + 1
+    else
+      other = other or node
+    end
+  end
+  if other or kafka_n ~= 1 then
+    error({ usage = true, msg = ("--group %s: the job must read exactly one source, a "
+      .. "kafka_source (the group splits its partitions among the processes); it has %s")
+      :format(o.group,
+      other and (other.label .. (kafka_n > 0 and " and others" or "")) or
+      (kafka_n .. " kafka sources")) }, 0)
+  end
+  if o.checkpoint_dir or o.restore then
+    error({ usage = true, msg = ("--group %s: --checkpoint-dir and --restore keep one "
+      .. "process's state; a group's state moves with its partitions (docs/API.md, Scale-out)")
+      :format(o.group) }, 0)
+  end
+end
+
+---The source as a member of the job's group (C.weir_source_kafka_group): the source id.
+function M.open_member(job, node, conf_c, nconf, topics_c)
+  local o = job.plan.env.job
+  return C.weir_source_kafka_group(job.rt, M.describe(node), conf_c, nconf, topics_c,
+    #node.topics, node.timeout, o.group, o.instance_id)
+end
+
+local KIND_NAMES = { "assigned", "revoked", "lost" }
+
+---Where partition slot s of a group member starts when it is assigned: the group's committed
+---offset (what the last owner committed at its revoke, end or checkpoint), else as
+---starting_offsets said at the start.
+local function assigned_offset(job, node, s, box)
+  local part = node.kafka_parts[s + 1]
+  if C.weir_kafka_offsets(job.rt, node.src_id, s, box) ~= 0 then
+    job_error(("%s: %s"):format(node.label, ffi.string(C.weir_rt_error(job.rt))))
+  end
+  local low, committed = box[0], box[2]
+  if committed >= 0 then
+    return math.max(committed, low)
+  end
+  return part.start
+end
+
+---A partition s the member now owns or gave up: its watermark channel. An assigned one gets a
+---fresh generator and emitter and its channel becomes active with no watermark (it holds the
+---source's watermark until it has one, as a discovered partition does); a revoked or lost one
+---goes idle, so the partitions another process owns never hold this one's watermark back.
+local function move_watermarks(node, s, assigned)
+  if not node.kafka_gens then
+    return
+  end
+  local part = node.kafka_parts[s + 1]
+  local f
+  if assigned then
+    node.kafka_gens[s] = watermarks.generator(node.strategy, node.kafka_genv(s))
+    node.kafka_emitters[s] = node.kafka_emitter_of(s)
+    part.released = false
+    C.weir_valve_restore(node.kafka_valve, s, -INF, 0)
+    f = C.weir_valve_status(node.kafka_valve, s, 0)
+  else
+    f = C.weir_valve_status(node.kafka_valve, s, 1)
+  end
+  if f > 0 then
+    node.kafka_out(f)
+  end
+end
+
+---Joins group `group` (the source is open, its driver made): every partition starts not owned
+---(its watermark channel idle); after each batch (the consistent point: nothing in flight) the
+---member's rebalance events are taken and finished, in order.
+function M.join_group(job, node, group)
+  local rt, id = job.rt, node.src_id
+  local n = #node.kafka_parts
+  if node.kafka_valve then
+    for s = 0, n - 1 do
+      local f = C.weir_valve_status(node.kafka_valve, s, 1)
+      if f > 0 then node.kafka_out(f) end
+    end
+  end
+  local kind, slots = ffi.new("int32_t[1]"), ffi.new("int32_t[?]", n + 1)
+  local box = ffi.new("double[3]")
+  local function fail()
+    job_error(("%s: %s"):format(node.label, ffi.string(C.weir_rt_error(rt))))
+  end
+  local so = require("weir.scaleout").new(job, node, group)
+  node.scaleout = so
+  job.rebalance = function(final)
+    if final then
+      so:final() -- the job's end or stop: the owned partitions' last snapshots
+      return
+    end
+    while true do
+      local m = C.weir_kafka_rebalance_event(rt, id, kind, slots, n)
+      if m < 0 then fail() end
+      if m == 0 then break end
+      local k = kind[0]
+      local known = {}
+      for i = 0, math.min(m, n) - 1 do
+        if slots[i] >= 0 then
+          known[#known + 1] = slots[i]
+        end
+      end
+      local offs = ffi.new("double[?]", m)
+      for i = 0, m - 1 do
+        offs[i] = -1
+      end
+      if k == 1 then
+        for _, s in ipairs(known) do
+          move_watermarks(node, s, true) -- fresh, unless the snapshot restores them
+        end
+        local from = so:assign(known)
+        local j = 0
+        for i = 0, m - 1 do
+          if i < n and slots[i] >= 0 then
+            j = j + 1
+            offs[i] = from[j] >= 0 and from[j] or assigned_offset(job, node, slots[i], box)
+          end
+        end
+      else
+        so:give_up(known, k == 2) -- a revoke hands off its snapshot; a loss writes nothing
+      end
+      local names = {}
+      for i = 0, m - 1 do
+        local s = i < n and slots[i] or -1
+        if s >= 0 then
+          local part = node.kafka_parts[s + 1]
+          names[#names + 1] = ("%s/%d@%d"):format(part.topic, part.id,
+            k == 1 and offs[i] or C.weir_kafka_next_offset(rt, id, s))
+        end
+      end
+      if C.weir_kafka_rebalance_finish(rt, id, offs) ~= 0 then fail() end
+      if k ~= 1 then
+        for _, s in ipairs(known) do
+          move_watermarks(node, s, false)
+        end
+      end
+      C.weir_out_flush()
+      io.stderr:write(("weir: %s: group %s: %s %s\n"):format(node.label, group,
+        KIND_NAMES[k] or "?", #names > 0 and table.concat(names, " ") or "(none known)"))
+    end
+    so:maybe_checkpoint()
+  end
+  jit.off(job.rebalance)
+  -- the events are taken after a batch: a tick makes batches while no message comes
+  local interval = job.plan.env.auto_watermark_interval
+  C.weir_rt_set_tick(rt, interval > 0 and interval or 200)
 end
 
 -- Checkpoints ---------------------------------------------------------------------------------

@@ -434,6 +434,10 @@ function Job:batch_done()
   if self.progress_on then
     self:show_progress(false)
   end
+  local rebalance = self.rebalance
+  if rebalance then
+    rebalance() -- --group: the consumer group's events (weir.kafka), at the consistent point
+  end
   local ck = self.checkpointer
   if ck then
     ck:after_batch() -- nothing is in flight here: the consistent point (docs/ARCHITECTURE.md)
@@ -487,7 +491,7 @@ function M.new(plan)
     firers = {}, places = {}, user_places = {},
     by_source = {}, files = {}, progress = { 0, 0 }, events = event_array_t(BATCH),
     assigners = {}, timer_nodes = {}, check_triggers = plan.env.job.check_triggers,
-    rebalance_counters = {}, roundtrip = false,
+    rebalance_counters = {}, roundtrip = false, rebalance = false,
     live = #plan.sources, stopped = false, unread_errors = 0, unread_fires = 0, arrival = 0,
     records_in = 0, polled = 0,
     -- weir.timeflow's sweeps (Job:make_sweeps, at start)
@@ -515,6 +519,9 @@ function Job:start(opts)
     bytes, text = plan.env.max_memory, "max_memory " .. plan.env.max_memory_text
   end
   memory.set_limit(bytes, text)
+  if plan.env.job.group then
+    require("weir.kafka").check_group(self) -- --group: one Kafka source
+  end
   self.checkpointer = checkpoint_job.prepare(self) -- reads the checkpoint a restore uses
   if self.checkpointer and self.checkpointer.finished then
     return
@@ -578,6 +585,9 @@ function Job:finish()
   self.plan.env.final_metrics = self:metrics()
   self.plan.env.final_status = status.final(self) -- its window lists made when read
   self:close_functions()
+  if self.rebalance then
+    self.rebalance(true) -- --group: the last snapshots, after the output is written
+  end
   self:report_drops()
   if self.stopped then
     self:report_stop()
