@@ -640,7 +640,7 @@ function M.checkpoint_part(ck, node, say)
       for _, s in ipairs(v.partitions) do
         old[s.topic .. "\0" .. s.partition] = s
       end
-      local moved = {}
+      local moved, restored = {}, {}
       for i, p in ipairs(node.kafka_parts) do
         local s = old[p.topic .. "\0" .. p.id]
         if s then
@@ -656,8 +656,7 @@ function M.checkpoint_part(ck, node, say)
             end
             watermarks.restore_emitter(node.kafka_emitters[i - 1], s.emitter)
             p.released = s.released or false
-            C.weir_valve_restore(node.kafka_valve, i - 1, s.emitter.current,
-              (s.emitter.idle or p.released) and 1 or 0)
+            restored[i] = true
           end
           moved[#moved + 1] = ("%s/%d@%d"):format(p.topic, p.id, s.offset)
         else
@@ -680,6 +679,16 @@ function M.checkpoint_part(ck, node, say)
           if not (em.idle or p.released) then
             all_idle = false
             lo = math.min(lo, em.current)
+          end
+        end
+        -- each restored partition's channel: its watermark, and its state bits (1 active, 2
+        -- aligned: an active channel at or above the output counts for the minimum)
+        for i, p in ipairs(node.kafka_parts) do
+          if restored[i] then
+            local em = node.kafka_emitters[i - 1]
+            local active = not (em.idle or p.released)
+            C.weir_valve_restore(node.kafka_valve, i - 1, em.current,
+              active and (1 + ((all_idle or em.current >= lo) and 2 or 0)) or 0)
           end
         end
         C.weir_valve_restore(node.kafka_valve, -1, all_idle and -INF or lo, all_idle and 1 or 0)

@@ -9,7 +9,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.bash"
 . "$HERE/kafka_lib.bash"
 
-start_mock --topic sums:4 --topic wins:4 --topic new-a:1
+start_mock --topic sums:4 --topic wins:4 --topic new-a:1 --topic live:2
 for i in $(seq 1 400); do
   echo "k$((i % 7)):k$((i % 7)),$i"
 done | kc -P -t sums -K:
@@ -179,6 +179,53 @@ case "$got" in
   *"seen b,1;seen b,2;"*) ok ;;
   *) bad "new-b/0's records, produced before the restore, are read: $got" ;;
 esac
+kill -TERM $JOB
+{ wait $JOB; } 2>/dev/null
+exec 5<&- 6<&-
+
+# an unbounded source's per-partition watermarks after a restore: each partition's channel is
+# active again (a restored channel marked idle would ignore its watermarks, and no window would
+# fire before the end of input)
+cat > live.lua <<'LUA'
+local weir = require("weir")
+local env = weir.env{ batch_size = 1, auto_watermark_interval = 10 }
+env:kafka_source{ bootstrap_servers = weir.args[1], topics = "live",
+  watermarks = weir.watermarks.monotonous():with_timestamp_assigner(function(v)
+    return tonumber(v:match(",(%d+)$")) end) }
+  :key_by(function(v) return v:match("^(%w+),") end)
+  :window(weir.windows.tumbling_event_time("1s"))
+  :aggregate({
+    create = function() return 0 end,
+    add = function(_, n) return n + 1 end,
+    result = function(n) return n end,
+  }, function(key, ctx, counts, out)
+    out(("window %s %d %d"):format(key, ctx:window().start, counts[1]))
+  end)
+  :print()
+env:execute()
+LUA
+printf 'a,100\n' | kc -P -t live -p 0
+printf 'a,200\n' | kc -P -t live -p 1
+rm -f job.out job.err && mkfifo job.out job.err
+"$WEIR" run --progress live.lua --checkpoint-dir lck --checkpoint-interval 0 -- "$BS" \
+  > job.out 2> job.err &
+JOB=$!
+exec 5< job.out 6< job.err
+wait_line 6 "weir: 2 in, *" && ok || bad "both partitions read: $found"
+kill -KILL $JOB
+{ wait $JOB; } 2>/dev/null
+exec 5<&- 6<&-
+ls lck | grep -q '^chk-' && ok || bad "a checkpoint was taken: $(ls lck)"
+rm -f job.out job.err && mkfifo job.out job.err
+"$WEIR" run live.lua --checkpoint-dir lck -- "$BS" > job.out 2> job.err &
+JOB=$!
+exec 5< job.out 6< job.err
+wait_line 6 "weir: restored *" && ok || bad "restored: $found"
+printf 'a,5000\n' | kc -P -t live -p 0
+printf 'a,5000\n' | kc -P -t live -p 1
+read -r -t 30 line <&5
+[ "$line" = "window a 0 2" ] && ok \
+  || bad "after the restore both partitions' watermarks move the source's: window 0 fires: $line"
 kill -TERM $JOB
 { wait $JOB; } 2>/dev/null
 exec 5<&- 6<&-
