@@ -550,3 +550,171 @@ int weir_sessions_timer_stat(const weir_sessions_t *t, double *out)
     out[1] = next == INT64_MAX ? INFINITY : wr_ms_to_double(next);
     return 0;
 }
+
+int32_t weir_sessions_kids(const weir_sessions_t *t, int32_t *out, int32_t max)
+{
+    if (t == NULL || max < 0 || (out == NULL && max > 0)) {
+        return WEIR_EINVAL;
+    }
+    int32_t n = 0;
+    for (int32_t kid = 1; kid < t->nkeys; kid++) {
+        if (t->keys[kid].n > 0) {
+            if (n < max) {
+                out[n] = kid;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+void weir_sessions_snap_free(weir_sessions_cols_t *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    void *cols[] = { s->woff, s->wk, s->wslot, s->ws, s->we, s->moff, s->mk, s->mn, s->doff,
+                     s->md, s->toff, s->tk, s->tr, s->td, s->tt, s->ts, s->te };
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        free(cols[i]);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+/* off[0 .. nsec] from per-section counts in off[1 .. nsec] (prefix sums); at[k] = off[k]. */
+static void offsets(int32_t *off, int32_t *at, int32_t nsec)
+{
+    off[0] = 0;
+    for (int32_t k = 1; k <= nsec; k++) {
+        off[k] += off[k - 1];
+    }
+    memcpy(at, off, (size_t)nsec * sizeof *at);
+}
+
+static bool state_is_own(const wr_session_t *s)
+{
+    return s->sstart == s->start && s->sstop == s->stop;
+}
+
+int weir_sessions_snap(const weir_sessions_t *t, const int32_t *ksec, const int32_t *kki,
+                       int32_t nkid, int32_t nsec, weir_sessions_cols_t *out)
+{
+    if (t == NULL || out == NULL || nsec < 0 || nkid < 0
+        || ((ksec == NULL || kki == NULL) && nkid > 0)) {
+        return WEIR_EINVAL;
+    }
+    memset(out, 0, sizeof *out);
+    /* the counts per section, checking every key id with windows */
+    size_t nw = 0, nm = 0, ne = 0, nt = 0;
+    int32_t *wc = wr_xcalloc((size_t)nsec + 1, sizeof *wc);
+    int32_t *mc = wr_xcalloc((size_t)nsec + 1, sizeof *mc);
+    int32_t *dc = wr_xcalloc((size_t)nsec + 1, sizeof *dc);
+    int32_t *tc = wr_xcalloc((size_t)nsec + 1, sizeof *tc);
+    for (int32_t kid = 1; kid < t->nkeys; kid++) {
+        const wr_session_key_t *k = &t->keys[kid];
+        if (k->n == 0) {
+            continue;
+        }
+        if (kid >= nkid || ksec[kid] < 0 || ksec[kid] >= nsec) {
+            free(wc), free(mc), free(dc), free(tc);
+            return WEIR_EINVAL;
+        }
+        int32_t sec = ksec[kid];
+        size_t w = 0, tm = 0;
+        for (int32_t i = 0; i < k->n; i++) {
+            const wr_session_t *s = &k->v[i];
+            bool one = s->fire_pending && s->clean_t == s->fire_t && s->clean_s == s->fire_s;
+            w += state_is_own(s) ? 1 : 2;
+            tm += (size_t)(s->fire_pending != 0) + (s->clean_t != INT64_MAX && !one);
+        }
+        wc[sec + 1] += (int32_t)w;
+        mc[sec + 1]++;
+        dc[sec + 1] += k->n;
+        tc[sec + 1] += (int32_t)tm;
+        nw += w, nm++, ne += (size_t)k->n, nt += tm;
+    }
+    if (nw > INT32_MAX || ne > INT32_MAX / 4 || nt > INT32_MAX) {
+        free(wc), free(mc), free(dc), free(tc);
+        return WEIR_EINVAL;
+    }
+    out->nsec = nsec;
+    out->nwin = (int32_t)nw, out->nkey = (int32_t)nm, out->nentry = (int32_t)ne;
+    out->ntimer = (int32_t)nt;
+    size_t at_n = (size_t)nsec + 1;
+    int32_t *wat = wr_xcalloc(at_n, sizeof *wat), *mat = wr_xcalloc(at_n, sizeof *mat);
+    int32_t *dat = wr_xcalloc(at_n, sizeof *dat), *tat = wr_xcalloc(at_n, sizeof *tat);
+    offsets(wc, wat, nsec);
+    offsets(mc, mat, nsec);
+    offsets(dc, dat, nsec);
+    offsets(tc, tat, nsec);
+    out->woff = wc, out->moff = mc, out->doff = dc, out->toff = tc;
+    out->wk = wr_xcalloc(nw + 1, sizeof *out->wk);
+    out->wslot = wr_xcalloc(nw + 1, sizeof *out->wslot);
+    out->ws = wr_xcalloc(nw + 1, sizeof *out->ws);
+    out->we = wr_xcalloc(nw + 1, sizeof *out->we);
+    out->mk = wr_xcalloc(nm + 1, sizeof *out->mk);
+    out->mn = wr_xcalloc(nm + 1, sizeof *out->mn);
+    out->md = wr_xcalloc(4 * ne + 1, sizeof *out->md);
+    out->tk = wr_xcalloc(nt + 1, sizeof *out->tk);
+    out->tr = wr_xcalloc(nt + 1, sizeof *out->tr);
+    out->td = wr_xcalloc(nt + 1, sizeof *out->td); /* 0: WEIR_TIME_EVENT */
+    out->tt = wr_xcalloc(nt + 1, sizeof *out->tt);
+    out->ts = wr_xcalloc(nt + 1, sizeof *out->ts);
+    out->te = wr_xcalloc(nt + 1, sizeof *out->te);
+    /* windows and merging sets, in key id order within each section */
+    listed_t *list = wr_xreallocarray(NULL, nt + 1, sizeof *list);
+    size_t n = 0;
+    for (int32_t kid = 1; kid < t->nkeys; kid++) {
+        const wr_session_key_t *k = &t->keys[kid];
+        if (k->n == 0) {
+            continue;
+        }
+        int32_t sec = ksec[kid], ki = kki[kid];
+        int32_t m = mat[sec]++;
+        out->mk[m] = ki;
+        out->mn[m] = k->n;
+        for (int32_t i = 0; i < k->n; i++) {
+            const wr_session_t *s = &k->v[i];
+            int32_t w = wat[sec]++;
+            out->wk[w] = ki;
+            out->ws[w] = wr_ms_to_double(s->start);
+            out->we[w] = wr_ms_to_double(s->stop);
+            if (state_is_own(s)) {
+                out->wslot[w] = s->slot;
+            } else {
+                w = wat[sec]++;
+                out->wk[w] = ki;
+                out->ws[w] = wr_ms_to_double(s->sstart);
+                out->we[w] = wr_ms_to_double(s->sstop);
+                out->wslot[w] = s->slot;
+            }
+            double *d = &out->md[4 * (size_t)dat[sec]++];
+            d[0] = wr_ms_to_double(s->start);
+            d[1] = wr_ms_to_double(s->stop);
+            d[2] = wr_ms_to_double(s->sstart);
+            d[3] = wr_ms_to_double(s->sstop);
+            bool one = s->fire_pending && s->clean_t == s->fire_t && s->clean_s == s->fire_s;
+            if (s->fire_pending) {
+                list[n++] = (listed_t){ s->fire_t, s->fire_s, kid, i, 0, 0 };
+            }
+            if (s->clean_t != INT64_MAX && !one) {
+                list[n++] = (listed_t){ s->clean_t, s->clean_s, kid, i, 0, 0 };
+            }
+        }
+    }
+    /* timers in pop order; each keeps its rank there and goes to its key's section */
+    qsort(list, n, sizeof *list, cmp_listed);
+    for (size_t j = 0; j < n; j++) {
+        const wr_session_t *s = &t->keys[list[j].kid].v[list[j].index];
+        int32_t sec = ksec[list[j].kid];
+        int32_t x = tat[sec]++;
+        out->tt[x] = wr_ms_to_double(list[j].time);
+        out->tk[x] = kki[list[j].kid];
+        out->ts[x] = wr_ms_to_double(s->start);
+        out->te[x] = wr_ms_to_double(s->stop);
+        out->tr[x] = (int32_t)j;
+    }
+    free(list);
+    free(wat), free(mat), free(dat), free(tat);
+    return 0;
+}

@@ -720,6 +720,29 @@ int weir_sessions_timer_stat(const weir_sessions_t *t, double *out);
 int32_t weir_sessions_put(weir_sessions_t *t, double kid, double start, double stop,
                           double sstart, double sstop);
 int weir_sessions_timer(weir_sessions_t *t, double kid, double start, double stop, double time);
+/* A checkpoint's columns (weir.winckpt writes them as the general operator's sections): kids
+ * writes the key ids that have in-flight windows, ascending (at most max; returns how many);
+ * snap lays the state out by section, given per key id (< nkid) its section ksec[kid] (0 ..
+ * nsec - 1) and its key index there kki[kid]. Section k's rows are [off[k], off[k + 1]) of
+ * each column, in key id order within it. Windows: every in-flight window, then its state
+ * window when that is another (wslot: the slot of the window's contents, the state window's;
+ * 0 for an in-flight window whose state lies in another); merging sets: per key (mk, mn) and
+ * its entries (md: start, stop, sstart, sstop), doff by entry; timers: the live ones, rank
+ * their place in pop order, td the domain (event time). 0, or WEIR_EINVAL (a key id with
+ * windows outside ksec, or a section index out of range); snap_free frees the columns. */
+typedef struct weir_sessions_cols {
+    int32_t nsec, nwin, nkey, nentry, ntimer, pad;
+    int32_t *woff, *wk, *wslot;
+    double *ws, *we;
+    int32_t *moff, *mk, *mn, *doff;
+    double *md;
+    int32_t *toff, *tk, *tr, *td;
+    double *tt, *ts, *te;
+} weir_sessions_cols_t;
+int32_t weir_sessions_kids(const weir_sessions_t *t, int32_t *out, int32_t max);
+int weir_sessions_snap(const weir_sessions_t *t, const int32_t *ksec, const int32_t *kki,
+                       int32_t nkid, int32_t nsec, weir_sessions_cols_t *out);
+void weir_sessions_snap_free(weir_sessions_cols_t *s);
 
 /* Built-in aggregates (aggs.c), weir.aggregates on the fast operator's tumbling windows: the
  * accumulators of a wintab's windows by id, each (v, n): n the elements added, v the count,

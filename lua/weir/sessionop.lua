@@ -308,11 +308,12 @@ end
 
 -- Checkpoints ------------------------------------------------------------------------------
 -- The state is written as the general operator's (weir.winckpt's "general" sections), so that
--- a checkpoint restores on either operator: a snapshot lays each subtask's windows out the way
--- weir.windowop keeps them (weir.winstate: a slot per in-flight window and per state window,
--- the contents in the state window's, the merging sets, the timers in pop order) in a stand-in
--- subtask, and winckpt writes that; a restore has winckpt read the sections into stand-ins and
--- takes the windows and timers from them.
+-- a checkpoint restores on either operator: a snapshot has runtime/sessions.c lay each
+-- subtask's windows out the way weir.windowop keeps them (weir.winstate: a slot per in-flight
+-- window and per state window, the contents in the state window's, the merging sets, the
+-- timers in pop order) as packed columns by section, and winckpt adds the contents; a restore
+-- has winckpt read the sections into stand-in subtasks and takes the windows and timers from
+-- them.
 
 local function stand_in(inst)
   local sh = { index = inst.index, watermark = inst.watermark }
@@ -325,40 +326,10 @@ local function stand_in_node(node, insts)
   return setmetatable({ instances = insts }, { __index = node })
 end
 
----The node's checkpoint sections (weir.winckpt.snapshot of repr "general").
+---The node's checkpoint sections: weir.winckpt's "general" sections, made from the C state
+---(weir.winckpt.snapshot of "sessions").
 function M.snapshot(node, what)
-  local insts = {}
-  for i, inst in ipairs(node.instances) do
-    local sh = stand_in(inst)
-    sh.keys, sh.key_ids, sh.gstate = inst.keys, inst.key_ids, inst.gstate
-    local n = C.weir_sessions_windows(inst.sess, nil, 0)
-    local buf = session_t(math.max(n, 1))
-    C.weir_sessions_windows(inst.sess, buf, n)
-    for j = 0, n - 1 do
-      local w = buf[j]
-      local kid, slot = w.kid, w.slot
-      winstate.open(sh, kid, w.start, w.stop)
-      local sslot = winstate.open(sh, kid, w.sstart, w.sstop)
-      sh.contents[sslot] = inst.accs[slot]
-      C.weir_store_count_add(sh.store, sslot, inst.counts[slot] or 0)
-      if inst.fired[slot] then
-        sh.fires[sslot] = true
-      end
-      local list = sh.msets[kid]
-      if not list then
-        list = {}
-        sh.msets[kid] = list
-      end
-      list[#list + 1] = { start = w.start, stop = w.stop, sstart = w.sstart, sstop = w.sstop }
-    end
-    local tb, tn = live_timers(inst)
-    for j = 0, tn - 1 do
-      local t = tb[j]
-      C.weir_timers_register(sh.timers, EVENT, t.time, t.kid, t.start, t.stop)
-    end
-    insts[i] = sh
-  end
-  return winckpt.snapshot(stand_in_node(node, insts), "general", what)
+  return winckpt.snapshot(node, "sessions", what)
 end
 
 ---Restores the sections of groups (key group -> section, repr "general") into fresh subtasks.

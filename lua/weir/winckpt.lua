@@ -442,6 +442,116 @@ local function snapshot_general(node, inst, out, keep)
   return sec
 end
 
+-- weir.sessionop's sections, in the general operator's format (repr "general", as weir.windowop
+-- keeps the same windows: each in-flight window, its state window when that is another, the
+-- contents and count in the state window's, the merging sets, the timers in pop order): the
+-- columns laid out by section in C (weir_sessions_snap, from the operator's own arrays), the
+-- counts and contents (Lua's, by slot) and the fired flags filled in here. No stand-in
+-- subtask, no table per window.
+local cols_t = ffi.typeof("weir_sessions_cols_t")
+
+local function snapshot_sessions(node, inst, out, keep)
+  local keys_of = inst.keys
+  local nk = math.max(#keys_of, 1)
+  local ksi, kki = int32_t(nk + 1), int32_t(nk + 1)
+  ffi.fill(ksi, 4 * (nk + 1), 0xff)
+  local secs, index_of, nsec = {}, {}, 0
+  local function key(kid)
+    local s, ki = add_key(node, inst, "general", out, keep, keys_of[kid])
+    local si = index_of[s]
+    if not si then
+      si = nsec
+      secs[si], index_of[s] = s, si
+      nsec = nsec + 1
+    end
+    ksi[kid], kki[kid] = si, ki
+    return si
+  end
+  local function sec(kid) -- as sections() gives them
+    local si = ksi[kid]
+    if si < 0 then
+      si = key(kid)
+    end
+    return secs[si], kki[kid]
+  end
+  local sess = inst.sess
+  local nkids = C.weir_sessions_kids(sess, nil, 0)
+  local kids = int32_t(math.max(nkids, 1))
+  C.weir_sessions_kids(sess, kids, nkids)
+  for i = 0, nkids - 1 do
+    key(kids[i])
+  end
+  local c = ffi.gc(cols_t(), C.weir_sessions_snap_free)
+  local rc = C.weir_sessions_snap(sess, ksi, kki, nk + 1, nsec, c)
+  if rc ~= 0 then
+    failure.job_error(("%s: the session windows' checkpoint: %s"):format(node.label,
+      ffi.string(C.weir_strerror(rc))))
+  end
+  local accs, counts, fired = inst.accs, inst.counts, inst.fired
+  local m = math.max(c.nwin, 1)
+  local N, A = int32_t(m), double_t(m)
+  local woff, wslot = c.woff, c.wslot
+  local moff, doff, toff = c.moff, c.doff, c.toff
+  for k = 0, nsec - 1 do
+    local s = secs[k]
+    local from, to = woff[k], woff[k + 1]
+    if to > from then
+      local numeric, wf = true, nil
+      for p = from, to - 1 do
+        local slot = wslot[p]
+        local v
+        if slot > 0 then
+          N[p], v = counts[slot] or 0, accs[slot]
+          if fired[slot] then
+            wf = wf or {}
+            wf[#wf + 1] = p - from
+          end
+        else
+          N[p] = 0
+        end
+        if type(v) == "number" then
+          A[p] = v
+        else
+          numeric = false
+        end
+      end
+      s.n = to - from
+      s.wk, s.ws, s.we, s.wn = cut(c.wk, from, to, 4), cut(c.ws, from, to, 8),
+        cut(c.we, from, to, 8), cut(N, from, to, 4)
+      if numeric then
+        s.wa = cut(A, from, to, 8)
+      else
+        local wv = new_table(to - from, 0)
+        for p = from, to - 1 do
+          local slot = wslot[p]
+          local v = slot > 0 and accs[slot] or nil
+          if v ~= nil and type(v) ~= "number" then
+            v = keep(v, s, "contents", s.keys[c.wk[p]], c.ws[p], c.we[p])
+          end
+          wv[p - from + 1] = v
+        end
+        s.wv = wv
+      end
+      if wf then
+        s.wf = packi(wf)
+      end
+    end
+    from, to = moff[k], moff[k + 1]
+    if to > from then
+      s.mk, s.mn = cut(c.mk, from, to, 4), cut(c.mn, from, to, 4)
+      s.md = cut(c.md, 4 * doff[k], 4 * doff[k + 1], 8)
+    end
+    from, to = toff[k], toff[k + 1]
+    if to > from then
+      s.tt, s.tk, s.ts, s.te = cut(c.tt, from, to, 8), cut(c.tk, from, to, 4),
+        cut(c.ts, from, to, 8), cut(c.te, from, to, 8)
+      s.tr, s.td = cut(c.tr, from, to, 4), cut(c.td, from, to, 4)
+    end
+  end
+  C.weir_sessions_snap_free(ffi.gc(c, nil))
+  return sec
+end
+
 local function snapshot_fast(node, inst, out, repr, keep)
   local hint = repr == "tumbling" and C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
     or C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
@@ -549,14 +659,25 @@ local function snapshot_fast(node, inst, out, repr, keep)
 end
 
 ---The sections of node's window state: { [key group] = section } (a node that is not keyed:
----its one section under -1).
+---its one section under -1). repr: the operator's ("general", "tumbling", "sliced"), or
+---"sessions" for weir.sessionop's, written as "general" sections.
 function M.snapshot(node, repr, what)
   local out = {}
   local keep = keeper(what or node.label, out)
   ckvalue.reset_marked()
+  local writer = repr
+  if repr == "sessions" then -- weir.sessionop's windows, as the general operator's sections
+    repr = "general"
+  end
   for _, inst in ipairs(node.instances) do
-    local sec = repr == "general" and snapshot_general(node, inst, out, keep)
-      or snapshot_fast(node, inst, out, repr, keep)
+    local sec
+    if writer == "sessions" then
+      sec = snapshot_sessions(node, inst, out, keep)
+    elseif repr == "general" then
+      sec = snapshot_general(node, inst, out, keep)
+    else
+      sec = snapshot_fast(node, inst, out, repr, keep)
+    end
     for kid, g in pairs(inst.gstate) do
       if next(g) ~= nil then
         local s, ki = sec(kid)

@@ -207,6 +207,52 @@ START_TEST(test_sessions_random_against_model)
 }
 END_TEST
 
+START_TEST(test_sessions_snap_columns)
+{
+    weir_sessions_t *t = weir_sessions_new(5);
+    /* key 1: [0, 10) grown to [0, 15) (state window [0, 10)), [40, 50); key 3: [20, 30) */
+    ck_assert_int_eq(weir_sessions_add(t, 1, 0, 10, -INFINITY), 1);
+    int32_t s0 = weir_sessions_out(t)[0].slot;
+    ck_assert_int_eq(weir_sessions_add(t, 1, 5, 15, -INFINITY), 2);
+    ck_assert_int_eq(weir_sessions_add(t, 3, 20, 30, -INFINITY), 1);
+    int32_t s1 = weir_sessions_out(t)[0].slot;
+    ck_assert_int_eq(weir_sessions_add(t, 1, 40, 50, -INFINITY), 1);
+    int32_t s2 = weir_sessions_out(t)[0].slot;
+    int32_t kids[4];
+    ck_assert_int_eq(weir_sessions_kids(t, NULL, 0), 2);
+    ck_assert_int_eq(weir_sessions_kids(t, kids, 4), 2);
+    ck_assert(kids[0] == 1 && kids[1] == 3);
+    /* key 3 in section 0 (key index 1), key 1 in section 1 (key index 2) */
+    int32_t ksec[4] = { -1, 1, -1, 0 }, kki[4] = { 0, 2, 0, 1 };
+    weir_sessions_cols_t c;
+    ck_assert_int_eq(weir_sessions_snap(t, ksec, kki, 4, 2, &c), 0);
+    ck_assert(c.nwin == 4 && c.nkey == 2 && c.nentry == 3 && c.ntimer == 6);
+    ck_assert(c.woff[0] == 0 && c.woff[1] == 1 && c.woff[2] == 4);
+    ck_assert(c.wk[0] == 1 && c.ws[0] == 20 && c.we[0] == 30 && c.wslot[0] == s1);
+    /* the grown window, then its state window with the slot; then [40, 50) */
+    ck_assert(c.wk[1] == 2 && c.ws[1] == 0 && c.we[1] == 15 && c.wslot[1] == 0);
+    ck_assert(c.ws[2] == 0 && c.we[2] == 10 && c.wslot[2] == s0);
+    ck_assert(c.ws[3] == 40 && c.we[3] == 50 && c.wslot[3] == s2);
+    ck_assert(c.moff[1] == 1 && c.mk[0] == 1 && c.mn[0] == 1 && c.mk[1] == 2 && c.mn[1] == 2);
+    ck_assert(c.doff[1] == 1 && c.doff[2] == 3);
+    ck_assert(c.md[4] == 0 && c.md[5] == 15 && c.md[6] == 0 && c.md[7] == 10);
+    /* timers (fire at stop - 1, cleanup 5 later) by section, each with its pop-order rank */
+    ck_assert(c.toff[1] == 2 && c.toff[2] == 6);
+    ck_assert(c.tt[0] == 29 && c.tr[0] == 2 && c.tt[1] == 34 && c.tr[1] == 3);
+    ck_assert(c.tt[2] == 14 && c.tr[2] == 0 && c.ts[2] == 0 && c.te[2] == 15);
+    ck_assert(c.tt[3] == 19 && c.tr[3] == 1 && c.tt[4] == 49 && c.tr[4] == 4);
+    ck_assert(c.tt[5] == 54 && c.tr[5] == 5 && c.td[5] == WEIR_TIME_EVENT && c.tk[5] == 2);
+    weir_sessions_snap_free(&c);
+    ck_assert(c.wk == NULL);
+    weir_sessions_snap_free(NULL);
+    /* a key id with windows outside ksec, or a section out of range */
+    ck_assert_int_eq(weir_sessions_snap(t, ksec, kki, 3, 2, &c), WEIR_EINVAL);
+    ck_assert_int_eq(weir_sessions_snap(t, ksec, kki, 4, 1, &c), WEIR_EINVAL);
+    ck_assert_int_eq(weir_sessions_snap(NULL, ksec, kki, 4, 2, &c), WEIR_EINVAL);
+    weir_sessions_free(t);
+}
+END_TEST
+
 static Suite *sessions_suite(void)
 {
     Suite *s = suite_create("sessions");
@@ -214,6 +260,7 @@ static Suite *sessions_suite(void)
     add_case(s, "lateness_and_order", test_sessions_lateness_and_order);
     add_case(s, "restore_put_and_timer", test_sessions_restore_put_and_timer);
     add_case(s, "random_against_model", test_sessions_random_against_model);
+    add_case(s, "snap_columns", test_sessions_snap_columns);
     return s;
 }
 

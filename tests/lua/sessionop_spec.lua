@@ -193,4 +193,125 @@ spec.describe("sessionop's state is the general operator's", function()
   end)
 end)
 
+-- A checkpoint's window sections as plain facts, whichever operator wrote them: per key group
+-- its windows (key, start, stop, count, contents, fired) sorted, its merging sets by key, its
+-- timers (rank, time, key, window, domain) in rank order, its global states by key.
+local function facts(bytes)
+  local ffi = require("ffi")
+  local function col(s, ct, width)
+    return ffi.cast(ct, s or ""), s and #s / width or 0
+  end
+  local out = {}
+  for g, sec in pairs(assert(checkpoint.decode_state(bytes, 1))[1].value) do
+    local f = { windows = {}, msets = {}, timers = {}, gstate = {} }
+    local wk, n = col(sec.wk, "const int32_t *", 4)
+    local ws, we = col(sec.ws, "const double *", 8), col(sec.we, "const double *", 8)
+    local wn = col(sec.wn, "const int32_t *", 4)
+    local wa = sec.wa and col(sec.wa, "const double *", 8)
+    local fired = {}
+    local wf, nf = col(sec.wf, "const int32_t *", 4)
+    for i = 0, nf - 1 do
+      fired[wf[i]] = true
+    end
+    for i = 0, n - 1 do
+      local v
+      if wa then v = wa[i] else v = sec.wv[i + 1] end
+      f.windows[#f.windows + 1] = { sec.keys[wk[i]], ws[i], we[i], wn[i], v, fired[i] or false }
+    end
+    table.sort(f.windows, function(a, b)
+      return tostring(a[1]) .. " " .. a[2] .. " " .. a[3] < tostring(b[1]) .. " " .. b[2] .. " "
+        .. b[3]
+    end)
+    local mk, nm = col(sec.mk, "const int32_t *", 4)
+    local mn, md, d = col(sec.mn, "const int32_t *", 4), col(sec.md, "const double *", 8), 0
+    for i = 0, nm - 1 do
+      local list = {}
+      for j = 1, mn[i] do
+        list[j] = { md[d], md[d + 1], md[d + 2], md[d + 3] }
+        d = d + 4
+      end
+      f.msets[tostring(sec.keys[mk[i]])] = list
+    end
+    local tt, nt = col(sec.tt, "const double *", 8)
+    local tk, tr = col(sec.tk, "const int32_t *", 4), col(sec.tr, "const int32_t *", 4)
+    local ts, te = col(sec.ts, "const double *", 8), col(sec.te, "const double *", 8)
+    local td = col(sec.td, "const int32_t *", 4)
+    for i = 0, nt - 1 do
+      f.timers[#f.timers + 1] = { tr[i], tt[i], sec.keys[tk[i]], ts[i], te[i], td[i] }
+    end
+    for _, gs in ipairs(sec.gstate) do
+      f.gstate[tostring(sec.keys[gs[1]])] = gs[2]
+    end
+    f.n, f.v, f.repr, f.subtask = n, sec.v, sec.repr, sec.subtask
+    out[g] = f
+  end
+  return out
+end
+
+spec.describe("sessionop's checkpoint sections (made in C) are the general operator's", function()
+  for _, case in ipairs(CASES) do
+    it(case.name .. ": the same facts at random points, restored on either operator", function()
+      for seed = 1, 6 do
+        math.randomseed(100 + seed)
+        local recs = winjob.random_records(300, { "a", "b", 0, 7, -3, 2.5 })
+        local look = recs[math.random(math.floor(#recs / 2), #recs)]
+        while look.wm do
+          look = recs[math.random(1, #recs)]
+        end
+        local function at(session)
+          sessionop.disabled = not session
+          local watch = winjob.watch()
+          local bytes
+          local ok, err = pcall(winjob.run, recs, case.assigner(), configure(case), {
+            lateness = case.lateness,
+            each = function(e)
+              if e == look then
+                local part = windowing.checkpoint_parts(nil, watch.nodes[1].node).state
+                bytes = checkpoint.encode_state(1, { { name = "w", key_group = 0,
+                                                       value = part.snapshot(),
+                                                       raw = part.raw } })
+              end
+            end,
+          })
+          watch.stop()
+          sessionop.disabled = false
+          assert(ok, err)
+          return assert(bytes)
+        end
+        local s, g = at(true), at(false)
+        local fs = facts(s)
+        eq(fs, facts(g), case.name .. " seed " .. seed)
+        local windows = 0
+        for _, f in pairs(fs) do
+          windows = windows + f.n
+        end
+        assert(windows > 0, "no open windows at the snapshot")
+        -- restored on the other operator and back, the sections are the same facts again
+        for _, session in ipairs({ true, false }) do
+          sessionop.disabled = not session
+          local watch = winjob.watch()
+          local again
+          local ok, err = pcall(winjob.run, { { "zz", 0, 1 } }, case.assigner(),
+            configure(case), {
+              lateness = case.lateness,
+              each = function()
+                local node = watch.nodes[1].node
+                local part = windowing.checkpoint_parts(nil, node).state
+                part.restore(assert(checkpoint.decode_state(s, 1))[1].value)
+                again = checkpoint.encode_state(1, { { name = "w", key_group = 0,
+                                                       value = part.snapshot(),
+                                                       raw = part.raw } })
+              end,
+            })
+          watch.stop()
+          sessionop.disabled = false
+          assert(ok, err)
+          eq(facts(again), fs, case.name .. " seed " .. seed .. " restored on "
+            .. (session and "sessionop" or "the general operator"))
+        end
+      end
+    end)
+  end
+end)
+
 spec.finish()
