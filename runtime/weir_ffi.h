@@ -868,6 +868,8 @@ int weir_ckpt_remove(const char *dir);
 int32_t weir_ckpt_list(const char *dir, char *out, size_t cap);
 int weir_ckpt_truncate(const char *path, double length);
 double weir_ckpt_clock_ms(void);
+/* The CPU time (user + system, ms) of the calling thread: a checkpoint's pause in CPU time. */
+double weir_ckpt_cpu_ms(void);
 /* The checkpoint writer process (weir.checkpoint_job). fork: returns the child's pid in the
  * job, 0 in the child (which closes lock_fd, dies with the job, ignores the job's signals), or
  * a negative errno; msg_fd gets the read end of a pipe in the job, its write end in the child.

@@ -382,7 +382,7 @@ end
 ---restore's time; every field there from the start.
 function M.new_stats()
   return { taken = 0, failed = 0, last_id = 0, last_bytes = 0, last_pause_ms = 0,
-           max_pause_ms = 0, total_pause_ms = 0, last_snapshot_ms = 0, last_encode_ms = 0,
+           max_pause_ms = 0, total_pause_ms = 0, last_pause_cpu_ms = 0, total_pause_cpu_ms = 0, last_snapshot_ms = 0, last_encode_ms = 0,
            last_write_ms = 0, last_duration_ms = 0, last_writer_cpu_ms = 0,
            total_writer_cpu_ms = 0, last_writer_faults = 0, total_writer_faults = 0,
            restore_ms = 0, restore_read_ms = 0,
@@ -391,6 +391,7 @@ end
 
 local buffer = require("string.buffer")
 local clock = C.weir_ckpt_clock_ms
+local cpu_clock = C.weir_ckpt_cpu_ms
 local MSG_CAP = C.WEIR_CKPT_MSG_MAX + 1
 local MAX_TEXT = 4000 -- of a failure's text from the writer (its message holds 16 KiB)
 
@@ -470,7 +471,7 @@ function Ck:take(kind, wait)
     end
     self:reap(true)
   end
-  local t0 = clock()
+  local t0, c0 = clock(), cpu_clock()
   for _, f in ipairs(self.job.files) do
     f.fh:flush() -- written by the job, before the copy (an error: the sink's part names it)
   end
@@ -499,12 +500,12 @@ function Ck:take(kind, wait)
         .. "itself", id, ffi.string(C.weir_strerror(pid)))
     end
     local r = self:work(manifest, sync, pre)
-    r.pause_ms = clock() - t0
+    r.pause_ms, r.pause_cpu_ms = clock() - t0, cpu_clock() - c0
     r.duration_ms = r.pause_ms
     return self:done(id, r, kind)
   end
   self.child = { pid = pid, fd = self.fd_box[0], id = id, kind = kind, t0 = t0,
-                 pause_ms = clock() - t0,
+                 pause_ms = clock() - t0, pause_cpu_ms = cpu_clock() - c0,
                  tmp = self.dir .. "/.tmp-" .. checkpoint.dir_name(id, kind) }
   -- While the writer lives the job's pages are shared with it, and the job's first write to
   -- each copies it: a collection marks every live object, so one cycle would copy the whole
@@ -545,7 +546,7 @@ function Ck:reap(block)
         and ("signal " .. -st) or ("exit code " .. st)) }
     end
   end
-  r.pause_ms = c.pause_ms
+  r.pause_ms, r.pause_cpu_ms = c.pause_ms, c.pause_cpu_ms
   r.duration_ms = clock() - c.t0
   r.writer_cpu_ms = C.weir_ckpt_writer_cpu_ms()
   r.writer_faults = C.weir_ckpt_writer_faults()
@@ -565,6 +566,8 @@ end
 function Ck:done(id, r, kind)
   local st = self.stats
   st.last_pause_ms, st.total_pause_ms = r.pause_ms, st.total_pause_ms + r.pause_ms
+  st.last_pause_cpu_ms = r.pause_cpu_ms or 0
+  st.total_pause_cpu_ms = st.total_pause_cpu_ms + st.last_pause_cpu_ms
   st.last_writer_cpu_ms = r.writer_cpu_ms or 0 -- no writer process: the job's own time
   st.total_writer_cpu_ms = st.total_writer_cpu_ms + st.last_writer_cpu_ms
   st.last_writer_faults = r.writer_faults or 0

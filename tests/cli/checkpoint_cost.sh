@@ -37,6 +37,9 @@ io.stderr:write(("metrics: taken %d failed %d bytes %s pause %s max %s restored 
 io.stderr:write(("metrics: writer cpu %s\n"):format(tostring(c.taken == 0
   or (c.total_writer_cpu_ms > 0 and c.total_writer_cpu_ms >= c.last_writer_cpu_ms
     and c.total_writer_faults > 0 and c.total_writer_faults >= c.last_writer_faults))))
+io.stderr:write(("metrics: pause cpu %s\n"):format(tostring(c.taken == 0
+  or (c.total_pause_cpu_ms > 0 and c.total_pause_cpu_ms >= c.last_pause_cpu_ms
+    and c.last_pause_cpu_ms >= 0))))
 LUA
 
 # the uninterrupted run, for the restored one's file
@@ -52,6 +55,7 @@ expect_rc 0 "checkpoints after every batch"
 expect_err_has "failed 0 bytes true pause true max true restored false restore false" \
   "env:metrics().checkpoints: bytes, pauses, nothing restored"
 expect_err_has "metrics: writer cpu true" "the writer processes' CPU time counted"
+expect_err_has "metrics: pause cpu true" "the pauses' CPU time counted"
 taken=$(sed -n 's/^metrics: taken \([0-9]*\) .*/\1/p' "$TMP/err")
 last=$(ls -d ck/chk-* | tail -1)
 [ "${taken:-0}" -gt 2 ] && [ "$last" = "ck/chk-$(printf %08d "$taken")" ] && ok \
