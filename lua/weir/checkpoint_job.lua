@@ -382,7 +382,8 @@ end
 ---restore's time; every field there from the start.
 function M.new_stats()
   return { taken = 0, failed = 0, last_id = 0, last_bytes = 0, last_pause_ms = 0,
-           max_pause_ms = 0, total_pause_ms = 0, last_pause_cpu_ms = 0, total_pause_cpu_ms = 0, last_snapshot_ms = 0, last_encode_ms = 0,
+           max_pause_ms = 0, total_pause_ms = 0, last_pause_cpu_ms = 0,
+           total_pause_cpu_ms = 0, last_snapshot_ms = 0, last_encode_ms = 0,
            last_write_ms = 0, last_duration_ms = 0, last_writer_cpu_ms = 0,
            total_writer_cpu_ms = 0, last_writer_faults = 0, total_writer_faults = 0,
            restore_ms = 0, restore_read_ms = 0,

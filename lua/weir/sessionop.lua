@@ -35,7 +35,6 @@ local floor_of, pass_floors = wc.floor_of, wc.pass_floors
 local reduce_nil, aggregate_nil = wc.reduce_nil, wc.aggregate_nil
 local LATE = tonumber(C.WEIR_SESSION_LATE)
 local FIRE, CLEANUP = tonumber(C.WEIR_SESSION_FIRE), tonumber(C.WEIR_SESSION_CLEANUP)
-local EVENT = tonumber(C.WEIR_TIME_EVENT)
 
 local session_t = ffi.typeof("weir_session_t[?]")
 local CHUNK = 256 -- due timers per C call
