@@ -1163,9 +1163,16 @@ end
 -- Makes a subtask's pieces of this mode (aggstate.init made the rest).
 local function init_triggered(job, node, inst)
   inst.tpos, inst.tfired = {}, {}
-  inst.ftctx = setmetatable({ inst = inst, node = node, job = job, key = false, kid = 0,
-                              id = 0, maxts = 0, phase = 0, moved = false,
-                              move = node.trig_move }, TriggerCtx)
+  local ctx = { inst = inst, node = node, job = job, key = false, kid = 0, id = 0, maxts = 0,
+                phase = 0, moved = false, move = node.trig_move }
+  -- the methods in the context itself: a call finds its method with one lookup, not a miss
+  -- there and then the metatable's
+  for name, f in pairs(TriggerCtx) do
+    if type(f) == "function" then
+      ctx[name] = f
+    end
+  end
+  inst.ftctx = setmetatable(ctx, TriggerCtx)
 end
 
 local function wire_triggered(job, node)
