@@ -990,7 +990,9 @@ end
 
 local TriggerCtx = {}
 TriggerCtx.__index = TriggerCtx
-local ELEMENT, TIMER = 1, 2 -- the phase of the trigger call (the cleanup's clear: TIMER too)
+local Window = getmetatable(windows.window(0, 1)) -- a window object made inline (no call)
+-- ctx.id: the window's id during on_element, -1 during on_event_time and the cleanup's clear
+-- (its timer has fired)
 M.TriggerCtx = TriggerCtx
 
 -- the general operator's context once the node moved there (ctx.moved), else nil
@@ -1026,7 +1028,7 @@ function TriggerCtx:register_event_time_timer(t)
   if g then
     return g:register_event_time_timer(t)
   end
-  if t == self.maxts and self.phase == ELEMENT then
+  if t == self.maxts and self.id >= 0 then
     local inst, id = self.inst, self.id
     if inst.tpos[id] == nil then
       inst.tpos[id] = add_pos(inst.tq, t, self.kid)
@@ -1042,7 +1044,7 @@ function TriggerCtx:delete_event_time_timer(t)
     return g:delete_event_time_timer(t)
   end
   if t == self.maxts then
-    if self.phase == ELEMENT then
+    if self.id >= 0 then
       local inst, id = self.inst, self.id
       if inst.tpos[id] ~= nil then -- its entry stays, a tombstone
         inst.tpos[id] = nil
@@ -1164,7 +1166,7 @@ end
 local function init_triggered(job, node, inst)
   inst.tpos, inst.tfired = {}, {}
   local ctx = { inst = inst, node = node, job = job, key = false, kid = 0, id = 0, maxts = 0,
-                phase = 0, moved = false, move = node.trig_move }
+                moved = false, move = node.trig_move }
   -- the methods in the context itself: a call finds its method with one lookup, not a miss
   -- there and then the metatable's
   for name, f in pairs(TriggerCtx) do
@@ -1316,10 +1318,10 @@ local function wire_triggered(job, node)
     end
     -- a window object per call (Windows compare by value, docs/API.md): one that the trigger
     -- does not keep is never allocated (the JIT sinks it)
-    local w = windows.window(q, q + size)
+    local w = setmetatable({ start = q, stop = q + size }, Window)
     local ctx = inst.ftctx
     local maxts = q + size - 1
-    ctx.key, ctx.kid, ctx.id, ctx.maxts, ctx.phase = key, kid, id, maxts, ELEMENT
+    ctx.key, ctx.kid, ctx.id, ctx.maxts = key, kid, id, maxts
     local r = on_element(trigger, v, ts, w, ctx)
     if moved then
       return element_moved(inst, key, r)
@@ -1389,11 +1391,10 @@ local function wire_triggered(job, node)
             q.count = q.count - 1
             tpos[id] = nil -- popped
             local key = key_of(inst, kid)
-            local win = windows.window(a, a + size) -- per call, as on_element's
-            ctx.key, ctx.kid, ctx.id, ctx.maxts, ctx.phase = key, kid, id, t, TIMER
+            local win = setmetatable({ start = a, stop = a + size }, Window) -- per call
+            ctx.key, ctx.kid, ctx.id, ctx.maxts = key, kid, -1, t
             local r = on_event_time(trigger, t, win, ctx)
             if moved then
-              ctx.phase = 0
               return timer_moved(inst, w, key, r, a)
             end
             if r ~= 0 then
@@ -1406,7 +1407,6 @@ local function wire_triggered(job, node)
             -- trigger's clear, the window
             inst.accs[id], inst.counts[id] = nil, nil
             tclear(trigger, win, ctx)
-            ctx.phase = 0
             if moved then
               return clear_moved(inst, w)
             end
