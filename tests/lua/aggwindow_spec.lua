@@ -456,13 +456,18 @@ spec.describe("aggwindow applies", function()
     keyed:window(W.tumbling_event_time(10)):aggregate(count_sum):collect()
     keyed:window(W.sliding_event_time(30, 10)):aggregate(count_sum):collect()
     keyed:window(W.sliding_event_time(30, 10)):reduce(max_reduce):collect()
+    keyed:window(W.tumbling_event_time(10)):trigger(TRIGGERS["event_time in Lua"]())
+      :aggregate(count_sum):collect()
+    keyed:window(W.tumbling_event_time(10)):trigger(TRIGGERS["event_time in Lua"]())
+      :allowed_lateness(5):aggregate(count_sum):collect()
     local text = require("weir.explain").text(require("weir.plan").build(env))
     local kinds = {}
     for kind in text:gmatch("{(%a+ window operator[^}]*)}") do
       kinds[#kinds + 1] = kind
     end
     eq(kinds, { "fast window operator: tumbling", "fast window operator: sliced",
-                "fast window operator: sliced" })
+                "fast window operator: sliced", "fast window operator: triggered",
+                "general window operator" })
     env:execute()
   end)
   it("not when the job says slicing = false", function()
