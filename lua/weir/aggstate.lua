@@ -58,6 +58,9 @@ local BATCH_T = ffi.typeof(("struct { int32_t n; int32_t keys[%d]; double ts[%d]
 ---windows, weir.aggregates), or nil.
 function M.cagg_kind(node)
   local a = node.assigner
+  if node.lua_trigger then
+    return nil -- its trigger decides the fires: the accumulators are Lua's
+  end
   if a.size ~= a.slide or node.fn_kind ~= "aggregate" or not node.user_fn.builtin then
     return nil
   end
@@ -81,6 +84,9 @@ function M.init(inst, k, cagg)
   end
   inst.one = { 0 } -- a fire's one-element list for the window function (reused, read-only)
   inst.w_taken = 0 -- tumbling: windows a chunk of fires took out of wtab, not yet cleared
+  -- a Lua trigger's (weir.aggwindow, "A Lua trigger"): per window id its timer's place in the
+  -- queue and whether it fired; tables there, false otherwise
+  inst.tpos, inst.tfired = false, false
   if k == 1 then
     inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
   else
@@ -359,7 +365,9 @@ function M.windows(node, inst, keep, with_contents)
           acc, count = cagg_acc(node, inst, kid, a)
         end
         list[#list + 1] = { kid = kid, start = a, stop = a + size,
-                            fired = a + size - 1 <= inst.watermark and acc ~= nil,
+                            fired = inst.tfired and inst.tfired[id] == true
+                              or (not inst.tfired and a + size - 1 <= inst.watermark
+                                  and acc ~= nil),
                             contents = with_contents and acc or nil,
                             count = count,
                             window_state = window_state_of(inst, kid, a, a + size) }
@@ -430,7 +438,11 @@ function M.timers(node, inst)
       if e < 0 then
         kid, a = -e, t - lateness - size + 1
       end
-      out[#out + 1] = { domain = "event", time = t, kid = kid, start = a, stop = a + size }
+      -- a Lua trigger's deleted timer leaves its entry (a tombstone): its window's place says
+      local live = not inst.tpos or inst.tpos[C.weir_wintab_find(inst.wtab, kid, a)] == i
+      if live then
+        out[#out + 1] = { domain = "event", time = t, kid = kid, start = a, stop = a + size }
+      end
     end
   end
   return out
@@ -469,9 +481,14 @@ function M.stats(node, inst)
     bytes = C.weir_slices_stat(inst.slices, C.WEIR_STORE_BYTES)
   end
   local q = inst.tq
+  local nxt = timerq.next(q)
+  if inst.tpos then -- the earliest time may have tombstones only
+    local first = M.timers(node, inst)[1]
+    nxt = first and first.time or INF
+  end
   return { open_windows = open, elements = elements,
            store_bytes = bytes + C.weir_store_stat(inst.wstore, C.WEIR_STORE_BYTES),
-           event_timers = q.count, next_event_timer = timerq.next(q),
+           event_timers = q.count, next_event_timer = nxt,
            processing_timers = 0, next_processing_timer = INF }
 end
 

@@ -60,6 +60,7 @@ local cast, double_p, uintptr_t = ffi.cast, ffi.typeof("double *"), ffi.typeof("
 -- it); used counts the window nodes this operator runs.
 M.disabled = false
 M.used = 0
+M.moves = 0 -- Lua-trigger nodes moved to the general operator (the tests read it)
 
 -- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in cache")
 local _, _, _ = C.weir_wintab_take, C.weir_wintab_trim, C.weir_slices_run_ops
@@ -968,6 +969,551 @@ local function wire_sliced_watermark(node, guard, o)
   return fire_sliced, run_key
 end
 
+-- A Lua trigger on tumbling windows ------------------------------------------------------------
+-- A user trigger (weir.trigger{}, or one wrapping the built-ins) on event-time tumbling windows
+-- without allowed lateness, reduce/aggregate without a rich function, runs here while what it
+-- asks of its context is what the window's state already has: Flink's timer at the window's
+-- max timestamp, which is also the window's cleanup timer. Per window (by its wtab id) beside
+-- the accumulator: the place of its timer in the timer queue (inst.tpos[id]: the index of its
+-- live entry in the bucket of its max timestamp, nil when it has none) and whether it has
+-- fired (inst.tfired[id]). The trigger gets a window object per call (equal, not the same:
+-- docs/API.md), which is not allocated when it does not keep it; the window function none
+-- unless it asks (ctx:window()), as on the other fast paths. A
+-- registration of that timer is a no-op when it is registered (Flink's timer service is a
+-- set), else an append; a delete leaves its entry as a tombstone (the place no longer says
+-- it); after on_element the operator registers it (registerCleanupTimer). A watermark's fires
+-- go in (time, registration) order: on_event_time, its FIRE/PURGE on the accumulator, then the
+-- cleanup (the accumulator, the trigger's clear, the window), as WindowOperator.onEventTime.
+-- Anything else the trigger asks (a timer at another time, processing time, ctx:state, a
+-- registration after its window's timer fired) moves the node to the general operator there
+-- and then, with its state (move below): the call goes on there, and so does the job.
+
+local TriggerCtx = {}
+TriggerCtx.__index = TriggerCtx
+local Window = getmetatable(windows.window(0, 1)) -- a window object made inline (no call)
+-- ctx.id: the window's id during on_element, -1 during on_event_time and the cleanup's clear
+-- (its timer has fired)
+M.TriggerCtx = TriggerCtx
+
+-- the general operator's context once the node moved there (ctx.moved), else nil
+function TriggerCtx:current_watermark()
+  local g = self.moved
+  if g then
+    return g:current_watermark()
+  end
+  local inst = self.inst
+  local w = inst.watermark
+  if inst.floor_top > w then
+    return floor_of(self.node, inst, self.key, w)
+  end
+  return w
+end
+
+function TriggerCtx:current_processing_time()
+  local g = self.moved
+  if g then
+    return g:current_processing_time()
+  end
+  return self.job:now()
+end
+
+-- timer t of entry e appended: its index in t's bucket
+local function add_pos(q, t, e)
+  timers_add(q, t, e)
+  return q.buckets[t].len
+end
+
+function TriggerCtx:register_event_time_timer(t)
+  local g = self.moved
+  if g then
+    return g:register_event_time_timer(t)
+  end
+  if t == self.maxts and self.id >= 0 then
+    local inst, id = self.inst, self.id
+    if inst.tpos[id] == nil then
+      inst.tpos[id] = add_pos(inst.tq, t, self.kid)
+    end
+    return
+  end
+  return self.move(self, "register_event_time_timer", t)
+end
+
+function TriggerCtx:delete_event_time_timer(t)
+  local g = self.moved
+  if g then
+    return g:delete_event_time_timer(t)
+  end
+  if t == self.maxts then
+    if self.id >= 0 then
+      local inst, id = self.inst, self.id
+      if inst.tpos[id] ~= nil then -- its entry stays, a tombstone
+        inst.tpos[id] = nil
+        inst.tq.count = inst.tq.count - 1
+      end
+    end
+    return -- from on_event_time or clear: the timer has fired, it is gone already
+  end
+  return self.move(self, "delete_event_time_timer", t)
+end
+
+for _, m in ipairs({ "register_processing_time_timer", "delete_processing_time_timer", "state",
+                     "merge_state" }) do
+  TriggerCtx[m] = function(self, ...)
+    local g = self.moved
+    if g then
+      return g[m](g, ...)
+    end
+    return self.move(self, m, ...)
+  end
+end
+
+---Whether a node of this shape can run its Lua trigger here (weir.windowing.choose).
+function M.triggered_shape(n)
+  local a = n.assigner
+  return a.is_event_time and not a.merging and not a.global and a.size == a.slide
+    and not n.evictor and n.trigger.builtin == nil and not n.rich and n.lateness == 0
+    and (n.fn_kind == "reduce" or n.fn_kind == "aggregate")
+end
+
+-- The plain values of a subtask's state (windows, live timers in pop order, window_state,
+-- global_state), by key: what the general operator's state is made from (fill).
+local function collect(node, inst)
+  local size = node.assigner.size
+  local out = { windows = {}, timers = {}, wstate = {}, gstate = {} }
+  local e = ffi.new("double[2]")
+  for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
+    local id = C.weir_wintab_at(inst.wtab, i, e)
+    if id >= 0 then
+      local kid, a = e[0], e[1]
+      out.windows[#out.windows + 1] = { key = key_of(inst, kid), start = a,
+        acc = inst.accs[id], count = inst.counts[id] or 0, fired = inst.tfired[id] == true }
+    end
+  end
+  local q, times = inst.tq, {}
+  for i = 1, q.n do
+    times[i] = q.times[i]
+  end
+  table.sort(times)
+  for _, t in ipairs(times) do
+    local b = q.buckets[t]
+    for i = b.head, b.len do
+      local kid, a = b[i], t - size + 1
+      local id = C.weir_wintab_find(inst.wtab, kid, a)
+      if id >= 0 and inst.tpos[id] == i then
+        out.timers[#out.timers + 1] = { key = key_of(inst, kid), start = a }
+      end
+    end
+  end
+  local w = ffi.new("double[3]")
+  for slot, st in pairs(inst.wstate) do
+    if C.weir_store_window(inst.wstore, slot, w) == 0 then
+      out.wstate[#out.wstate + 1] = { key = key_of(inst, w[0]), start = w[1], stop = w[2],
+                                      state = st }
+    end
+  end
+  for kid, g in pairs(inst.gstate) do
+    out.gstate[#out.gstate + 1] = { key = key_of(inst, kid), state = g }
+  end
+  return out
+end
+
+-- The general operator's state (weir.winstate's pieces of g, made by winstate.init) from
+-- collect's values: a window object is the one the trigger has seen.
+local function fill(node, g, st)
+  local size = node.assigner.size
+  local intern = wc.interner(node.keyed)
+  local function open(kid, a, stop)
+    local slot = C.weir_store_slot(g.store, kid, a, stop)
+    if not g.wins[slot] then
+      g.wins[slot], g.wkid[slot] = windows.window(a, stop), kid
+    end
+    return slot
+  end
+  for _, x in ipairs(st.windows) do
+    local kid = intern(g, x.key)
+    local slot = open(kid, x.start, x.start + size)
+    g.contents[slot] = x.acc
+    if x.count ~= 0 then
+      C.weir_store_count_add(g.store, slot, x.count)
+    end
+    if x.fired then
+      g.fires[slot] = true
+    end
+  end
+  for _, x in ipairs(st.timers) do
+    C.weir_timers_register(g.timers, C.WEIR_TIME_EVENT, x.start + size - 1, intern(g, x.key),
+      x.start, x.start + size)
+  end
+  for _, x in ipairs(st.wstate) do
+    g.wstate[open(intern(g, x.key), x.start, x.stop)] = x.state
+  end
+  for _, x in ipairs(st.gstate) do
+    g.gstate[intern(g, x.key)] = x.state
+  end
+end
+
+-- a stand-in subtask of the general operator's state, and a node with them (checkpoints)
+local function stand_in(inst)
+  local sh = { index = inst.index, watermark = inst.watermark }
+  require("weir.winstate").init(sh)
+  return sh
+end
+local function stand_in_node(node, insts)
+  return setmetatable({ instances = insts }, { __index = node })
+end
+
+-- Makes a subtask's pieces of this mode (aggstate.init made the rest).
+local function init_triggered(job, node, inst)
+  inst.tpos, inst.tfired = {}, {}
+  local ctx = { inst = inst, node = node, job = job, key = false, kid = 0, id = 0, maxts = 0,
+                moved = false, move = node.trig_move }
+  -- the methods in the context itself: a call finds its method with one lookup, not a miss
+  -- there and then the metatable's
+  for name, f in pairs(TriggerCtx) do
+    if type(f) == "function" then
+      ctx[name] = f
+    end
+  end
+  inst.ftctx = setmetatable(ctx, TriggerCtx)
+end
+
+local function wire_triggered(job, node)
+  local size, offset = node.assigner.size, node.assigner.offset
+  local trigger = node.trigger
+  local on_element, on_event_time, tclear = trigger.on_element, trigger.on_event_time,
+    trigger.clear
+  local reduce = node.fn_kind == "reduce" and node.user_fn or nil
+  local create, add, result
+  if not reduce then
+    create, add, result = node.user_fn.create, node.user_fn.add, node.user_fn.result
+  end
+  local instances = node.instances
+  local call_window_fn = wc.caller(node)
+  local intern = aggstate.interner(node)
+  local check_result = wc.check_result
+  local CHUNK = chunk_of(1)
+  local moved, general_push, gops = false, nil, nil
+
+  -- The move to the general operator, from a trigger call ctx is in (or from a restore, ctx
+  -- nil): every subtask's state as plain values, the general operator wired (a new state for
+  -- the same subtask tables), the state filled in, and ctx pointed at the general operator's
+  -- context for its window, which the call goes on with.
+  local function move(ctx, method, ...)
+    M.moves = M.moves + 1
+    local states, saved = {}, {}
+    local dropped, first_late = node.late_dropped, node.first_late -- wc.setup resets them
+    for i, inst in ipairs(instances) do
+      states[i] = collect(node, inst)
+      saved[i] = { inst.floors, inst.floor_top, inst.records }
+    end
+    for i, n in ipairs(job.timer_nodes) do
+      if n == node then
+        table.remove(job.timer_nodes, i)
+        break
+      end
+    end
+    local windowop = require("weir.windowop")
+    node.window_op, node.lua_trigger = windowop, false
+    local push = node.push
+    windowop.instantiate(job, node)
+    general_push, gops = node.push, node.general_ops
+    node.late_dropped, node.first_late = dropped, first_late
+    node.push, node.general_push = push, general_push -- the job's entry stays: it forwards
+    for i, inst in ipairs(instances) do
+      inst.floors, inst.floor_top, inst.records = saved[i][1], saved[i][2], saved[i][3]
+      fill(node, inst, states[i])
+    end
+    moved = true
+    if ctx == nil then
+      return
+    end
+    local inst, a = ctx.inst, ctx.maxts - size + 1
+    local gkid = wc.interner(node.keyed)(inst, ctx.key)
+    local g = inst.tctx
+    local slot = C.weir_store_find(inst.store, gkid, a, a + size)
+    g.key, g.kid, g.slot = ctx.key, gkid, slot
+    g.window = slot >= 0 and inst.wins[slot] or windows.window(a, a + size)
+    ctx.moved = g
+    return g[method](g, ...)
+  end
+  node.trig_move = move
+
+  -- no window object: the function's context makes one if asked (wincontext.caller)
+  local function fire(inst, key, kid, a, id)
+    local acc = inst.accs[id]
+    if acc == nil then
+      return
+    end
+    inst.tfired[id] = true
+    local one = inst.one
+    if reduce then
+      one[1] = acc
+    else
+      one[1] = result(acc)
+    end
+    call_window_fn(inst, key, nil, one, kid, a, a + size)
+  end
+
+  -- on_element moved the node: the rest of its element on the general operator
+  local function element_moved(inst, key, r)
+    local g = inst.tctx
+    r = check_result(node, r, "on_element")
+    gops.apply_result(inst, r, g.slot, key, g.kid, g.window)
+    gops.register_cleanup(inst, g.kid, g.window, g.slot)
+  end
+
+  node.push = function(st, v, ts, key)
+    if moved then
+      return general_push(st, v, ts, key)
+    end
+    local inst = instances[st + 1]
+    inst.records = inst.records + 1
+    if ts == nil or abs(ts) > MAX_TIME then
+      no_timestamp(ts)
+    end
+    local kid = intern(inst, key)
+    local W = inst.watermark
+    if inst.floor_top > W then
+      W = floor_of(node, inst, key, W)
+    end
+    local q = inst.last_start[kid]
+    local id
+    if q ~= nil and ts >= q and ts < q + size then
+      id = inst.last_id[kid]
+    else
+      q = ts - (ts - offset) % size
+      if q + size - 1 <= W then
+        return late(node, st, v, ts, key)
+      end
+      id = C.weir_wintab_add(inst.wtab, kid, q)
+      if id < 0 then
+        store_failed(id)
+      end
+      inst.last_start[kid], inst.last_id[kid] = q, id
+    end
+    local counts, accs = inst.counts, inst.accs
+    counts[id] = (counts[id] or 0) + 1
+    local acc = accs[id]
+    if reduce then
+      local r = v
+      if acc ~= nil then
+        r = reduce(acc, v)
+        if r == nil then
+          reduce_nil()
+        end
+      end
+      accs[id] = r
+    else
+      if acc == nil then
+        acc = create()
+        if acc == nil then
+          aggregate_nil("create")
+        end
+      end
+      acc = add(v, acc)
+      if acc == nil then
+        aggregate_nil("add")
+      end
+      accs[id] = acc
+    end
+    -- a window object per call (Windows compare by value, docs/API.md): one that the trigger
+    -- does not keep is never allocated (the JIT sinks it)
+    local w = setmetatable({ start = q, stop = q + size }, Window)
+    local ctx = inst.ftctx
+    local maxts = q + size - 1
+    ctx.key, ctx.kid, ctx.id, ctx.maxts = key, kid, id, maxts
+    local r = on_element(trigger, v, ts, w, ctx)
+    if moved then
+      return element_moved(inst, key, r)
+    end
+    if r ~= 0 then
+      r = check_result(node, r, "on_element")
+      if r % 2 == 1 then
+        fire(inst, key, kid, q, id)
+      end
+      if r >= 2 then
+        accs[id], counts[id] = nil, nil
+      end
+    end
+    if inst.tpos[id] == nil then -- WindowOperator.registerCleanupTimer
+      inst.tpos[id] = add_pos(inst.tq, maxts, kid)
+    end
+  end
+
+  -- on_event_time or clear moved the node: the rest of the timer's work there, then the rest
+  -- of the watermark's timers
+  local function timer_moved(inst, w, key, r, a)
+    local g = inst.tctx
+    r = check_result(node, r, "on_event_time")
+    gops.apply_result(inst, r, g.slot, key, g.kid, g.window)
+    gops.cleanup(inst, key, g.kid, g.window, a, a + size, g.slot >= 0 and g.slot or nil)
+    inst.firing = false
+    return node.on_watermark(inst, w)
+  end
+  local function clear_moved(inst, w)
+    local g = inst.tctx
+    wc.check_cleared(g)
+    if g.slot >= 0 then
+      require("weir.winstate").drop_at(inst, g.slot)
+    end
+    inst.firing = false
+    return node.on_watermark(inst, w)
+  end
+
+  -- WindowOperator.onEventTime over the timerq, a chunk of a time's entries at a time (their
+  -- windows' ids found in one C call); a tombstone's entry is skipped.
+  node.on_watermark = function(inst, w)
+    if inst.floors then
+      pass_floors(inst, w)
+    end
+    local q = inst.tq
+    local times, buckets = q.times, q.buckets
+    local ctx = inst.ftctx
+    inst.firing = true
+    while q.n > 0 and times[1] <= w do
+      local t = times[1]
+      local b = buckets[t]
+      local a = t - size + 1
+      while b.head <= b.len do
+        local first = b.head
+        local last = math.min(b.len, first + CHUNK - 1)
+        local keys = inst.g_keys
+        for i = first, last do
+          keys[i - first] = b[i]
+        end
+        C.weir_wintab_gather(inst.wtab, keys, last - first + 1, a, inst.g_ids)
+        local ids, tpos = inst.g_ids, inst.tpos
+        for i = first, last do
+          b.head = i + 1
+          local id = ids[i - first]
+          if id >= 0 and tpos[id] == i then
+            local kid = b[i]
+            q.count = q.count - 1
+            tpos[id] = nil -- popped
+            local key = key_of(inst, kid)
+            local win = setmetatable({ start = a, stop = a + size }, Window) -- per call
+            ctx.key, ctx.kid, ctx.id, ctx.maxts = key, kid, -1, t
+            local r = on_event_time(trigger, t, win, ctx)
+            if moved then
+              return timer_moved(inst, w, key, r, a)
+            end
+            if r ~= 0 then
+              r = check_result(node, r, "on_event_time")
+              if r % 2 == 1 then
+                fire(inst, key, kid, a, id)
+              end
+            end
+            -- the cleanup (this timer is the window's cleanup time): its contents, the
+            -- trigger's clear, the window
+            inst.accs[id], inst.counts[id] = nil, nil
+            tclear(trigger, win, ctx)
+            if moved then
+              return clear_moved(inst, w)
+            end
+            inst.tfired[id] = nil
+            aggstate.drop(inst, 1, kid, a, size)
+          end
+        end
+      end
+      timerq.pop(q)
+    end
+    inst.firing = false
+  end
+
+  job.firers[node.on_watermark] = { node = node }
+  job.places[call_window_fn] = { node = node, key = 2, win = 3, start = 6, stop = 7 }
+  job.places[fire] = { node = node, key = 2, start = 4, size = size }
+end
+
+---A Lua-trigger node's checkpoint sections: the general operator's (weir.winckpt's "general"
+---sections, made from a stand-in of its state), so a checkpoint restores on either operator.
+function M.snapshot(node, what)
+  local insts = {}
+  for i, inst in ipairs(node.instances) do
+    insts[i] = stand_in(inst)
+    fill(node, insts[i], collect(node, inst))
+  end
+  return require("weir.winckpt").snapshot(stand_in_node(node, insts), "general", what)
+end
+
+---Restores general sections into a Lua-trigger node's fresh subtasks: here when every window
+---has its one timer, at its max timestamp, and no trigger state; else the node moves to the
+---general operator first and they restore there.
+function M.restore(job, node, groups)
+  local winckpt, winstate = require("weir.winckpt"), require("weir.winstate")
+  local size = node.assigner.size
+  local insts = {}
+  for i, inst in ipairs(node.instances) do
+    insts[i] = stand_in(inst)
+  end
+  winckpt.restore(job, stand_in_node(node, insts), "general", groups)
+  local all = function() return true end
+  local fits = true
+  local lists = {}
+  for i, sh in ipairs(insts) do
+    local ws, ts = winstate.windows(node, sh, all, true), winstate.timers(sh)
+    lists[i] = { ws, ts }
+    local per = {}
+    for _, x in ipairs(ws) do
+      if x.trigger_state and next(x.trigger_state) ~= nil then
+        fits = false
+      end
+      per[x.kid .. " " .. x.start] = 0
+    end
+    for _, t in ipairs(ts) do
+      local k = t.kid .. " " .. t.start
+      if t.domain ~= "event" or t.time ~= t.start + size - 1 or t.stop ~= t.start + size
+          or per[k] ~= 0 then
+        fits = false
+      else
+        per[k] = 1
+      end
+    end
+    for _, n in pairs(per) do
+      if n ~= 1 then
+        fits = false
+      end
+    end
+  end
+  if not fits then
+    node.trig_move(nil)
+    return winckpt.restore(job, node, "general", groups)
+  end
+  local intern = aggstate.interner(node)
+  for i, inst in ipairs(node.instances) do
+    local sh = insts[i]
+    local ws, ts = lists[i][1], lists[i][2]
+    for _, x in ipairs(ws) do
+      local kid = intern(inst, sh.keys[x.kid])
+      local id = C.weir_wintab_add(inst.wtab, kid, x.start)
+      if id < 0 then
+        store_failed(id)
+      end
+      inst.accs[id], inst.counts[id] = x.contents, x.count ~= 0 and x.count or nil
+      inst.tfired[id] = x.fired and true or nil
+      if x.window_state ~= nil then
+        inst.wstate[C.weir_store_slot(inst.wstore, kid, x.start, x.stop)] = x.window_state
+      end
+    end
+    for _, t in ipairs(ts) do
+      local kid = intern(inst, sh.keys[t.kid])
+      local id = C.weir_wintab_find(inst.wtab, kid, t.start)
+      inst.tpos[id] = add_pos(inst.tq, t.time, kid)
+    end
+    for kid, g in pairs(sh.gstate) do
+      inst.gstate[intern(inst, sh.keys[kid])] = g
+    end
+  end
+end
+
+---Makes a Lua-trigger node's subtasks' state fresh (the round-trip mode).
+function M.reset(job, node)
+  for _, inst in ipairs(node.instances) do
+    aggstate.init(inst, 1, nil)
+    init_triggered(job, node, inst)
+  end
+end
+
 ---Wires the window node (weir.windowing has the interface).
 function M.instantiate(job, node)
   M.used = M.used + 1
@@ -981,6 +1527,15 @@ function M.instantiate(job, node)
     inst.records = 0
   end
   job.timer_nodes[#job.timer_nodes + 1] = node
+  if node.lua_trigger then
+    wire_triggered(job, node)
+    for _, inst in ipairs(node.instances) do
+      init_triggered(job, node, inst)
+    end
+    node.on_processing_time = function() end
+    wc.user_places(job, node)
+    return
+  end
   local call_window_fn = wc.caller(node)
   -- With on_error, each fire and clear() runs guarded (weir.windowop says how); nil without.
   local guard = job:fire_guard()

@@ -57,7 +57,9 @@ local C = require("weir.ffi")
 local M = {}
 
 ---Which operator runs window node n of plan env: "tumbling" or "sliced" (weir.aggwindow),
----"session" (weir.sessionop: event-time sessions) or "general" (weir.windowop). From the
+---"triggered" (weir.aggwindow: a Lua trigger on tumbling windows, which moves the node to the
+---general operator when it asks for more than its window's timer), "session" (weir.sessionop:
+---event-time sessions) or "general" (weir.windowop). From the
 ---node's shape alone: no user code runs. A "sliced" node whose aggregate's create() returns no
 ---number, and a "session" node of a job with on_error or the REPL's trace, run on the general
 ---operator (M.instantiate). The tests' aggwindow.disabled (the general operator for every
@@ -70,6 +72,9 @@ function M.choose(env, n)
   if a.merging and a.is_event_time and not n.evictor and n.trigger.builtin == "event_time"
       and not n.rich and not sessionop.disabled and not aggwindow.disabled then
     return "session"
+  end
+  if not aggwindow.disabled and aggwindow.triggered_shape(n) then
+    return "triggered" -- a Lua trigger on tumbling windows (weir.aggwindow)
   end
   if aggwindow.disabled or a.merging or a.global or not a.is_event_time or n.evictor
       or n.trigger.builtin ~= "event_time" then
@@ -87,7 +92,7 @@ end
 
 -- (by name: a node's window_op is the module itself, which callers compare)
 local OPS = { tumbling = "weir.aggwindow", sliced = "weir.aggwindow", general = "weir.windowop",
-              session = "weir.sessionop" }
+              session = "weir.sessionop", triggered = "weir.aggwindow" }
 
 -- Session windows run on weir.sessionop only where it has every piece the job uses: the
 -- REPL's trace and on_error's guarded fires are the general operator's, so those jobs run
@@ -103,6 +108,10 @@ function M.instantiate(job, node)
   if how == "session" and not session_ok(job) then
     how = "general"
   end
+  if how == "triggered" and not (session_ok(job) and not job.check_triggers) then
+    how = "general" -- the trace, on_error's guards and --check-triggers are the general's
+  end
+  node.lua_trigger = how == "triggered"
   if how == "sliced" and node.fn_kind == "aggregate" then
     local ok, acc = pcall(node.user_fn.create)
     if not ok or type(acc) ~= "number" then
@@ -376,6 +385,9 @@ local function repr_of(node)
   elseif op == package.loaded["weir.windowop"] then
     return "general"
   elseif op == package.loaded["weir.aggwindow"] then
+    if node.lua_trigger then
+      return "general" -- written as the general operator's (weir.aggwindow.snapshot)
+    end
     return node.assigner.size == node.assigner.slide and "tumbling" or "sliced"
   elseif op == package.loaded["weir.sessionop"] then
     return "general" -- written as the general operator's (weir.sessionop.snapshot)
@@ -400,7 +412,7 @@ function M.checkpoint_parts(job, node)
     keyed = keyed,
     raw = true, -- winckpt checks the user values it writes (weir.ckvalue.keep)
     snapshot = function()
-      local groups = node.window_op == package.loaded["weir.sessionop"]
+      local groups = (node.window_op == package.loaded["weir.sessionop"] or node.lua_trigger)
         and node.window_op.snapshot(node, part.name)
         or winckpt.snapshot(node, repr_of(node), part.name) -- a sliced reduce may move
       return keyed and groups or groups[-1]
@@ -415,7 +427,7 @@ function M.checkpoint_parts(job, node)
           end
         end
       end
-      if node.window_op == package.loaded["weir.sessionop"] then
+      if node.window_op == package.loaded["weir.sessionop"] or node.lua_trigger then
         return node.window_op.restore(job, node, groups)
       end
       winckpt.restore(job, node, repr_of(node), groups)
@@ -423,6 +435,8 @@ function M.checkpoint_parts(job, node)
     reset = function()
       if node.window_op == package.loaded["weir.sessionop"] then
         return node.window_op.reset(node)
+      elseif node.lua_trigger then
+        return node.window_op.reset(job, node)
       end
       winckpt.reset(node, repr_of(node))
     end,

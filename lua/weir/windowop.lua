@@ -543,6 +543,9 @@ function M.instantiate(job, node)
   local o = window_ops(job, node, guard, c)
   local m = merge_ops(job, node, guard, c, o.drop_slot)
   local push_merging = wire_push(job, node, wc.interner(node.keyed), c, o, m)
+  -- for weir.aggwindow's Lua-trigger windows, which move here mid-call (aggwindow.move)
+  node.general_ops = { apply_result = o.apply_result, register_cleanup = o.register_cleanup,
+                       cleanup = o.cleanup }
   local on_timer = wire_timers(job, node, guard, o)
   local fire, clear_all, on_merge = c.fire, o.clear_all, m.on_merge
   -- for the error handler (weir.run, Failures): where a fire is, from these frames' arguments

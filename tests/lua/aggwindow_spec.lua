@@ -47,6 +47,106 @@ local CASES = {
     fn = "reduce" },
 }
 
+-- Lua triggers on tumbling windows (the fast operator runs them while they use only the
+-- window's max-timestamp timer; the others move to the general operator where they ask more).
+local function at_end(_, time, w)
+  return time == w:max_timestamp() and weir.FIRE or weir.CONTINUE
+end
+local function register_end(ctx, w)
+  ctx:register_event_time_timer(w:max_timestamp())
+end
+local TRIGGERS = {
+  ["event_time in Lua"] = function()
+    return weir.trigger{
+      on_element = function(_, _, _, w, ctx)
+        if w:max_timestamp() <= ctx:current_watermark() then return weir.FIRE end
+        register_end(ctx, w)
+        return weir.CONTINUE
+      end,
+      on_event_time = at_end,
+      clear = function(_, w, ctx) ctx:delete_event_time_timer(w:max_timestamp()) end,
+    }
+  end,
+  -- early fires on an element's value, FIRE_AND_PURGE and PURGE
+  ["FIRE early, FIRE_AND_PURGE, PURGE"] = function()
+    return weir.trigger{
+      on_element = function(_, e, _, w, ctx)
+        register_end(ctx, w)
+        if e[3] == 9 then return weir.FIRE end
+        if e[3] == 1 then return weir.FIRE_AND_PURGE end
+        if e[3] == 2 then return weir.PURGE end
+        return weir.CONTINUE
+      end,
+      on_event_time = at_end,
+    }
+  end,
+  -- no timer of its own: the cleanup timer at the end still fires on_event_time
+  ["no timers, FIRE on the cleanup timer"] = function()
+    return weir.trigger{
+      on_element = function() return weir.CONTINUE end,
+      on_event_time = function() return weir.FIRE end,
+    }
+  end,
+  -- deletes and registrations again: the timer moves behind the others of its time
+  ["deletes its timer"] = function()
+    return weir.trigger{
+      on_element = function(_, e, _, w, ctx)
+        if e[3] % 2 == 1 then
+          ctx:delete_event_time_timer(w:max_timestamp())
+        else
+          register_end(ctx, w)
+        end
+        if e[3] == 4 then
+          ctx:delete_event_time_timer(w:max_timestamp())
+          register_end(ctx, w)
+        end
+        return e[3] == 7 and weir.FIRE or weir.CONTINUE
+      end,
+      on_event_time = at_end,
+    }
+  end,
+  ["purging(event_time())"] = function()
+    return weir.triggers.purging(weir.triggers.event_time())
+  end,
+  -- these move to the general operator: state on an element, a timer at another time, state
+  -- first asked for at a timer, in clear
+  ["count(3) (moves: state)"] = function() return weir.triggers.count(3) end,
+  ["continuous_event_time(4) (moves: another time)"] = function()
+    return weir.triggers.continuous_event_time(4)
+  end,
+  ["state at the timer (moves mid-watermark)"] = function()
+    return weir.trigger{
+      on_element = function(_, _, _, w, ctx) register_end(ctx, w) return weir.CONTINUE end,
+      on_event_time = function(_, time, w, ctx)
+        local s = ctx:state("n")
+        s:set((s:get() or 0) + 1)
+        return at_end(nil, time, w)
+      end,
+      clear = function(_, _, ctx) ctx:state("n"):clear() end,
+    }
+  end,
+  ["state in clear (moves mid-cleanup)"] = function()
+    return weir.trigger{
+      on_element = function(_, e, _, w, ctx)
+        register_end(ctx, w)
+        return e[3] == 5 and weir.FIRE or weir.CONTINUE
+      end,
+      on_event_time = at_end,
+      clear = function(_, _, ctx) ctx:state("gone"):clear() end,
+    }
+  end,
+}
+local TRIGGER_ORDER = { "event_time in Lua", "FIRE early, FIRE_AND_PURGE, PURGE",
+  "no timers, FIRE on the cleanup timer", "deletes its timer", "purging(event_time())",
+  "count(3) (moves: state)", "continuous_event_time(4) (moves: another time)",
+  "state at the timer (moves mid-watermark)", "state in clear (moves mid-cleanup)" }
+for i, name in ipairs(TRIGGER_ORDER) do
+  local fns = { "aggregate", "process", "reduce" }
+  CASES[#CASES + 1] = { name = "tumbling, Lua trigger " .. name .. ", " .. fns[i % 3 + 1],
+    assigner = function() return W.tumbling_event_time(10) end, lateness = 0,
+    fn = fns[i % 3 + 1], trigger = TRIGGERS[name] }
+end
+
 -- Numbers for the reduce cases: v * 10 + the key's index in RANDOM_KEYS, keyed by that key.
 local function as_number(e)
   for i, k in ipairs(winjob.RANDOM_KEYS) do
@@ -135,6 +235,7 @@ local function run(case, records, fast)
   end
   local got, lates, env = winjob.run(records, case.assigner(), configure, {
     env = { parallelism = 1 }, lateness = case.lateness, fast = fast,
+    trigger = case.trigger and case.trigger(),
     values = case.fn:find("^reduce_") and as_number or nil, key = number_key,
     each = function(_, env)
       seen = seen + 1
@@ -155,6 +256,7 @@ spec.describe("aggwindow equals windowop", function()
     it(case.name .. ": 150 random inputs give the same output and late records", function()
       math.randomseed(7)
       local fires, lates_seen, views = 0, 0, 0
+      local moves = aggwindow.moves
       for round = 1, 150 do
         local records = random_records(math.random(1, 60))
         local got_fast, late_fast, used, views_fast = run(case, records, true)
@@ -174,6 +276,13 @@ spec.describe("aggwindow equals windowop", function()
         end
         views = views + #views_fast
         fires, lates_seen = fires + #got_fast, lates_seen + #late_fast
+      end
+      -- a Lua trigger that asks for more than its window's timer moved to the general
+      -- operator (in some rounds: where it asked), the others never did
+      if case.trigger then
+        local moved = aggwindow.moves - moves
+        assert((moved > 0) == (case.name:find("(moves", 1, true) ~= nil),
+          ("%d moves"):format(moved))
       end
       -- the inputs did exercise both: fires and late records
       assert(fires > 150 and lates_seen > 10 and views > 300,
@@ -347,13 +456,18 @@ spec.describe("aggwindow applies", function()
     keyed:window(W.tumbling_event_time(10)):aggregate(count_sum):collect()
     keyed:window(W.sliding_event_time(30, 10)):aggregate(count_sum):collect()
     keyed:window(W.sliding_event_time(30, 10)):reduce(max_reduce):collect()
+    keyed:window(W.tumbling_event_time(10)):trigger(TRIGGERS["event_time in Lua"]())
+      :aggregate(count_sum):collect()
+    keyed:window(W.tumbling_event_time(10)):trigger(TRIGGERS["event_time in Lua"]())
+      :allowed_lateness(5):aggregate(count_sum):collect()
     local text = require("weir.explain").text(require("weir.plan").build(env))
     local kinds = {}
     for kind in text:gmatch("{(%a+ window operator[^}]*)}") do
       kinds[#kinds + 1] = kind
     end
     eq(kinds, { "fast window operator: tumbling", "fast window operator: sliced",
-                "fast window operator: sliced" })
+                "fast window operator: sliced", "fast window operator: triggered",
+                "general window operator" })
     env:execute()
   end)
   it("not when the job says slicing = false", function()
@@ -368,6 +482,126 @@ spec.describe("aggwindow applies", function()
     env:execute()
     eq(aggwindow.used - used, 0)
   end)
+end)
+
+spec.describe("aggwindow with a Lua trigger: checkpoints", function()
+  local checkpoint = require("weir.checkpoint")
+  local windowing = require("weir.windowing")
+  local format = require("weir.format")
+  -- One run of records through a tumbling window with trigger t (a TRIGGERS name) on the fast
+  -- (or the general) operator: its fires; `at`: a checkpoint of the window before record at
+  -- (bytes, as a state file holds them, and the watermark), `restore`: the job starts from one.
+  local function run_ck(t, records, fast, at, restore)
+    local sink, seen, snap = {}, 0, nil
+    local watch = winjob.watch()
+    local node_of = function() return watch.nodes[#watch.nodes].node end
+    if restore then
+      local instantiate = windowing.instantiate
+      windowing.instantiate = function(job, node)
+        instantiate(job, node)
+        windowing.instantiate = instantiate
+        windowing.checkpoint_parts(job, node).state.restore(
+          assert(checkpoint.decode_state(restore.state, 1))[1].value)
+        for _, inst in ipairs(node.instances) do
+          inst.watermark = restore.watermark
+        end
+      end
+    end
+    local env = weir.env{ parallelism = 1 }
+    local late = weir.output_tag("late")
+    env:from_collection(records)
+      :map(function(e)
+        seen = seen + 1
+        if seen == at then
+          local part = windowing.checkpoint_parts(nil, node_of()).state
+          snap = { state = checkpoint.encode_state(1, { { name = "w", key_group = 0,
+                                                          value = part.snapshot(), raw = true } }),
+                   watermark = node_of().instances[1].watermark, fired = #sink }
+        end
+        return e
+      end)
+      :assign_timestamps_and_watermarks(punctuated)
+      :filter(function(e) return e.wm == nil end)
+      :key_by(function(e) return e[1] end)
+      :window(W.tumbling_event_time(10))
+      :trigger(TRIGGERS[t]())
+      :side_output_late_data(late)
+      :aggregate(count_sum, function(key, ctx, sums, out)
+        local ws, gs = ctx:window_state(), ctx:global_state()
+        ws.n, gs.n = (ws.n or 0) + 1, (gs.n or 0) + 1
+        sink[#sink + 1] = ("%s %s %s %d %d"):format(format.value(key), tostring(ctx:window()),
+          tostring(sums[1]), ws.n, gs.n)
+        out(1)
+      end)
+      :get_side_output(late):sink(function(e)
+        sink[#sink + 1] = ("%s late %s"):format(format.value(e[1]), e[2])
+      end)
+    aggwindow.disabled = not fast
+    local ok, err = pcall(env.execute, env)
+    aggwindow.disabled = false
+    watch.stop()
+    if not ok then
+      error(err, 0)
+    end
+    return sink, snap, node_of()
+  end
+  for _, t in ipairs({ "event_time in Lua", "FIRE early, FIRE_AND_PURGE, PURGE",
+                       "deletes its timer", "state in clear (moves mid-cleanup)" }) do
+    it(t .. ": a checkpoint of either operator restores on both", function()
+      math.randomseed(#t * 31)
+      for _ = 1, 12 do
+        local records = random_records(math.random(20, 70))
+        local want, _, node = run_ck(t, records, true)
+        eq(want, (run_ck(t, records, false)))
+        if not t:find("moves") then
+          eq(node.window_op == aggwindow, true, "runs on the fast operator")
+        end
+        local at = math.random(2, #records)
+        for _, from in ipairs({ true, false }) do
+          local before, snap = run_ck(t, records, from, at)
+          eq(before, want, "a checkpoint changes nothing")
+          for _, to in ipairs({ true, false }) do
+            local rest = {}
+            for i = at, #records do
+              rest[#rest + 1] = records[i]
+            end
+            local got = {}
+            for i = 1, snap.fired do
+              got[i] = want[i]
+            end
+            for _, l in ipairs((run_ck(t, rest, to, nil, snap))) do
+              got[#got + 1] = l
+            end
+            eq(got, want, ("taken on the %s operator at %d, restored on the %s"):format(
+              from and "fast" or "general", at, to and "fast" or "general"))
+          end
+        end
+      end
+    end)
+  end
+  it("a general checkpoint with trigger state moves the restored node to the general operator",
+    function()
+      math.randomseed(3)
+      local records = random_records(60)
+      local want = run_ck("count(3) (moves: state)", records, false)
+      local _, snap = run_ck("count(3) (moves: state)", records, false, 40)
+      local moves = aggwindow.moves
+      local rest = {}
+      for i = 40, #records do
+        rest[#rest + 1] = records[i]
+      end
+      local got = {}
+      for i = 1, snap.fired do
+        got[i] = want[i]
+      end
+      local tail_fires, _, node = run_ck("count(3) (moves: state)", rest, true, nil, snap)
+      for _, l in ipairs(tail_fires) do
+        got[#got + 1] = l
+      end
+      eq(got, want)
+      eq(aggwindow.moves > moves, true)
+      eq(node.window_op == require("weir.windowop"), true)
+    end)
 end)
 
 spec.finish()

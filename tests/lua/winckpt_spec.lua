@@ -87,6 +87,22 @@ local CASES = {
     trigger = function() return weir.triggers.purging(weir.triggers.count(3)) end },
   { name = "a Lua trigger with state and equal-time timers", fn = "process", lateness = 4,
     assigner = function() return W.sliding_event_time(20, 10) end, trigger = lua_trigger },
+  -- Flink's EventTimeTrigger in Lua, on the fast operator's state (weir.aggwindow), whose
+  -- checkpoints are the general operator's sections
+  { name = "tumbling, a Lua trigger (fast)", fast = "tumbling", fn = "aggregate",
+    assigner = function() return W.tumbling_event_time(10) end,
+    trigger = function()
+      return weir.trigger{
+        on_element = function(_, e, _, w, ctx)
+          ctx:register_event_time_timer(w:max_timestamp())
+          return e[3] == 9 and weir.FIRE or weir.CONTINUE
+        end,
+        on_event_time = function(_, t, w)
+          return t == w:max_timestamp() and weir.FIRE or weir.CONTINUE
+        end,
+        clear = function(_, w, ctx) ctx:delete_event_time_timer(w:max_timestamp()) end,
+      }
+    end },
   { name = "an evictor", fn = "process",
     assigner = function() return W.sliding_event_time(20, 10) end,
     evictor = function() return weir.evictors.count(2) end },
