@@ -89,6 +89,7 @@ function M.init(inst, k, cagg)
   inst.tpos, inst.tfired = false, false
   if k == 1 then
     inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
+    inst.tb_apart = 0 -- windows the job's start opened apart (weir.aggwindow, tumbling_push)
   else
     inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
     inst.sl_start, inst.sl_cell, inst.sl_hits = {}, {}, {}

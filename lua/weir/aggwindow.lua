@@ -216,9 +216,20 @@ local function tumbling_push(node, intern, o)
   local trace = node.trace
   local instances = node.instances
   local cleanup_of, register, fire_in_push = o.cleanup_of, o.register, o.fire_in_push
+  -- A new window's slot at a job's start, through a caller that is never compiled (jit.off),
+  -- as sliding_push's register_apart: while most elements open a window (every key's first),
+  -- a root trace of the element path recorded there would make the steady path (the key's
+  -- last window) a side trace of it, re-entering the root at its head every element; through
+  -- here such a trace aborts, and the root trace is recorded on the steady path. Bounded
+  -- (START_UP records, while about half of them or more open a window).
+  local function open_apart(inst, kid, q)
+    return C.weir_wintab_add(inst.wtab, kid, q)
+  end
+  jit.off(open_apart)
   return function(st, v, ts, key)
     local inst = instances[st + 1]
-    inst.records = inst.records + 1
+    local r = inst.records + 1
+    inst.records = r
     if ts == nil or abs(ts) > MAX_TIME then
       no_timestamp(ts)
     end
@@ -239,7 +250,12 @@ local function tumbling_push(node, intern, o)
       if cleanup_of(q + size - 1) <= W then
         return late(node, st, v, ts, key) -- its window is late
       end
-      slot = C.weir_wintab_add(inst.wtab, kid, q)
+      if r <= START_UP and (inst.tb_apart + 1) * 2 > r then
+        inst.tb_apart = inst.tb_apart + 1
+        slot = open_apart(inst, kid, q)
+      else
+        slot = C.weir_wintab_add(inst.wtab, kid, q)
+      end
       if slot < 0 then
         store_failed(slot)
       end
