@@ -216,8 +216,10 @@ function SO:write(list, vals)
       .. "weir.key_group(k, %d); docs/API.md, Scale-out)"):format(self.group, name, kg,
       node.kafka_parts[1].topic, kg, #node.kafka_parts))
   end
-  -- the output before the snapshot is written first (write_text flushed, Kafka sinks
-  -- acknowledged): what a restore repeats is only what came after it (at-least-once)
+  -- the output before the snapshot is written first (stdout flushed for print, write_text
+  -- flushed, Kafka sinks acknowledged): what a restore repeats is only what came after it
+  -- (at-least-once); a print line left in the buffer would be lost by a kill -9
+  C.weir_out_flush()
   for _, part in ipairs(self.registry.parts) do
     if part.name:match("^sink/") then
       part.snapshot()
