@@ -1198,6 +1198,22 @@ int32_t weir_kafka_rebalance_event(weir_rt_t *rt, int32_t source, int32_t *kind,
     return e->n;
 }
 
+int weir_kafka_rebalance_accept(weir_rt_t *rt, int32_t source)
+{
+    kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k || k->group == NULL) {
+        return rt ? wr_err_set(&rt->err, WEIR_EINVAL, "weir_kafka_rebalance_accept: not a "
+                                                       "group member")
+                  : WEIR_EINVAL;
+    }
+    wr_err_t err = {0};
+    if (wr_kafka_group_accept(k->group, &err) != 0) {
+        return wr_err_set(&rt->err, err.code ? err.code : WEIR_ESOURCE, "group member: %s",
+                          err.msg);
+    }
+    return 0;
+}
+
 int weir_kafka_rebalance_finish(weir_rt_t *rt, int32_t source, const double *offsets)
 {
     kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;

@@ -564,6 +564,8 @@ function M.join_group(job, node, group)
         offs[i] = -1
       end
       if k == 1 then
+        -- joined at once, paused: the group does not wait for the restore (docs/ARCHITECTURE.md)
+        if C.weir_kafka_rebalance_accept(rt, id) ~= 0 then fail() end
         for _, s in ipairs(known) do
           move_watermarks(node, s, true) -- fresh, unless the snapshot restores them
         end
