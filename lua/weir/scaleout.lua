@@ -13,7 +13,8 @@
 -- job's watermarks to the partition's (so its records are not late here: the process's event
 -- time becomes the minimum over what it owns, as a restart from these snapshots would), and
 -- starts the partition at the snapshot's offset. A revoke or loss drops the partition's key
--- group: every keyed part is reset and given back the groups still owned. Operator state that
+-- group: every keyed part holding state in it is reset and given back the groups still owned
+-- (the cost is that part's whole state, not the group's). Operator state that
 -- is not keyed (rich functions' snapshot_state) stays with the process. Set-up code: nothing
 -- here runs per record.
 local ffi = require("ffi")
@@ -383,14 +384,19 @@ function SO:give_up(slots, write)
     self.owned[s] = nil
   end
   for i, part in ipairs(self:parts()) do
-    local keep, any = {}, false
+    -- a part with nothing in the groups given up is left as it is
+    local hit = false
+    for _, s in ipairs(slots) do
+      local v = vals[i][s]
+      hit = hit or (v ~= nil and not empty(v))
+    end
+    local keep = {}
     for kg, v in pairs(vals[i]) do
       if kg < 0 or self.owned[kg] then
         keep[kg] = v
       end
-      any = true
     end
-    if any and part.reset then
+    if hit and part.reset then
       part.reset()
       if next(keep) ~= nil then
         part.restore(keep)
