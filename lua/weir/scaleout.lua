@@ -134,6 +134,14 @@ function M.new(job, node, group)
   if why then
     error({ usage = true, msg = why }, 0)
   end
+  for _, n in ipairs(job.plan.nodes) do
+    if n.rich and type(n.fn) == "table" and type(n.fn.snapshot_state) == "function" then
+      -- operator state that is not keyed follows no partition (docs/API.md, Scale-out)
+      say("--group %s: %s has snapshot_state (operator state, not keyed): it is in no "
+        .. "partition's snapshot, so it stays with this process and is lost when the process "
+        .. "stops; keep the state keyed (keyed state moves with its partition)", group, n.label)
+    end
+  end
   local topic = group .. "-state"
   local conf = {}
   for _, kv in ipairs(node.properties) do
