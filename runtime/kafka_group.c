@@ -383,7 +383,7 @@ static int partitions_failed(wr_kafka_group_t *g, const char *what,
     return 0;
 }
 
-int wr_kafka_group_accept(wr_kafka_group_t *g, wr_err_t *err)
+int wr_kafka_group_accept(wr_kafka_group_t *g, const int64_t *offsets, wr_err_t *err)
 {
     if (g->head >= g->nevents || g->events[g->head].pub.kind != WR_KAFKA_GROUP_ASSIGNED ||
         g->events[g->head].accepted) {
@@ -391,7 +391,8 @@ int wr_kafka_group_accept(wr_kafka_group_t *g, wr_err_t *err)
     }
     group_event_t *e = &g->events[g->head];
     for (int i = 0; i < e->list->cnt; i++) {
-        e->list->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
+        e->list->elems[i].offset =
+            offsets && offsets[i] >= 0 ? offsets[i] : RD_KAFKA_OFFSET_INVALID;
     }
     int rc = apply(g, 1, e->list);
     if (rc == 0) {
@@ -410,25 +411,33 @@ int wr_kafka_group_accept(wr_kafka_group_t *g, wr_err_t *err)
     return rc ? wr_err_set(err, rc, "%s", g->fatal) : 0;
 }
 
-/* An accepted assignment's finish: each partition sought to its offset (< 0: its earliest),
- * then resumed; librdkafka drops what it fetched before the seek (an older fetch version). */
+/* An accepted assignment's finish: each partition whose offset differs from the one it was
+ * accepted at is sought to it, then all are resumed; librdkafka drops what it fetched before
+ * the seek (an older fetch version). */
 static int start_accepted(wr_kafka_group_t *g, group_event_t *e, const int64_t *offsets)
 {
+    rd_kafka_topic_partition_list_t *seek = rd_kafka_topic_partition_list_new(e->list->cnt);
     for (int i = 0; i < e->list->cnt; i++) {
-        e->list->elems[i].offset =
-            offsets && offsets[i] >= 0 ? offsets[i] : RD_KAFKA_OFFSET_BEGINNING;
-        e->list->elems[i].err = 0;
+        if (offsets && offsets[i] >= 0 && offsets[i] != e->list->elems[i].offset) {
+            rd_kafka_topic_partition_list_add(seek, e->list->elems[i].topic,
+                                              e->list->elems[i].partition)->offset = offsets[i];
+        }
     }
-    rd_kafka_error_t *se = rd_kafka_seek_partitions(g->rk, e->list, 30000);
-    if (se) {
-        snprintf(g->fatal, sizeof g->fatal, "rd_kafka_seek_partitions: %s",
-                 rd_kafka_error_string(se));
-        rd_kafka_error_destroy(se);
-        return WEIR_ESOURCE;
+    if (seek->cnt > 0) {
+        rd_kafka_error_t *se = rd_kafka_seek_partitions(g->rk, seek, 30000);
+        if (se) {
+            snprintf(g->fatal, sizeof g->fatal, "rd_kafka_seek_partitions: %s",
+                     rd_kafka_error_string(se));
+            rd_kafka_error_destroy(se);
+            rd_kafka_topic_partition_list_destroy(seek);
+            return WEIR_ESOURCE;
+        }
+        if (partitions_failed(g, "seeking", seek)) {
+            rd_kafka_topic_partition_list_destroy(seek);
+            return WEIR_ESOURCE;
+        }
     }
-    if (partitions_failed(g, "seeking", e->list)) {
-        return WEIR_ESOURCE;
-    }
+    rd_kafka_topic_partition_list_destroy(seek);
     set_restoring(g, e->list, 0);
     rd_kafka_resp_err_t re = rd_kafka_resume_partitions(g->rk, e->list);
     if (re) {
