@@ -172,8 +172,9 @@ since_now
 member c
 produce 3 4
 wait_for "c! *group m: assigned w*" "c is assigned"
+# (cooperative-sticky may move them in more than one round: one assignment of at least one)
 moved=$(echo "$hit" | grep -o 'w/[0-9]*' | wc -l)
-[ "$moved" -ge 2 ] && ok || bad "c joins and is assigned partitions: $hit"
+[ "$moved" -ge 1 ] && ok || bad "c joins and is assigned partitions: $hit"
 grep -q "^[ab]! .*group m: revoked w" ev.log && ok || bad "a or b hand partitions off: $(cat ev.log)"
 # (b) a leaves by SIGTERM while the fifth eighth flows (once it wrote a window of it): its last
 # snapshots, a clean leave; b and c take its partitions
