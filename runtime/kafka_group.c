@@ -21,12 +21,14 @@ typedef struct owned_part {
     char *topic; /* owned */
     int32_t partition;
     int giving; /* a revoke or loss of it is queued, not finished */
+    int restoring; /* assigned by an accepted event, paused until its finish seeks it */
 } owned_part_t;
 
 typedef struct group_event {
     wr_kafka_group_event_t pub;
     rd_kafka_topic_partition_list_t *list; /* owned: what finish hands to librdkafka */
     wr_kafka_group_part_t *parts;          /* owned; topics point into list */
+    int accepted; /* an assignment applied at once, paused (wr_kafka_group_accept) */
 } group_event_t;
 
 struct wr_kafka_group {
@@ -117,6 +119,7 @@ static void push_event(wr_kafka_group_t *g, int kind, const rd_kafka_topic_parti
         g->events = wr_xreallocarray(g->events, (size_t)g->cap_events, sizeof *g->events);
     }
     group_event_t *e = &g->events[g->nevents++];
+    e->accepted = 0;
     e->list = rd_kafka_topic_partition_list_copy(l);
     e->parts = wr_xcalloc((size_t)(l->cnt > 0 ? l->cnt : 1), sizeof *e->parts);
     for (int i = 0; i < l->cnt; i++) {
@@ -337,7 +340,7 @@ int wr_kafka_group_consume(wr_kafka_group_t *g, rd_kafka_message_t **out, int ma
     for (ssize_t i = 0; i < got; i++) {
         rd_kafka_message_t *m = out[i];
         int32_t k = m->err ? -1 : find_owned(g, rd_kafka_topic_name(m->rkt), m->partition);
-        if (m->err || (k >= 0 && !g->owned[k].giving)) {
+        if (m->err || (k >= 0 && !g->owned[k].giving && !g->owned[k].restoring)) {
             out[kept++] = m;
         } else {
             rd_kafka_message_destroy(m);
@@ -356,6 +359,95 @@ const wr_kafka_group_event_t *wr_kafka_group_event(const wr_kafka_group_t *g)
     return g->head < g->nevents ? &g->events[g->head].pub : NULL;
 }
 
+static void set_restoring(wr_kafka_group_t *g, const rd_kafka_topic_partition_list_t *l, int on)
+{
+    for (int i = 0; i < l->cnt; i++) {
+        int32_t k = find_owned(g, l->elems[i].topic, l->elems[i].partition);
+        if (k >= 0) {
+            g->owned[k].restoring = on;
+        }
+    }
+}
+
+/* A failed call on some of list's partitions (its per-partition errors): fatal. */
+static int partitions_failed(wr_kafka_group_t *g, const char *what,
+                             const rd_kafka_topic_partition_list_t *l)
+{
+    for (int i = 0; i < l->cnt; i++) {
+        if (l->elems[i].err) {
+            snprintf(g->fatal, sizeof g->fatal, "%s %s/%d: %s", what, l->elems[i].topic,
+                     (int)l->elems[i].partition, rd_kafka_err2str(l->elems[i].err));
+            return WEIR_ESOURCE;
+        }
+    }
+    return 0;
+}
+
+int wr_kafka_group_accept(wr_kafka_group_t *g, const int64_t *offsets, wr_err_t *err)
+{
+    if (g->head >= g->nevents || g->events[g->head].pub.kind != WR_KAFKA_GROUP_ASSIGNED ||
+        g->events[g->head].accepted) {
+        return wr_err_set(err, WEIR_ESTATE, "wr_kafka_group_accept: no assignment waiting");
+    }
+    group_event_t *e = &g->events[g->head];
+    for (int i = 0; i < e->list->cnt; i++) {
+        e->list->elems[i].offset =
+            offsets && offsets[i] >= 0 ? offsets[i] : RD_KAFKA_OFFSET_INVALID;
+    }
+    int rc = apply(g, 1, e->list);
+    if (rc == 0) {
+        take_owned(g, e->list, 1);
+        set_restoring(g, e->list, 1);
+        e->accepted = 1;
+        rd_kafka_resp_err_t pe = rd_kafka_pause_partitions(g->rk, e->list);
+        if (pe) {
+            snprintf(g->fatal, sizeof g->fatal, "rd_kafka_pause_partitions: %s",
+                     rd_kafka_err2str(pe));
+            rc = WEIR_ESOURCE;
+        } else {
+            rc = partitions_failed(g, "pausing", e->list);
+        }
+    }
+    return rc ? wr_err_set(err, rc, "%s", g->fatal) : 0;
+}
+
+/* An accepted assignment's finish: each partition whose offset differs from the one it was
+ * accepted at is sought to it, then all are resumed; librdkafka drops what it fetched before
+ * the seek (an older fetch version). */
+static int start_accepted(wr_kafka_group_t *g, group_event_t *e, const int64_t *offsets)
+{
+    rd_kafka_topic_partition_list_t *seek = rd_kafka_topic_partition_list_new(e->list->cnt);
+    for (int i = 0; i < e->list->cnt; i++) {
+        if (offsets && offsets[i] >= 0 && offsets[i] != e->list->elems[i].offset) {
+            rd_kafka_topic_partition_list_add(seek, e->list->elems[i].topic,
+                                              e->list->elems[i].partition)->offset = offsets[i];
+        }
+    }
+    if (seek->cnt > 0) {
+        rd_kafka_error_t *se = rd_kafka_seek_partitions(g->rk, seek, 30000);
+        if (se) {
+            snprintf(g->fatal, sizeof g->fatal, "rd_kafka_seek_partitions: %s",
+                     rd_kafka_error_string(se));
+            rd_kafka_error_destroy(se);
+            rd_kafka_topic_partition_list_destroy(seek);
+            return WEIR_ESOURCE;
+        }
+        if (partitions_failed(g, "seeking", seek)) {
+            rd_kafka_topic_partition_list_destroy(seek);
+            return WEIR_ESOURCE;
+        }
+    }
+    rd_kafka_topic_partition_list_destroy(seek);
+    set_restoring(g, e->list, 0);
+    rd_kafka_resp_err_t re = rd_kafka_resume_partitions(g->rk, e->list);
+    if (re) {
+        snprintf(g->fatal, sizeof g->fatal, "rd_kafka_resume_partitions: %s",
+                 rd_kafka_err2str(re));
+        return WEIR_ESOURCE;
+    }
+    return partitions_failed(g, "resuming", e->list);
+}
+
 int wr_kafka_group_finish(wr_kafka_group_t *g, const int64_t *offsets, wr_err_t *err)
 {
     if (g->head >= g->nevents) {
@@ -363,13 +455,18 @@ int wr_kafka_group_finish(wr_kafka_group_t *g, const int64_t *offsets, wr_err_t 
     }
     group_event_t *e = &g->events[g->head++];
     int assign = e->pub.kind == WR_KAFKA_GROUP_ASSIGNED;
-    for (int i = 0; assign && i < e->list->cnt; i++) {
-        e->list->elems[i].offset =
-            offsets && offsets[i] >= 0 ? offsets[i] : RD_KAFKA_OFFSET_INVALID;
-    }
-    int rc = apply(g, assign, e->list);
-    if (rc == 0) {
-        take_owned(g, e->list, assign);
+    int rc;
+    if (e->accepted) {
+        rc = offsets == NULL && g->closing ? 0 : start_accepted(g, e, offsets);
+    } else {
+        for (int i = 0; assign && i < e->list->cnt; i++) {
+            e->list->elems[i].offset =
+                offsets && offsets[i] >= 0 ? offsets[i] : RD_KAFKA_OFFSET_INVALID;
+        }
+        rc = apply(g, assign, e->list);
+        if (rc == 0) {
+            take_owned(g, e->list, assign);
+        }
     }
     rd_kafka_topic_partition_list_destroy(e->list);
     wr_free(e->parts);

@@ -83,6 +83,18 @@ const wr_kafka_group_event_t *wr_kafka_group_event(const wr_kafka_group_t *g);
  * (rd_kafka_incremental_unassign), so librdkafka can rejoin and the group hand them on.
  * 0, or a negative code with err set (WEIR_ESTATE: no event). */
 int wr_kafka_group_finish(wr_kafka_group_t *g, const int64_t *offsets, wr_err_t *err);
+/* Accepts the oldest event, an ASSIGNED one, before its finish: its partitions join the
+ * assignment at once (rd_kafka_incremental_assign) at offsets[i], and are paused
+ * (rd_kafka_pause_partitions), so librdkafka leaves WAIT_ASSIGN_CALL (the member can rejoin a
+ * rebalance that starts while the caller restores, instead of holding the whole group up) and
+ * resumes the member's other partitions; consume drops their messages until the finish, which
+ * seeks each partition whose finish offset (>= 0) differs to it and resumes them all (the
+ * accepted event is the oldest still: its finish comes before any later event's). Give
+ * absolute offsets: an entry < 0 (or offsets NULL) makes librdkafka look the start up
+ * (committed offset, auto.offset.reset) asynchronously, and that lookup's answer can land
+ * after the finish's seek and win. 0, or a negative code with err set (WEIR_ESTATE: the
+ * oldest event is no assignment, or is accepted already). */
+int wr_kafka_group_accept(wr_kafka_group_t *g, const int64_t *offsets, wr_err_t *err);
 /* The partitions in the member's assignment (finished assignments minus finished revokes
  * and losses; a partition whose revoke is not finished is in it, but consume drops its
  * messages), in no order, *n of them. Borrowed until the next call of this module. */

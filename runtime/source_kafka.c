@@ -1198,6 +1198,30 @@ int32_t weir_kafka_rebalance_event(weir_rt_t *rt, int32_t source, int32_t *kind,
     return e->n;
 }
 
+int weir_kafka_rebalance_accept(weir_rt_t *rt, int32_t source, const double *offsets)
+{
+    kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k || k->group == NULL) {
+        return rt ? wr_err_set(&rt->err, WEIR_EINVAL, "weir_kafka_rebalance_accept: not a "
+                                                       "group member")
+                  : WEIR_EINVAL;
+    }
+    const wr_kafka_group_event_t *e = wr_kafka_group_event(k->group);
+    int32_t n = e ? e->n : 0;
+    int64_t *at = wr_xcalloc((size_t)(n > 0 ? n : 1), sizeof *at);
+    for (int32_t i = 0; i < n; i++) {
+        at[i] = offsets && offsets[i] >= 0 ? (int64_t)offsets[i] : -1;
+    }
+    wr_err_t err = {0};
+    int rc = wr_kafka_group_accept(k->group, at, &err);
+    wr_free(at);
+    if (rc != 0) {
+        return wr_err_set(&rt->err, err.code ? err.code : WEIR_ESOURCE, "group member: %s",
+                          err.msg);
+    }
+    return 0;
+}
+
 int weir_kafka_rebalance_finish(weir_rt_t *rt, int32_t source, const double *offsets)
 {
     kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;

@@ -213,6 +213,11 @@ int32_t weir_source_kafka_group(weir_rt_t *rt, const char *describe, const char 
 int32_t weir_kafka_rebalance_event(weir_rt_t *rt, int32_t source, int32_t *kind,
                                    int32_t *slots, int32_t max);
 int weir_kafka_rebalance_finish(weir_rt_t *rt, int32_t source, const double *offsets);
+/* weir_kafka_rebalance_accept: the oldest event, an assignment, joins the member's assignment
+ * at once at offsets[i] (absolute) with its partitions paused (wr_kafka_group_accept: the
+ * group need not wait while the caller restores them); its finish then seeks each partition
+ * whose offset differs and resumes them. */
+int weir_kafka_rebalance_accept(weir_rt_t *rt, int32_t source, const double *offsets);
 int weir_kafka_owned(const weir_rt_t *rt, int32_t source, int32_t i);
 /* The state topic (kafka_state.c; weir.scaleout): per input partition, its latest snapshot
  * (an opaque blob, chunked and checksummed). open: NULL with the reason in err. put copies

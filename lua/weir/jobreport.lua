@@ -104,8 +104,12 @@ function Job:report_stop()
   for _, node in ipairs(self.timer_nodes) do
     local m = self.plan.env.final_metrics[node.label]
     if node.kind == "window" and m and m.open_windows > 0 then
+      local group = self.plan.env.job.group
       io.stderr:write(("weir: %s: stopped with %d pending window(s) holding %d element(s); "
-        .. "dropped (a stop fires no window)\n"):format(node.label, m.open_windows, m.elements))
+        .. "%s\n"):format(node.label, m.open_windows, m.elements, group
+        and ("in the partitions' last snapshots (group %s: their next owners go on with them)")
+          :format(group)
+        or "dropped (a stop fires no window)"))
     end
   end
 end

@@ -564,6 +564,17 @@ function M.join_group(job, node, group)
         offs[i] = -1
       end
       if k == 1 then
+        -- joined at once, paused, at the offsets known without a snapshot (absolute: no lookup
+        -- that could race the finish's seek): the group does not wait for the restore
+        -- (docs/ARCHITECTURE.md, Scale-out)
+        local guess = {}
+        for i = 0, m - 1 do
+          if i < n and slots[i] >= 0 then
+            guess[i] = assigned_offset(job, node, slots[i], box)
+            offs[i] = guess[i]
+          end
+        end
+        if C.weir_kafka_rebalance_accept(rt, id, offs) ~= 0 then fail() end
         for _, s in ipairs(known) do
           move_watermarks(node, s, true) -- fresh, unless the snapshot restores them
         end
@@ -572,7 +583,7 @@ function M.join_group(job, node, group)
         for i = 0, m - 1 do
           if i < n and slots[i] >= 0 then
             j = j + 1
-            offs[i] = from[j] >= 0 and from[j] or assigned_offset(job, node, slots[i], box)
+            offs[i] = from[j] >= 0 and from[j] or guess[i]
           end
         end
       else

@@ -13,7 +13,8 @@
 -- job's watermarks to the partition's (so its records are not late here: the process's event
 -- time becomes the minimum over what it owns, as a restart from these snapshots would), and
 -- starts the partition at the snapshot's offset. A revoke or loss drops the partition's key
--- group: every keyed part is reset and given back the groups still owned. Operator state that
+-- group: every keyed part holding state in it is reset and given back the groups still owned
+-- (the cost is that part's whole state, not the group's). Operator state that
 -- is not keyed (rich functions' snapshot_state) stays with the process. Set-up code: nothing
 -- here runs per record.
 local ffi = require("ffi")
@@ -133,6 +134,14 @@ function M.new(job, node, group)
   if why then
     error({ usage = true, msg = why }, 0)
   end
+  for _, n in ipairs(job.plan.nodes) do
+    if n.rich and type(n.fn) == "table" and type(n.fn.snapshot_state) == "function" then
+      -- operator state that is not keyed follows no partition (docs/API.md, Scale-out)
+      say("--group %s: %s has snapshot_state (operator state, not keyed): it is in no "
+        .. "partition's snapshot, so it stays with this process and is lost when the process "
+        .. "stops; keep the state keyed (keyed state moves with its partition)", group, n.label)
+    end
+  end
   local topic = group .. "-state"
   local conf = {}
   for _, kv in ipairs(node.properties) do
@@ -216,8 +225,10 @@ function SO:write(list, vals)
       .. "weir.key_group(k, %d); docs/API.md, Scale-out)"):format(self.group, name, kg,
       node.kafka_parts[1].topic, kg, #node.kafka_parts))
   end
-  -- the output before the snapshot is written first (write_text flushed, Kafka sinks
-  -- acknowledged): what a restore repeats is only what came after it (at-least-once)
+  -- the output before the snapshot is written first (stdout flushed for print, write_text
+  -- flushed, Kafka sinks acknowledged): what a restore repeats is only what came after it
+  -- (at-least-once); a print line left in the buffer would be lost by a kill -9
+  C.weir_out_flush()
   for _, part in ipairs(self.registry.parts) do
     if part.name:match("^sink/") then
       part.snapshot()
@@ -381,14 +392,19 @@ function SO:give_up(slots, write)
     self.owned[s] = nil
   end
   for i, part in ipairs(self:parts()) do
-    local keep, any = {}, false
+    -- a part with nothing in the groups given up is left as it is
+    local hit = false
+    for _, s in ipairs(slots) do
+      local v = vals[i][s]
+      hit = hit or (v ~= nil and not empty(v))
+    end
+    local keep = {}
     for kg, v in pairs(vals[i]) do
       if kg < 0 or self.owned[kg] then
         keep[kg] = v
       end
-      any = true
     end
-    if any and part.reset then
+    if hit and part.reset then
       part.reset()
       if next(keep) ~= nil then
         part.restore(keep)

@@ -8,7 +8,8 @@
  * assignment (the coordinator forgot the member, or the coordinator is down past the session
  * timeout) comes as a LOST event; and the hand-off with kafka_state.c's store: the partitions
  * given up are snapshotted before the finish and restored by their next owner, which starts
- * them at the snapshot's offset. Each member checks
+ * them at the snapshot's offset; an accepted assignment is in librdkafka's assignment at once,
+ * paused, and starts at its finish's offsets. Each member checks
  * that it only ever reads partitions it owns, from the offset its assignment gave. These are
  * real-time tests (the mock's rebalance delays are seconds): every wait is for an event, with a
  * generous deadline. */
@@ -689,6 +690,59 @@ START_TEST(test_a_revoked_partition_s_snapshot_reaches_its_next_owner)
 }
 END_TEST
 
+static int m0_has_an_assignment_waiting(world_t *w)
+{
+    return w->m[0].assigned > 0;
+}
+
+static int m0_read_from_1_on(world_t *w)
+{
+    for (int p = 0; p < NPARTS; p++) {
+        if (!w->m[0].owned[p] || w->m[0].read_since[p] != 2) { /* offsets 1 and 2 */
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* An accepted assignment (wr_kafka_group_accept, what a restore does instead of holding the
+ * event): its partitions are in librdkafka's assignment at once (it waits for no call), but
+ * consume returns none of their messages (paused; what was fetched is dropped) until the
+ * finish, which starts each at its offset (1 here: offset 0 is never read, 1 and 2 are). */
+START_TEST(test_an_accepted_assignment_is_applied_at_once_paused_and_sought_at_its_finish)
+{
+    world_t w;
+    world_init(&w);
+    member_start(&w, 0, "a", NULL);
+    w.m[0].hold = 1;
+    ck_assert(pump_until(&w, m0_has_an_assignment_waiting, DEADLINE_MS));
+    wr_err_t err = {0};
+    int64_t at[NPARTS];
+    for (int p = 0; p < NPARTS; p++) {
+        at[p] = 0; /* what it would start at: the finish moves it to 1 */
+    }
+    ck_assert_msg(wr_kafka_group_accept(w.m[0].g, at, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(wr_kafka_group_accept(w.m[0].g, at, &err), WEIR_ESTATE); /* once */
+    rd_kafka_topic_partition_list_t *l = NULL;
+    ck_assert_int_eq(rd_kafka_assignment(wr_kafka_group_rk(w.m[0].g), &l), 0);
+    ck_assert_int_eq(l->cnt, NPARTS);
+    rd_kafka_topic_partition_list_destroy(l);
+    int32_t n = 0;
+    wr_kafka_group_owned(w.m[0].g, &n);
+    ck_assert_int_eq(n, NPARTS);
+    /* the test's view owns nothing yet: serve fails on any message that comes through */
+    produce_round(&w.c, 2);
+    pump_until(&w, never, 1500);
+    w.m[0].start_offset = 1;
+    finish(&w, 0);
+    w.m[0].hold = 0;
+    ck_assert_msg(pump_until(&w, m0_read_from_1_on, DEADLINE_MS), "a owns %d",
+                  count(w.m[0].owned));
+    ck_assert_int_eq(w.m[0].lost, 0);
+    world_close(&w);
+}
+END_TEST
+
 static Suite *kafka_group_suite(void)
 {
     Suite *s = suite_create("kafka_group");
@@ -704,6 +758,9 @@ static Suite *kafka_group_suite(void)
     add_timed_case(s, "lost", test_a_forgotten_member_gets_a_lost_event_and_rejoins, 240);
     add_timed_case(s, "hand_off_with_state",
                    test_a_revoked_partition_s_snapshot_reaches_its_next_owner, 240);
+    add_timed_case(s, "accepted_assignment",
+                   test_an_accepted_assignment_is_applied_at_once_paused_and_sought_at_its_finish,
+                   240);
     add_timed_case(s, "properties", test_fixed_and_bad_properties_are_refused, 60);
     return s;
 }

@@ -8,7 +8,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.bash"
 . "$HERE/kafka_lib.bash"
 
-start_mock --topic t:8 --topic g-state:8
+start_mock --topic t:8 --topic g-state:8 --topic r-state:8
 for p in 0 1 2 3 4 5 6 7; do
   for i in $(seq 1 150); do echo "p$p-$i"; done | kc -P -t t -p $p
 done
@@ -42,6 +42,23 @@ grep -q 'group g: assigned t/' a.err && grep -q 'group g: assigned t/' b.err && 
 sort single.txt > single.sorted
 cat a.txt b.txt | sort > union.sorted
 cmp -s single.sorted union.sorted && ok || bad "the union equals one process's run: $(diff single.sorted union.sorted | head -5)"
+
+# operator state that is not keyed (snapshot_state) follows no partition: said at the join
+cat > rich.lua <<'LUA'
+local weir = require("weir")
+local env = weir.env{ batch_size = 16 }
+env:kafka_source{ bootstrap_servers = weir.args[1], topics = "t", stopping_offsets = "latest",
+  properties = { ["session.timeout.ms"] = 3000, ["heartbeat.interval.ms"] = 500 } }
+  :map{ map = function(self, l) self.n = (self.n or 0) + 1; return l end,
+        snapshot_state = function(self) return self.n end,
+        restore_state = function(self, v) end }
+  :write_text(weir.args[2])
+env:execute()
+LUA
+run_weir run rich.lua --group r -- "$BS" r.txt
+expect_rc 0 "a rich function with snapshot_state in a group"
+expect_err_has "--group r: map (rich.lua:5) has snapshot_state (operator state, not keyed): it is in no partition's snapshot" "snapshot_state in a group is said"
+[ "$(wc -l < r.txt)" = 1200 ] && ok || bad "the rich job alone reads 1200: $(wc -l < r.txt)"
 
 # errors
 run_weir run map.lua --instance-id x -- "$BS" e.txt
