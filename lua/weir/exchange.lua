@@ -37,6 +37,9 @@ function Job:sender(consumer)
     end
     return self:generate(d, "rebalance", false, push, nexts, counters)
   end
+  if port.partitioned then -- key_by(fn, { partitioned = true }): its claim checked on a sample
+    push = require("weir.copartition").wrap(port, d, push)
+  end
   local maxp = d.max_parallelism
   local to_subtask = {}
   for kg = 0, maxp - 1 do

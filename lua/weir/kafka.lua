@@ -138,7 +138,8 @@ end
 -- false for nothing; nil, why), its timestamp the Kafka one unless the strategy's assigner
 -- says otherwise, and with watermarks its partition's generator told.
 codegen.add_templates({ kafka = [[
-local decode, emit, progress, meta, assign, gens, emitters, malformed, with_meta, bad_ts, MAX = ...
+local decode, emit, progress, meta, assign, gens, emitters, malformed, with_meta, bad_ts, MAX,
+  cur = ...
 local type, abs, MIN = type, math.abs, -math.huge
 return function(events, i, j)
   for k = i, j - 1 do
@@ -154,7 +155,9 @@ return function(events, i, j)
         ts = assign(v, ts)
         if type(ts) ~= "number" or not (abs(ts) <= MAX) or ts % 1 ~= 0 then bad_ts(ts) end
       end
+      if cur then cur[0] = m.partition end -- a partitioned key_by checks it (weir.copartition)
       emit(0, v, ts)
+      if cur then cur[0] = -1 end
       if gens then
         local p = m.partition
         gens[p]:on_event(v, ts or MIN, emitters[p])
@@ -363,7 +366,8 @@ local function make_driver(job, node, helpers)
   node.lines = job:generate(node, "kafka", false, decoder(node, typed), node.emit, job.progress,
     node.kafka_meta, node.strategy and node.strategy.assigner or false,
     node.kafka_gens or false, node.kafka_emitters or false, malformed,
-    node.metadata and with_meta(node) or false, bad_ts, duration.MAX_TIME)
+    node.metadata and with_meta(node) or false, bad_ts, duration.MAX_TIME,
+    node.kafka_cur or false)
   job.drivers[node.lines] = node
   if node.partition_discovery then
     discovery(job, node)
