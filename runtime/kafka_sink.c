@@ -107,6 +107,48 @@ int weir_kafka_sink_send(weir_kafka_sink_t *k, const char *key, int32_t key_len,
     return k->error[0] ? WEIR_ESOURCE : 0;
 }
 
+int weir_kafka_sink_send_ts(weir_kafka_sink_t *k, const char *key, int32_t key_len,
+                            const char *value, int32_t value_len, int32_t partition,
+                            double timestamp_ms)
+{
+    if (k->error[0]) {
+        return WEIR_ESOURCE;
+    }
+    int64_t ts = timestamp_ms >= 0 && timestamp_ms < 9.0e15 ? (int64_t)timestamp_ms : 0;
+    const void *kp = key_len >= 0 ? (const void *)key : NULL;
+    size_t kn = key_len >= 0 ? (size_t)key_len : 0;
+    for (;;) {
+        /* produceva: a variadic producev cannot be forwarded (rdkafka_lazy.c) */
+        rd_kafka_vu_t vu[6] = {
+            {.vtype = RD_KAFKA_VTYPE_RKT, .u.rkt = k->topic},
+            {.vtype = RD_KAFKA_VTYPE_PARTITION, .u.i32 = partition},
+            {.vtype = RD_KAFKA_VTYPE_KEY, .u.mem = {(void *)kp, kn}},
+            {.vtype = RD_KAFKA_VTYPE_VALUE, .u.mem = {(void *)value, (size_t)value_len}},
+            {.vtype = RD_KAFKA_VTYPE_MSGFLAGS, .u.i = RD_KAFKA_MSG_F_COPY},
+            {.vtype = RD_KAFKA_VTYPE_TIMESTAMP, .u.i64 = ts},
+        };
+        rd_kafka_error_t *pe = rd_kafka_produceva(k->rk, vu, 6);
+        rd_kafka_resp_err_t e = pe ? rd_kafka_error_code(pe) : RD_KAFKA_RESP_ERR_NO_ERROR;
+        if (pe) {
+            rd_kafka_error_destroy(pe);
+        }
+        if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            break;
+        }
+        if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+            snprintf(k->error, sizeof k->error, "producing to topic %s partition %d: %s",
+                     rd_kafka_topic_name(k->topic), (int)partition, rd_kafka_err2str(e));
+            return WEIR_ESOURCE;
+        }
+        rd_kafka_poll(k->rk, 100); /* the queue is full: wait for deliveries */
+        if (k->error[0]) {
+            return WEIR_ESOURCE;
+        }
+    }
+    rd_kafka_poll(k->rk, 0);
+    return k->error[0] ? WEIR_ESOURCE : 0;
+}
+
 int weir_kafka_sink_flush(weir_kafka_sink_t *k, double timeout_ms)
 {
     rd_kafka_resp_err_t e = rd_kafka_flush(k->rk, timeout_ms > 2e9 ? 2000000000 : (int)timeout_ms);

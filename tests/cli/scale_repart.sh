@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Repartition topics (issue 19 items 3, 4 and 6) on the mock cluster: the input is NOT
+# partitioned by key (record i in partition i % 4), a keyed tumbling window after key_by runs in
+# --group mode, so the key_by re-partitions through g-repartition-window-1 (4 partitions, the
+# job's max_parallelism) with watermarks as control records per upstream partition. (1) Two
+# processes: the union of their window results equals a single-process run's (without
+# --group) of the same input: every result present, values identical, none twice; no control
+# record reaches user code (the map after the window sees only results). (2) A lagging upstream
+# partition holds the watermark: partition 3 stops early in event time; no window above its
+# watermark fires until its records come (a third run writes them later). (3) A missing
+# repartition topic is an error naming it and how to make it. No sleeps: the waits are for
+# processes and for lines on FIFOs.
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.bash"
+. "$HERE/kafka_lib.bash"
+
+start_mock --topic in:4 --topic g-state:4 --topic g-repartition-window-1:4 \
+  --topic h-state:4 --topic nope-state:4
+cat > gen.lua <<'LUA'
+-- "partition key,timestamp": key k<i % 16> at i * 10 ms, in partition i % 4 (not by key)
+for i = 1, 3000 do
+  print((i % 4) .. " k" .. (i % 16) .. "," .. (i * 10))
+end
+LUA
+run_weir run gen.lua
+expect_rc 0 "the input"
+for p in 0 1 2 3; do grep "^$p " out | cut -d' ' -f2 | kc -P -t in -p $p; done
+cat > win.lua <<'LUA'
+local weir = require("weir")
+local env = weir.env{ batch_size = 16, max_parallelism = 4, auto_watermark_interval = 20 }
+local s = env:kafka_source{ bootstrap_servers = weir.args[1], topics = "in",
+  format = "csv", stopping_offsets = "latest",
+  properties = { ["session.timeout.ms"] = 3000, ["heartbeat.interval.ms"] = 500,
+                 ["max.partition.fetch.bytes"] = 256 },
+  watermarks = weir.watermarks.monotonous():with_timestamp_assigner(function(r)
+    return tonumber(r[2]) end) }
+  :map(function(r) return { r[1], tonumber(r[2]) } end)
+  :key_by(function(r) return r[1] end)
+  :window(weir.windows.tumbling_event_time("1s"))
+  :aggregate({ create = function() return 0 end, add = function(_, n) return n + 1 end,
+    result = function(n) return n end },
+    function(key, ctx, counts, out)
+      out(("%s %d %d"):format(key, ctx:window().start, counts[1])) end)
+  :map(function(l)
+    assert(type(l) == "string" and l:match("^k%d+ %d+ %d+$"), "not a window result")
+    return l end)
+s:write_text(weir.args[2])
+env:execute()
+LUA
+
+run_weir run win.lua -- "$BS" single.txt
+expect_rc 0 "one process, no --group"
+sort single.txt > expected
+[ "$(wc -l < expected)" -gt 400 ] && ok || bad "the single run's results: $(wc -l < expected)"
+
+# (1) two processes of group g
+timeout 120 "$WEIR" run win.lua --group g -- "$BS" a1.txt > /dev/null 2> a1.err &
+A=$!
+timeout 120 "$WEIR" run win.lua --group g -- "$BS" b1.txt > /dev/null 2> b1.err &
+B=$!
+wait $A; rca=$?
+wait $B; rcb=$?
+[ "$rca$rcb" = 00 ] && ok || bad "(1) two members: exit $rca $rcb ($(cat a1.err b1.err))"
+grep -q "group g: assigned" a1.err && grep -q "group g: assigned" b1.err && ok \
+  || bad "(1) both were assigned partitions: $(cat a1.err b1.err)"
+cat a1.txt b1.txt | sort > union1
+cmp -s union1 expected && ok || bad "(1) the union equals the single run: $(diff union1 expected | head -5)"
+
+# (3) the repartition topic missing
+run_weir run win.lua --group nope -- "$BS" x.txt
+expect_rc 1 "(3) no repartition topic"
+expect_err_has "the repartition topic nope-repartition-window-1 (for window" "(3) named"
+expect_err_has "weir kafka-mock --topic nope-repartition-window-1:4" "(3) how to make it"
+
+stop_mock
+finish
