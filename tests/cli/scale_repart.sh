@@ -15,7 +15,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/kafka_lib.bash"
 
 start_mock --topic in:4 --topic g-state:4 --topic g-repartition-window-1:4 \
-  --topic h-state:4 --topic nope-state:4
+  --topic lag:4 --topic l-state:4 --topic l-repartition-window-1:4 --topic nope-state:4
 cat > gen.lua <<'LUA'
 -- "partition key,timestamp": key k<i % 16> at i * 10 ms, in partition i % 4 (not by key)
 for i = 1, 3000 do
@@ -42,7 +42,7 @@ local s = env:kafka_source{ bootstrap_servers = weir.args[1], topics = "in",
     function(key, ctx, counts, out)
       out(("%s %d %d"):format(key, ctx:window().start, counts[1])) end)
   :map(function(l)
-    assert(type(l) == "string" and l:match("^k%d+ %d+ %d+$"), "not a window result")
+    assert(type(l) == "string" and l:match("^%w+ %d+ %d+$"), "not a window result")
     return l end)
 s:write_text(weir.args[2])
 env:execute()
@@ -65,6 +65,63 @@ grep -q "group g: assigned" a1.err && grep -q "group g: assigned" b1.err && ok \
   || bad "(1) both were assigned partitions: $(cat a1.err b1.err)"
 cat a1.txt b1.txt | sort > union1
 cmp -s union1 expected && ok || bad "(1) the union equals the single run: $(diff union1 expected | head -5)"
+
+# (2) a lagging upstream partition holds the watermark behind the repartition: partition 3 of
+# topic lag has its records only up to 8000 ms at first, the others up to 30000 ms. One process
+# (it owns every partition; the records and control records still go through the topic) prints
+# its results as they come: once a window at 5000 ms has fired, none at 8000 ms or later may
+# have (partition 3's watermark is below 8999). Then the rest of partition 3 and two markers
+# per partition far ahead (at 1e9 and 2e9 ms: the 1e9 windows fire after every real one); the
+# results, read until the marker's, equal a single run's over the whole topic, values
+# identical: a window that fired early would miss partition 3's records (leaving partition 3's
+# channel out of the valve fails this comparison; windows fire in time order, so the check
+# before the rest is written sees only what came before the 5000 ms one).
+cat > gen2.lua <<'LUA'
+for i = 1, 3000 do
+  local p = i % 4
+  local part = (p == 3 and i * 10 > 8000) and "late" or "first"
+  print(part .. " " .. p .. " k" .. (i % 16) .. "," .. (i * 10))
+end
+LUA
+run_weir run gen2.lua
+expect_rc 0 "(2) the input"
+mv out lagin
+for p in 0 1 2 3; do grep "^first $p " lagin | cut -d' ' -f3 | kc -P -t lag -p $p; done
+sed -e 's/topics = "in"/topics = weir.args[3] or "in"/' \
+    -e 's/stopping_offsets = "latest"/stopping_offsets = weir.args[4] and "latest" or nil/' \
+    win.lua > lag.lua
+echo 's:print()' >> lag.lua
+sed -i 's/^env:execute()$//; $a env:execute()' lag.lua
+mkfifo fl
+"$WEIR" run lag.lua --group l -- "$BS" l.txt lag > fl 2> l.err &
+L=$!
+exec 5< fl
+early=0
+seen5000=0
+: > l.lines
+while read -r -t 60 k st c <&5; do
+  echo "$k $st $c" >> l.lines
+  [ "$st" -ge 8000 ] && early=$((early + 1))
+  if [ "$st" = 5000 ]; then seen5000=1; break; fi
+done
+[ "$seen5000" = 1 ] && ok || bad "(2) the window at 5000 fired ($(cat l.err))"
+[ "$early" = 0 ] && ok || bad "(2) no window at 8000 or later before partition 3 passed it: $early"
+grep "^late 3 " lagin | cut -d' ' -f3 | kc -P -t lag -p 3
+for p in 0 1 2 3; do printf 'end,1000000000\nend,2000000000\n' | kc -P -t lag -p $p; done
+while read -r -t 60 k st c <&5; do
+  [ "$k" = end ] && break
+  echo "$k $st $c" >> l.lines
+done
+kill -TERM $L
+cat <&5 > /dev/null
+wait $L; rcl=$?
+exec 5<&-
+[ "$rcl" = 0 ] && ok || bad "(2) stops with 0: $rcl ($(cat l.err))"
+run_weir run lag.lua -- "$BS" lagref.txt lag bounded
+expect_rc 0 "(2) the single run over the whole topic"
+grep -v '^end' lagref.txt | sort > lagexpected
+[ "$(wc -l < lagexpected)" -gt 400 ] && ok || bad "(2) the single run's results: $(wc -l < lagexpected)"
+sort l.lines | cmp -s - lagexpected && ok || bad "(2) the results equal the single run's: $(sort l.lines | diff - lagexpected | head -5)"
 
 # (3) the repartition topic missing
 run_weir run win.lua --group nope -- "$BS" x.txt
