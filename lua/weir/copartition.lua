@@ -5,8 +5,8 @@
 -- weir.key_group(k, P)). weir checks the claim on a sample of each partition's records that
 -- reach the key_by — the first FIRST, then 1 in EVERY — and fails the job naming the key_by,
 -- the key, its key group and the partition. A Kafka source upstream of such a key_by marks the
--- partition of the record it is pushing in a cell (node.kafka_cur: its slot, -1 between
--- records), which the check reads; a record that reaches the key_by outside a source record's
+-- partition of the record it is pushing in a cell (node.kafka_cur: [0] its slot, -1 between
+-- records; [1] its offset), which the check reads; a record that reaches the key_by outside a source record's
 -- push (a window's fire, a timer) is not checked. Set-up code, except the wrapped push.
 local ffi = require("ffi")
 local C = require("weir.ffi")
@@ -111,7 +111,7 @@ function M.wrap(port, d, push)
   end
   local cells, counts = {}, {}
   for i, src in ipairs(srcs) do
-    src.kafka_cur = src.kafka_cur or ffi.new("int32_t[1]", -1)
+    src.kafka_cur = src.kafka_cur or ffi.new("double[2]", -1, -1)
     cells[i], counts[i] = src.kafka_cur, {}
   end
   local n, label, check = #srcs, where(port, d), M.check

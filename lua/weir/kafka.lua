@@ -159,7 +159,7 @@ return function(events, i, j)
           ts = assign(v, ts)
           if type(ts) ~= "number" or not (abs(ts) <= MAX) or ts % 1 ~= 0 then bad_ts(ts) end
         end
-        if cur then cur[0] = m.partition end -- a key_by checks it (weir.copartition)
+        if cur then cur[0] = m.partition; cur[1] = m.offset end -- weir.copartition
         emit(0, v, ts)
         if cur then cur[0] = -1 end
         if gens then

@@ -64,7 +64,7 @@ function M.sender(job, consumer, inner)
   local e = { d = d, port = port, u = port.node, inner = inner, keyf = port.key_fn,
               R = 0, sink = false, topic = false, src = false, slots = {}, valves = {},
               rv = false, targets = {}, sent = {}, finished = {}, owned = {}, bounded = false,
-              in_slots = {}, pid_of = {} }
+              in_slots = {}, pid_of = {}, seen = {} }
   reps[#reps + 1] = e
   -- the source feeding the key_by marks the partition of the record it pushes (weir.kafka)
   local src = port.node
@@ -72,10 +72,11 @@ function M.sender(job, consumer, inner)
     src = src.inputs[1].node
   end
   if src.kind == "source" and src.source == "kafka" then
-    src.kafka_cur = src.kafka_cur or ffi.new("int32_t[1]", -1)
+    src.kafka_cur = src.kafka_cur or ffi.new("double[2]", -1, -1)
     e.src = src
   end
-  local cur = src.kafka_cur or ffi.new("int32_t[1]", -1)
+  local cur = src.kafka_cur or ffi.new("double[2]", -1, -1)
+  local last_off, seq = -1, 0
   local keyf, encode, keep, sent = port.key_fn, buffer.encode, ckvalue.keep, e.sent
   local send = M.send
   local f = function(_, v, ts)
@@ -85,20 +86,25 @@ function M.sender(job, consumer, inner)
       keys.bad_key(k, why)
     end
     local r = tonumber(C.weir_keygroup_of(h, e.R))
-    local s = cur[0]
+    local s, u, off = cur[0], -1, cur[1]
     if s >= 0 then
-      local u = e.pid_of[s]
+      u = e.pid_of[s]
       local last = sent[u]
       if last and last.idle then
         M.control(e, u, last.w, false) -- active again before its record
       end
+      -- (u, offset, n-th record from it): a record sent again after a restore is known
+      if off ~= last_off then
+        last_off, seq = off, 0
+      end
+      seq = seq + 1
     end
     local kv, bad = keep(v, "record")
     if kv == nil then
       error(("the record cannot be written to the repartition topic %s: %s"):format(e.topic,
         tostring(bad)), 0)
     end
-    send(e, r, nil, encode({ kv, ts }), ts or -1)
+    send(e, r, nil, encode({ kv, ts, u, off, seq }), ts or -1)
   end
   job.senders[f] = d
   job.key_sites[f] = port.key_at
@@ -299,7 +305,8 @@ end
 ---record to the key_by operator.
 function M.route(e, r)
   local decode, thaw, inner, str = buffer.decode, ckvalue.thaw, e.inner, ffi.string
-  local valves = e.valves
+  local valves, seen = e.valves, e.seen
+  seen[r] = {}
   return function(ev, m)
     local t = decode(str(ev.ptr, ev.len))
     if m.key ~= nil then
@@ -316,6 +323,17 @@ function M.route(e, r)
         update(e, r)
       end
       return
+    end
+    -- a record of upstream partition u at or before the last one taken from it: sent again by
+    -- u's next owner, which restored u's snapshot and read it again from there (dropped)
+    local u, off, n = t[3], t[4], t[5]
+    if u >= 0 then
+      local sr = seen[r]
+      local so = sr[u]
+      if so and (off < so or (off == so and n <= sr[-1 - u])) then
+        return
+      end
+      sr[u], sr[-1 - u] = off, n
     end
     inner(0, thaw(t[1]), t[2])
   end
@@ -375,7 +393,11 @@ function M.snapshot_slot(node, s)
   for u = 0, x.e.P - 1 do
     ch[u + 1] = { C.weir_valve_channel_watermark(v, u), C.weir_valve_channel_state(v, u) }
   end
-  return { channels = ch }
+  local seen = {}
+  for k, x in pairs(x.e.seen[x.r]) do
+    seen[#seen + 1] = { k, x }
+  end
+  return { channels = ch, seen = seen }
 end
 
 ---Repartition slot s is assigned (its snapshot's section, or nil): its valve restored, its
@@ -401,6 +423,11 @@ function M.assign_slot(node, s, snap)
     C.weir_valve_restore(v, -1, any and low or -INF, any and 0 or 1)
   end
   e.valves[r] = v
+  local seen = {}
+  for _, kx in ipairs(snap and snap.seen or {}) do
+    seen[kx[1]] = kx[2]
+  end
+  e.seen[r] = seen
   e.owned[r] = true
   e.finished[r] = false
   local w = C.weir_valve_output(v)
