@@ -6,8 +6,9 @@
 -- reach the key_by — the first FIRST, then 1 in EVERY — and fails the job naming the key_by,
 -- the key, its key group and the partition. A Kafka source upstream of such a key_by marks the
 -- partition of the record it is pushing in a cell (node.kafka_cur: [0] its slot, -1 between
--- records; [1] its offset), which the check reads; a record that reaches the key_by outside a source record's
--- push (a window's fire, a timer) is not checked. Set-up code, except the wrapped push.
+-- records; [1] its offset), which the check reads; a record that reaches the key_by outside a
+-- source record's push (a window's fire, a timer) is not checked. Set-up code, except the
+-- wrapped push.
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local util = require("weir.util")

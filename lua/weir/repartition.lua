@@ -385,7 +385,8 @@ end
 
 -- Snapshots (weir.scaleout: a repartition partition's source section) --------------------------
 
----The part of repartition slot s's snapshot: its valve's channels.
+---The part of repartition slot s's snapshot: its valve's channels and, per upstream partition,
+---the last record taken from it (offset, n).
 function M.snapshot_slot(node, s)
   local x = node.rep_of[s]
   local v = x.e.valves[x.r]
@@ -394,8 +395,8 @@ function M.snapshot_slot(node, s)
     ch[u + 1] = { C.weir_valve_channel_watermark(v, u), C.weir_valve_channel_state(v, u) }
   end
   local seen = {}
-  for k, x in pairs(x.e.seen[x.r]) do
-    seen[#seen + 1] = { k, x }
+  for k, at in pairs(x.e.seen[x.r]) do
+    seen[#seen + 1] = { k, at }
   end
   return { channels = ch, seen = seen }
 end
