@@ -159,9 +159,9 @@ local function check_shape(job, e, group)
       .. "one is built (docs/API.md, Scale-out)", group, #job.repartitions)
   end
   if #e.d.inputs ~= 1 then
-    usage("--group %s: %s has %d inputs; a repartition into a two-input operator is not "
-      .. "built (declare the key_by partitioned = true if the input is)", group, e.d.label,
-      #e.d.inputs)
+    usage("--group %s: %s has %d inputs; a repartition into it is not built: declare its "
+      .. "key_by partitioned = true if the input is partitioned by key (a window join's or "
+      .. "co_group's key_by cannot be declared so yet)", group, e.d.label, #e.d.inputs)
   end
   local n = e.u
   while n.kind ~= "source" do

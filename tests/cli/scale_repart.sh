@@ -8,14 +8,16 @@
 # record reaches user code (the map after the window sees only results). (2) A lagging upstream
 # partition holds the watermark: partition 3 stops early in event time; no window above its
 # watermark fires until its records come (a third run writes them later). (3) A missing
-# repartition topic is an error naming it and how to make it. No sleeps: the waits are for
+# repartition topic is an error naming it and how to make it. (4) What is not built (two
+# repartitions in a job) is refused, naming it. No sleeps: the waits are for
 # processes and for lines on FIFOs.
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.bash"
 . "$HERE/kafka_lib.bash"
 
 start_mock --topic in:4 --topic g-state:4 --topic g-repartition-window-1:4 \
-  --topic lag:4 --topic l-state:4 --topic l-repartition-window-1:4 --topic nope-state:4
+  --topic lag:4 --topic l-state:4 --topic l-repartition-window-1:4 --topic nope-state:4 \
+  --topic two-state:4 --topic two-repartition-window-1:4 --topic two-repartition-window-2:4
 cat > gen.lua <<'LUA'
 -- "partition key,timestamp": key k<i % 16> at i * 10 ms, in partition i % 4 (not by key)
 for i = 1, 3000 do
@@ -128,6 +130,27 @@ run_weir run win.lua --group nope -- "$BS" x.txt
 expect_rc 1 "(3) no repartition topic"
 expect_err_has "the repartition topic nope-repartition-window-1 (for window" "(3) named"
 expect_err_has "weir kafka-mock --topic nope-repartition-window-1:4" "(3) how to make it"
+
+# (4) what is not built is refused, naming it: two repartitioning key_by in one job
+cat > two.lua <<'LUA'
+local weir = require("weir")
+local env = weir.env{ max_parallelism = 4 }
+local function count(s)
+  return s:window(weir.windows.tumbling_event_time("1s"))
+    :aggregate({ create = function() return 0 end, add = function(_, n) return n + 1 end,
+      result = function(n) return n end })
+end
+local src = env:kafka_source{ bootstrap_servers = weir.args[1], topics = "in", format = "csv",
+  stopping_offsets = "latest", watermarks = weir.watermarks.monotonous()
+    :with_timestamp_assigner(function(r) return tonumber(r[2]) end) }
+count(src:key_by(function(r) return r[1] end)):print()
+count(src:key_by(function(r) return r[2] end)):print()
+env:execute()
+LUA
+run_weir run two.lua --group two -- "$BS"
+expect_rc 2 "(4) two repartitions"
+expect_err_has "--group two: the job has 2 key_by that repartition (without partitioned = true); one is built" \
+  "(4) two repartitions: the message"
 
 stop_mock
 finish
