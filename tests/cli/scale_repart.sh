@@ -5,7 +5,8 @@
 # job's max_parallelism) with watermarks as control records per upstream partition. (1) Two
 # processes: the union of their window results equals a single-process run's (without
 # --group) of the same input: every result present, values identical, none twice; no control
-# record reaches user code (the map after the window sees only results). (2) A lagging upstream
+# record reaches user code (the key selector, the window's add and the map after it check
+# what they get). (2) A lagging upstream
 # partition holds the watermark: partition 3 stops early in event time; no window above its
 # watermark fires until its records come (a third run writes them later). (3) A missing
 # repartition topic is an error naming it and how to make it. (4) What is not built (two
@@ -37,9 +38,14 @@ local s = env:kafka_source{ bootstrap_servers = weir.args[1], topics = "in",
   watermarks = weir.watermarks.monotonous():with_timestamp_assigner(function(r)
     return tonumber(r[2]) end) }
   :map(function(r) return { r[1], tonumber(r[2]) } end)
-  :key_by(function(r) return r[1] end)
+  -- the key selector runs on both sides of the repartition: a control record ({ u, w, idle })
+  -- would fail here, as would one in the window's add
+  :key_by(function(r)
+    assert(type(r[1]) == "string" and type(r[2]) == "number" and r[3] == nil, "not a record")
+    return r[1] end)
   :window(weir.windows.tumbling_event_time("1s"))
-  :aggregate({ create = function() return 0 end, add = function(_, n) return n + 1 end,
+  :aggregate({ create = function() return 0 end,
+    add = function(r, n) assert(type(r[1]) == "string", "not a record") return n + 1 end,
     result = function(n) return n end },
     function(key, ctx, counts, out)
       out(("%s %d %d"):format(key, ctx:window().start, counts[1])) end)
