@@ -256,6 +256,11 @@ int weir_kafka_sink_send(weir_kafka_sink_t *k, const char *key, int32_t key_len,
 int weir_kafka_sink_send_ts(weir_kafka_sink_t *k, const char *key, int32_t key_len,
                             const char *value, int32_t value_len, int32_t partition,
                             double timestamp_ms);
+/* The sink's topic made when the cluster has none (CreateTopics, with partitions; the
+ * repartition topics, weir.repartition): its partition count (there already, or made), 0 when
+ * it is missing and the cluster did not make it (no CreateTopics: librdkafka's mock), or
+ * WEIR_ESOURCE (weir_kafka_sink_error says why). */
+int weir_kafka_sink_ensure_topic(weir_kafka_sink_t *k, int32_t partitions, double timeout_ms);
 int weir_kafka_sink_flush(weir_kafka_sink_t *k, double timeout_ms);
 const char *weir_kafka_sink_error(const weir_kafka_sink_t *k);
 double weir_kafka_sink_delivered(const weir_kafka_sink_t *k);

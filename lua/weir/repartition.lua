@@ -142,9 +142,38 @@ function M.subscription(job, node)
     for _, e in ipairs(job.repartitions) do
       e.topic = M.topic(job.plan.env.job.group, e.d)
       topics[#topics + 1] = e.topic
+      M.producer(job, node, e)
     end
   end
   return topics
+end
+
+---e's producer, and its topic made where the cluster can (CreateTopics) when there is none.
+function M.producer(job, node, e)
+  local group = job.plan.env.job.group
+  local conf = { "bootstrap.servers", node.bootstrap_servers, "enable.idempotence", "true",
+                 "linger.ms", "5" }
+  for _, kv in ipairs(node.properties) do
+    if kv[1]:match("^security%.") or kv[1]:match("^sasl%.") or kv[1]:match("^ssl%.") then
+      conf[#conf + 1] = kv[1]
+      conf[#conf + 1] = kv[2]
+    end
+  end
+  local err = ffi.new("char[512]")
+  local sink = C.weir_kafka_sink_new(ffi.new("const char *[?]", #conf, conf), #conf, e.topic,
+    err, 512)
+  if sink == nil then
+    job_error(("--group %s: the repartition topic %s: %s"):format(group, e.topic,
+      ffi.string(err)))
+  end
+  e.sink = ffi.gc(sink, C.weir_kafka_sink_free)
+  local n = C.weir_kafka_sink_ensure_topic(e.sink, e.d.max_parallelism, node.timeout)
+  if n < 0 then
+    job_error(("--group %s: the repartition topic %s: %s"):format(group, e.topic,
+      ffi.string(C.weir_kafka_sink_error(e.sink))))
+  elseif n == 0 then
+    M.missing(job, "topic " .. e.topic .. ": no such topic")
+  end
 end
 
 local function usage(fmt, ...)
@@ -180,9 +209,10 @@ function M.missing(job, msg)
   for _, e in ipairs(job.repartitions or {}) do
     if msg:find("topic " .. e.topic .. ": no such topic", 1, true) then
       local n = e.d.max_parallelism
-      job_error(("--group %s: the repartition topic %s (for %s) does not exist: create it with "
-        .. "%d partitions (the job's max_parallelism), e.g. weir kafka-mock --topic %s:%d, or "
-        .. "kafka-topics.sh --create --topic %s --partitions %d"):format(job.plan.env.job.group,
+      job_error(("--group %s: the repartition topic %s (for %s) does not exist, and the cluster "
+        .. "did not create it: create it with %d partitions (the job's max_parallelism), e.g. "
+        .. "weir kafka-mock --topic %s:%d, or kafka-topics.sh --create --topic %s "
+        .. "--partitions %d"):format(job.plan.env.job.group,
         e.topic, e.d.label, n, e.topic, n, e.topic, n))
     end
   end
@@ -223,22 +253,6 @@ function M.setup(job, node)
     end
     e.R, e.P = R, P
     e.bounded = node.stopping_offsets ~= nil
-    local conf = { "bootstrap.servers", node.bootstrap_servers, "enable.idempotence", "true",
-                   "linger.ms", "5" }
-    for _, kv in ipairs(node.properties) do
-      if kv[1]:match("^security%.") or kv[1]:match("^sasl%.") or kv[1]:match("^ssl%.") then
-        conf[#conf + 1] = kv[1]
-        conf[#conf + 1] = kv[2]
-      end
-    end
-    local err = ffi.new("char[512]")
-    local sink = C.weir_kafka_sink_new(ffi.new("const char *[?]", #conf, conf), #conf, e.topic,
-      err, 512)
-    if sink == nil then
-      job_error(("--group %s: the repartition topic %s: %s"):format(group, e.topic,
-        ffi.string(err)))
-    end
-    e.sink = ffi.gc(sink, C.weir_kafka_sink_free)
     e.rv = ffi.gc(C.weir_valve_new(R), C.weir_valve_free)
     for r = 0, R - 1 do
       C.weir_valve_status(e.rv, r, 1) -- not owned: left out

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* check_kafka_sink.c: the Kafka sink's producer (kafka_sink.c) against librdkafka's mock
  * cluster in this process: messages with keys and partitions arrive and flush waits for them;
- * a message sent with a timestamp (the repartition topics') carries it; a failed delivery is
+ * a message sent with a timestamp (the repartition topics') carries it, and a topic there is
+ * found by ensure_topic; a failed delivery is
  * kept and returned; a refused property is named. */
 #include <check.h>
 #include <librdkafka/rdkafka.h>
@@ -80,6 +81,7 @@ START_TEST(test_a_message_carries_its_timestamp)
     char err[256] = "";
     weir_kafka_sink_t *k = weir_kafka_sink_new(props, 2, "r", err, sizeof err);
     ck_assert_ptr_nonnull(k);
+    ck_assert_int_eq(weir_kafka_sink_ensure_topic(k, 2, 5000), 2); /* there: its count */
     ck_assert_int_eq(weir_kafka_sink_send_ts(k, NULL, -1, "v1", 2, 1, 1234567), 0);
     ck_assert_int_eq(weir_kafka_sink_send_ts(k, "wm/0", 4, "v2", 2, 1, -1), 0);
     ck_assert_int_eq(weir_kafka_sink_flush(k, 10000), 0);

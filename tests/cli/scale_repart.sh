@@ -9,7 +9,7 @@
 # what they get). (2) A lagging upstream
 # partition holds the watermark: partition 3 stops early in event time; no window above its
 # watermark fires until its records come (a third run writes them later). (3) A missing
-# repartition topic is an error naming it and how to make it. (4) What is not built (two
+# repartition topic is made; one with the wrong partition count is an error naming it. (4) What is not built (two
 # repartitions in a job) is refused, naming it. No sleeps: the waits are for
 # processes and for lines on FIFOs.
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +17,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/kafka_lib.bash"
 
 start_mock --topic in:4 --topic g-state:4 --topic g-repartition-window-1:4 \
-  --topic lag:4 --topic l-state:4 --topic l-repartition-window-1:4 --topic nope-state:4 \
+  --topic lag:4 --topic l-state:4 --topic l-repartition-window-1:4 --topic auto-state:4 \
+  --topic wrong-state:4 --topic wrong-repartition-window-1:2 \
   --topic two-state:4 --topic two-repartition-window-1:4 --topic two-repartition-window-2:4
 cat > gen.lua <<'LUA'
 -- "partition key,timestamp": key k<i % 16> at i * 10 ms, in partition i % 4 (not by key)
@@ -131,11 +132,16 @@ grep -v '^end' lagref.txt | sort > lagexpected
 [ "$(wc -l < lagexpected)" -gt 400 ] && ok || bad "(2) the single run's results: $(wc -l < lagexpected)"
 sort l.lines | cmp -s - lagexpected && ok || bad "(2) the results equal the single run's: $(sort l.lines | diff - lagexpected | head -5)"
 
-# (3) the repartition topic missing
-run_weir run win.lua --group nope -- "$BS" x.txt
-expect_rc 1 "(3) no repartition topic"
-expect_err_has "the repartition topic nope-repartition-window-1 (for window" "(3) named"
-expect_err_has "weir kafka-mock --topic nope-repartition-window-1:4" "(3) how to make it"
+# (3) a missing repartition topic is made (librdkafka's mock creates a topic a producer asks
+# for, with its default of 4 partitions; a cluster with CreateTopics gets weir's request), and
+# one of another partition count than max_parallelism is an error naming it
+run_weir run win.lua --group auto -- "$BS" auto.txt
+expect_rc 0 "(3) the repartition topic made"
+sort auto.txt | cmp -s - expected && ok || bad "(3) the results with a made topic"
+run_weir run win.lua --group wrong -- "$BS" x.txt
+expect_rc 1 "(3) the repartition topic with 2 partitions"
+expect_err_has "the repartition topic wrong-repartition-window-1 has 2 partitions; a key group behind it is one of them, so it must have the job's max_parallelism, 4" \
+  "(3) its message"
 
 # (4) what is not built is refused, naming it: two repartitioning key_by in one job
 cat > two.lua <<'LUA'
