@@ -67,7 +67,9 @@ function Job:sender(consumer)
   end
   self.senders[f] = d
   self.key_sites[f] = port.key_at -- the key_by call's script line, for a failing selector
-  if self.plan.env.job.group and not port.partitioned then -- crosses processes (--group)
+  -- --group: crosses processes (a two-input operator's key_by keeps the rule key group = input
+  -- partition: its repartition is not built)
+  if self.plan.env.job.group and not port.partitioned and #d.inputs == 1 then
     return require("weir.repartition").sender(self, consumer, f)
   end
   return f

@@ -24,9 +24,10 @@
 -- source section in the state topic) keeps its valve's channels. Control records never reach
 -- user code. With a bounded input, r is done once its valve's output is +inf.
 --
--- What is built: one repartition per stage (the operators before it record-at-a-time: map,
--- filter, flat_map, process; its operator with one input). Set-up code, except the senders and
--- the routes, which run per record.
+-- What is built: one repartition per job (the operators before it record-at-a-time: map,
+-- filter, flat_map, process) into an operator with one input; a key_by into a two-input
+-- operator (connect, joins, a keyed union) keeps the rule key group = input partition.
+-- Set-up code, except the senders and the routes, which run per record.
 local ffi = require("ffi")
 local bit = require("bit")
 local buffer = require("string.buffer")
@@ -180,17 +181,12 @@ local function usage(fmt, ...)
   error({ usage = true, msg = fmt:format(...) }, 0)
 end
 
----What is built (the checks at the start): one repartition per stage, record-at-a-time
----operators before it, one input into its operator.
+---What is built (the checks at the start): one repartition per job, record-at-a-time
+---operators before it (an operator with two inputs is never repartitioned: weir.exchange).
 local function check_shape(job, e, group)
   if #job.repartitions > 1 then
     usage("--group %s: the job has %d key_by that repartition (without partitioned = true); "
       .. "one is built (docs/API.md, Scale-out)", group, #job.repartitions)
-  end
-  if #e.d.inputs ~= 1 then
-    usage("--group %s: %s has %d inputs; a repartition into it is not built: declare its "
-      .. "key_by partitioned = true if the input is partitioned by key (a window join's or "
-      .. "co_group's key_by cannot be declared so yet)", group, e.d.label, #e.d.inputs)
   end
   local n = e.u
   while n.kind ~= "source" do
