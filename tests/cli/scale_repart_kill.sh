@@ -15,13 +15,22 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 start_mock --topic in:4 --topic k-state:4 --topic k-repartition-window-1:4
 cat > gen.lua <<'LUA'
+local weir = require("weir")
 for i = 1, 4000 do
   print((i % 4) .. " k" .. (i % 16) .. "," .. (i * 10))
 end
--- two markers per partition far ahead: the 1e9 windows fire after every real one
+-- markers far ahead, one key in each repartition partition r: their 1e9 windows fire after
+-- every real one of r, once every input partition is past 2e9
+local ends = {}
+for j = 0, 1000 do
+  local g = weir.key_group("end" .. j, 4)
+  ends[g] = ends[g] or ("end" .. j)
+end
 for p = 0, 3 do
-  print(p .. " end,1000000000")
-  print(p .. " end,2000000000")
+  for r = 0, 3 do
+    print(p .. " " .. ends[r] .. ",1000000000")
+  end
+  print(p .. " " .. ends[0] .. ",2000000000")
 end
 LUA
 run_weir run gen.lua
@@ -52,6 +61,7 @@ LUA
 run_weir run win.lua -- "$BS" single.txt bounded
 expect_rc 0 "one process"
 grep -v '^end' single.txt | sort > expected
+[ "$(grep -c '^end[0-9]* 1000000000 ' single.txt)" = 4 ] && ok || bad "4 marker windows"
 [ "$(wc -l < expected)" -gt 600 ] && ok || bad "the single run's results: $(wc -l < expected)"
 
 mkfifo fa fb
@@ -66,12 +76,13 @@ kill -KILL $A
 { wait $A; } 2>/dev/null
 exec 5<&-
 [ "$n" = 20 ] && ok || bad "20 lines before the kill: $n ($(cat a.err))"
-# b's results as they come, until its marker windows (after every real one) have fired
+# b's results as they come, until the marker windows of all 4 repartition partitions (after
+# every real one of each) have fired there: it owns them all then (a's were moved to it)
 ends=0
-while [ "$ends" -lt 1 ] && read -r -t 90 k st c rest <&6; do
-  [ "$k" = end ] && ends=$((ends + 1))
+while [ "$ends" -lt 4 ] && read -r -t 90 k st c rest <&6; do
+  case $k in end*) [ "$st" = 1000000000 ] && ends=$((ends + 1)) ;; esac
 done
-[ "$ends" = 1 ] && ok || bad "the survivor fired the marker window ($(tail -3 b.err))"
+[ "$ends" = 4 ] && ok || bad "the survivor fired the 4 marker windows ($(tail -3 b.err))"
 kill -TERM $B
 cat <&6 > /dev/null
 wait $B; rcb=$?
