@@ -1304,6 +1304,21 @@ int weir_kafka_rebalance_finish(weir_rt_t *rt, int32_t source, const double *off
     return rc;
 }
 
+int weir_kafka_finish_part(weir_rt_t *rt, int32_t source, int32_t i)
+{
+    kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;
+    if (!k || i < 0 || i >= k->nparts) {
+        return WEIR_EINVAL;
+    }
+    kafka_part_t *p = &k->parts[i];
+    p->stop = p->next;
+    if (p->owned && !p->done) {
+        mark_done(k, p);
+        pause_part(k, p);
+    }
+    return 0;
+}
+
 int weir_kafka_owned(const weir_rt_t *rt, int32_t source, int32_t i)
 {
     const kafka_source_t *k = rt ? find_kafka(rt, source) : NULL;

@@ -218,6 +218,10 @@ int weir_kafka_rebalance_finish(weir_rt_t *rt, int32_t source, const double *off
  * group need not wait while the caller restores them); its finish then seeks each partition
  * whose offset differs and resumes them. */
 int weir_kafka_rebalance_accept(weir_rt_t *rt, int32_t source, const double *offsets);
+/* Group mode: owned partition slot i is done now (its stop offset set to its next offset), as
+ * if it had reached its stop offset: a repartition partition whose upstream partitions all
+ * ended (weir.repartition). 0, or WEIR_EINVAL. */
+int weir_kafka_finish_part(weir_rt_t *rt, int32_t source, int32_t i);
 int weir_kafka_owned(const weir_rt_t *rt, int32_t source, int32_t i);
 /* The state topic (kafka_state.c; weir.scaleout): per input partition, its latest snapshot
  * (an opaque blob, chunked and checksummed). open: NULL with the reason in err. put copies
@@ -252,6 +256,16 @@ weir_kafka_sink_t *weir_kafka_sink_new(const char *const *conf, int32_t nconf, c
                                        char *err, int32_t err_size);
 int weir_kafka_sink_send(weir_kafka_sink_t *k, const char *key, int32_t key_len,
                          const char *value, int32_t value_len, int32_t partition);
+/* As weir_kafka_sink_send into an explicit partition, with the message's timestamp (ms; below 0:
+ * none, the producer's time): the repartition topics (weir.repartition). */
+int weir_kafka_sink_send_ts(weir_kafka_sink_t *k, const char *key, int32_t key_len,
+                            const char *value, int32_t value_len, int32_t partition,
+                            double timestamp_ms);
+/* The sink's topic made when the cluster has none (CreateTopics, with partitions; the
+ * repartition topics, weir.repartition): its partition count (there already, or made), 0 when
+ * it is missing and the cluster did not make it (no CreateTopics: librdkafka's mock), or
+ * WEIR_ESOURCE (weir_kafka_sink_error says why). */
+int weir_kafka_sink_ensure_topic(weir_kafka_sink_t *k, int32_t partitions, double timeout_ms);
 int weir_kafka_sink_flush(weir_kafka_sink_t *k, double timeout_ms);
 const char *weir_kafka_sink_error(const weir_kafka_sink_t *k);
 double weir_kafka_sink_delivered(const weir_kafka_sink_t *k);

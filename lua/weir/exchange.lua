@@ -37,6 +37,9 @@ function Job:sender(consumer)
     end
     return self:generate(d, "rebalance", false, push, nexts, counters)
   end
+  if port.partitioned then -- key_by(fn, { partitioned = true }): its claim checked on a sample
+    push = require("weir.copartition").wrap(port, d, push)
+  end
   local maxp = d.max_parallelism
   local to_subtask = {}
   for kg = 0, maxp - 1 do
@@ -64,6 +67,11 @@ function Job:sender(consumer)
   end
   self.senders[f] = d
   self.key_sites[f] = port.key_at -- the key_by call's script line, for a failing selector
+  -- --group: crosses processes (a two-input operator's key_by keeps the rule key group = input
+  -- partition: its repartition is not built)
+  if self.plan.env.job.group and not port.partitioned and #d.inputs == 1 then
+    return require("weir.repartition").sender(self, consumer, f)
+  end
   return f
 end
 

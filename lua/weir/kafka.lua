@@ -138,29 +138,37 @@ end
 -- false for nothing; nil, why), its timestamp the Kafka one unless the strategy's assigner
 -- says otherwise, and with watermarks its partition's generator told.
 codegen.add_templates({ kafka = [[
-local decode, emit, progress, meta, assign, gens, emitters, malformed, with_meta, bad_ts, MAX = ...
+local decode, emit, progress, meta, assign, gens, emitters, malformed, with_meta, bad_ts, MAX,
+  cur, routes = ...
 local type, abs, MIN = type, math.abs, -math.huge
 return function(events, i, j)
   for k = i, j - 1 do
     progress[1] = k
     local e = events[k]
     local m = meta[e.index]
-    local ok, v = decode(e)
-    if ok then
-      local ts = m.timestamp
-      if ts == MIN then ts = nil end
-      if with_meta then v = with_meta(v, m) end
-      if assign then
-        ts = assign(v, ts)
-        if type(ts) ~= "number" or not (abs(ts) <= MAX) or ts % 1 ~= 0 then bad_ts(ts) end
+    local route = routes and routes[m.partition] -- a repartition topic's (weir.repartition)
+    if route then
+      route(e, m)
+    else
+      local ok, v = decode(e)
+      if ok then
+        local ts = m.timestamp
+        if ts == MIN then ts = nil end
+        if with_meta then v = with_meta(v, m) end
+        if assign then
+          ts = assign(v, ts)
+          if type(ts) ~= "number" or not (abs(ts) <= MAX) or ts % 1 ~= 0 then bad_ts(ts) end
+        end
+        if cur then cur[0] = m.partition; cur[1] = m.offset end -- weir.copartition
+        emit(0, v, ts)
+        if cur then cur[0] = -1 end
+        if gens then
+          local p = m.partition
+          gens[p]:on_event(v, ts or MIN, emitters[p])
+        end
+      elseif ok == nil then
+        malformed(e, v)
       end
-      emit(0, v, ts)
-      if gens then
-        local p = m.partition
-        gens[p]:on_event(v, ts or MIN, emitters[p])
-      end
-    elseif ok == nil then
-      malformed(e, v)
     end
   end
 end]] })
@@ -363,7 +371,8 @@ local function make_driver(job, node, helpers)
   node.lines = job:generate(node, "kafka", false, decoder(node, typed), node.emit, job.progress,
     node.kafka_meta, node.strategy and node.strategy.assigner or false,
     node.kafka_gens or false, node.kafka_emitters or false, malformed,
-    node.metadata and with_meta(node) or false, bad_ts, duration.MAX_TIME)
+    node.metadata and with_meta(node) or false, bad_ts, duration.MAX_TIME,
+    node.kafka_cur or false, node.kafka_routes or false)
   job.drivers[node.lines] = node
   if node.partition_discovery then
     discovery(job, node)
@@ -385,12 +394,17 @@ function M.kind(helpers)
       conf[#conf + 1] = kv[2]
     end
     local conf_c = ffi.new("const char *[?]", #conf, conf)
-    local topics_c = ffi.new("const char *[?]", #node.topics, node.topics)
-    node.kafka_keep = { conf, node.topics } -- the strings conf_c points into
     local group = job.plan.env.job.group
+    -- with --group, the repartition topics too (one subscription: weir.repartition)
+    local topics = group and require("weir.repartition").subscription(job, node) or node.topics
+    local topics_c = ffi.new("const char *[?]", #topics, topics)
+    node.kafka_keep = { conf, topics } -- the strings conf_c points into
     local id
     if group then
-      id = M.open_member(job, node, conf_c, #conf, topics_c)
+      id = M.open_member(job, node, conf_c, #conf, topics_c, #topics)
+      if id < 0 then -- a missing repartition topic is named with its key_by
+        require("weir.repartition").missing(job, ffi.string(C.weir_rt_error(job.rt)))
+      end
     else
       id = C.weir_source_kafka(job.rt, M.describe(node), conf_c, #conf, topics_c,
         #node.topics, node.timeout)
@@ -434,6 +448,7 @@ function M.kind(helpers)
     node.kafka_meta = C.weir_kafka_meta(job.rt, id)
     if group then
       node.partition_discovery = false -- the group's subscription: a rebalance brings them
+      node.kafka_routes = require("weir.repartition").setup(job, node)
     end
     make_driver(job, node, helpers)
     if group then
@@ -477,10 +492,10 @@ function M.check_group(job)
 end
 
 ---The source as a member of the job's group (C.weir_source_kafka_group): the source id.
-function M.open_member(job, node, conf_c, nconf, topics_c)
+function M.open_member(job, node, conf_c, nconf, topics_c, ntopics)
   local o = job.plan.env.job
   return C.weir_source_kafka_group(job.rt, M.describe(node), conf_c, nconf, topics_c,
-    #node.topics, node.timeout, o.group, o.instance_id)
+    ntopics or #node.topics, node.timeout, o.group, o.instance_id)
 end
 
 local KIND_NAMES = { "assigned", "revoked", "lost" }
@@ -505,6 +520,12 @@ end
 ---source's watermark until it has one, as a discovered partition does); a revoked or lost one
 ---goes idle, so the partitions another process owns never hold this one's watermark back.
 local function move_watermarks(node, s, assigned)
+  if node.rep_of and node.rep_of[s] then -- a repartition partition (weir.repartition)
+    if not assigned then
+      require("weir.repartition").give_up_slot(node, s)
+    end
+    return
+  end
   if not node.kafka_gens then
     return
   end
@@ -607,6 +628,9 @@ function M.join_group(job, node, group)
       C.weir_out_flush()
       io.stderr:write(("weir: %s: group %s: %s %s\n"):format(node.label, group,
         KIND_NAMES[k] or "?", #names > 0 and table.concat(names, " ") or "(none known)"))
+    end
+    if job.repartitions then -- control records (weir.repartition)
+      require("weir.repartition").after_batch(job, node)
     end
     so:maybe_checkpoint()
   end

@@ -84,14 +84,38 @@ function M.check_rule(group, nodes, topics, nparts)
   return nil
 end
 
----Sections of key group p from the keyed parts' values (vals[i] = {[kg] = value}), plus the
----source's section src: what partition p's snapshot holds.
+---The partition slot of a part's key group kg: kg itself, or behind a repartition the slot of
+---the repartition partition kg (part.kg_slots, weir.repartition).
+local function slot_of(part, kg)
+  local m = part.kg_slots
+  if m then
+    return kg >= 0 and m[kg] or -1
+  end
+  return kg
+end
+M.slot_of = slot_of
+
+---The key group of a part that partition slot p holds (nil: none).
+local function kg_at(part, p)
+  local m = part.kg_slots
+  if m then
+    for kg, s in pairs(m) do
+      if s == p then return kg end
+    end
+    return nil
+  end
+  return p
+end
+
+---Sections of partition slot p from the keyed parts' values (vals[i] = {[kg] = value}), plus
+---the source's section src: what partition p's snapshot holds.
 function M.partition_sections(kparts, vals, p, src)
   local out = { { name = "source", key_group = -1, value = src } }
   for i, part in ipairs(kparts) do
-    local v = vals[i][p]
+    local kg = kg_at(part, p)
+    local v = kg and vals[i][kg]
     if v ~= nil then
-      out[#out + 1] = { name = part.name, key_group = p, value = v, raw = part.raw }
+      out[#out + 1] = { name = part.name, key_group = kg, value = v, raw = part.raw }
     end
   end
   return out
@@ -106,7 +130,7 @@ end
 function M.stray(kparts, vals, owned)
   for i, part in ipairs(kparts) do
     for kg, v in pairs(vals[i]) do
-      if kg >= 0 and not owned[kg] and not empty(v) then
+      if kg >= 0 and not owned[slot_of(part, kg)] and not empty(v) then
         return kg, part.name
       end
     end
@@ -130,7 +154,7 @@ function M.new(job, node, group)
     interval = ms
   end
   local nodes = keyed_nodes(job)
-  local why = M.check_rule(group, nodes, node.topics, #node.kafka_parts)
+  local why = M.check_rule(group, nodes, node.topics, node.input_nparts or #node.kafka_parts)
   if why then
     error({ usage = true, msg = why }, 0)
   end
@@ -175,6 +199,7 @@ function SO:parts()
     for _, part in ipairs(self.registry.parts) do
       if part.keyed then
         self.kparts[#self.kparts + 1] = part
+        part.kg_slots = require("weir.repartition").part_slots(self.job, part)
       end
     end
   end
@@ -196,7 +221,9 @@ function SO:source_section(s)
   local p = node.kafka_parts[s + 1]
   local v = { topic = p.topic, partition = p.id,
               offset = C.weir_kafka_next_offset(rt, node.src_id, s) }
-  if node.kafka_gens then
+  if node.rep_of and node.rep_of[s] then -- a repartition partition: its valve's channels
+    v.repart = require("weir.repartition").snapshot_slot(node, s)
+  elseif node.kafka_gens then
     v.gen = watermarks.snapshot_generator(node.kafka_gens[s])
     v.emitter = watermarks.snapshot_emitter(node.kafka_emitters[s])
     v.released = p.released
@@ -234,6 +261,7 @@ function SO:write(list, vals)
       part.snapshot()
     end
   end
+  require("weir.repartition").flush(self.job) -- the records sent to repartition topics too
   self.id = self.id + 1
   for _, s in ipairs(list) do
     local secs = M.partition_sections(kparts, vals, s, self:source_section(s))
@@ -355,7 +383,12 @@ function SO:assign(slots)
         end
       end
       offsets[i] = src.offset
-      if src.gen and node.kafka_gens then
+      if node.rep_of and node.rep_of[s] then
+        local w, idle = require("weir.repartition").assign_slot(node, s, src.repart)
+        if not idle then
+          low = math.min(low, w)
+        end
+      elseif src.gen and node.kafka_gens then
         local ok, err = pcall(watermarks.restore_generator, node.kafka_gens[s], src.gen, 0)
         if not ok then
           job_error(("%s: partition %d: %s"):format(node.label, part.id, tostring(err)))
@@ -370,6 +403,8 @@ function SO:assign(slots)
           low = math.min(low, src.emitter.current)
         end
       end
+    elseif node.rep_of and node.rep_of[s] then
+      low = math.min(low, (require("weir.repartition").assign_slot(node, s, nil)))
     elseif node.kafka_gens then
       low = -INF -- a fresh partition starts at the bottom
     end
@@ -400,7 +435,7 @@ function SO:give_up(slots, write)
     end
     local keep = {}
     for kg, v in pairs(vals[i]) do
-      if kg < 0 or self.owned[kg] then
+      if kg < 0 or self.owned[slot_of(part, kg)] then
         keep[kg] = v
       end
     end

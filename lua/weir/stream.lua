@@ -51,7 +51,7 @@ local function add(self, kind, fields, partition_override)
     inputs[i] = {
       node = p.node, tag = p.tag,
       partition = partition_override or p.partition,
-      key_fn = p.key_fn, key_at = p.key_at,
+      key_fn = p.key_fn, key_at = p.key_at, partitioned = p.partitioned,
     }
   end
   local node = self.env:add_node(kind, fields, inputs)
@@ -95,13 +95,15 @@ function Stream:process(fn)
   return operator(self, "process", user_fn("process", fn, "process"))
 end
 
-function Stream:key_by(fn)
+function Stream:key_by(fn, opts)
   if type(fn) ~= "function" then
     util.build_error("key_by: expected a key selector function, got %s", type(fn))
   end
+  local partitioned = require("weir.copartition").options(opts) -- { partitioned = true }
   local ports, at = {}, util.callsite()
   for i, p in ipairs(self.ports) do
-    ports[i] = { node = p.node, tag = p.tag, partition = "hash", key_fn = fn, key_at = at }
+    ports[i] = { node = p.node, tag = p.tag, partition = "hash", key_fn = fn, key_at = at,
+                 partitioned = partitioned }
   end
   local k = setmetatable({ env = self.env, ports = ports, key_fn = fn }, Keyed)
   return k

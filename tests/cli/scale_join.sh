@@ -52,7 +52,7 @@ env:kafka_source{ bootstrap_servers = weir.args[1], topics = weir.args[4], forma
                  ["max.partition.fetch.bytes"] = 256 },
   watermarks = weir.watermarks.monotonous():with_timestamp_assigner(function(r)
     return tonumber(r[2]) end) }
-  :key_by(function(r) return r[1] end)
+  :key_by(function(r) return r[1] end, { partitioned = true })
   :window(weir.windows.tumbling_event_time("1s"))
   :aggregate({ create = function() return 0 end, add = function(_, n) return n + 1 end,
     result = function(n) return n end },

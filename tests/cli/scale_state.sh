@@ -45,7 +45,7 @@ local s = env:kafka_source{ bootstrap_servers = weir.args[1], topics = weir.args
                  ["max.partition.fetch.bytes"] = 256 },
   watermarks = weir.watermarks.monotonous():with_timestamp_assigner(function(r)
     return tonumber(r[2]) end) }
-  :key_by(function(r) return r[1] end)
+  :key_by(function(r) return r[1] end, { partitioned = true })
   :window(weir.windows.tumbling_event_time("1s"))
   :aggregate({ create = function() return 0 end, add = function(_, n) return n + 1 end,
     result = function(n) return n end },
@@ -126,7 +126,7 @@ wait $A; rca=$?
 wait $B; rcb=$?
 [ "$rca" = 1 ] || [ "$rcb" = 1 ] && ok || bad "(3) a member fails: exit $rca $rcb"
 cat a3.err b3.err > err
-expect_err_has "is not this process's: the input is not partitioned by key" "(3) the stray key group is named"
+expect_err_has "the input is not partitioned by" "(3) the stray key group (the key_by's claim) is named"
 
 # the rule's precondition: max_parallelism must be the partition count
 sed 's/max_parallelism = 8/max_parallelism = 16/' win.lua > win16.lua
