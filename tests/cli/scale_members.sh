@@ -65,7 +65,7 @@ local keyed = env:kafka_source{ bootstrap_servers = bs, topics = topic, format =
                  ["max.partition.fetch.bytes"] = 256 },
   watermarks = weir.watermarks.monotonous():with_timestamp_assigner(function(r)
     return tonumber(r[2]) end) }
-  :key_by(function(r) return r[1] end)
+  :key_by(function(r) return r[1] end, { partitioned = true })
 local count = { create = function() return 0 end, add = function(_, n) return n + 1 end,
   result = function(n) return n end, merge = function(a, b) return a + b end }
 -- every keyed operator: the fast window operator (T), the general one (G), sessions (S), keyed
