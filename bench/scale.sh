@@ -162,7 +162,8 @@ run_group() {
     local first cpu
     first=$(awk '/ group .*: assigned / { print $1; exit }' "$TMP/$g.$i.err")
     [[ -n $first ]] || { echo "bench/scale.sh: $g, process $i was assigned nothing" >&2; exit 1; }
-    JOIN=$(awk -v j="$JOIN" -v a="$t0" -v f="$first" 'BEGIN { d = f - a; printf "%.3f", (d > j) ? d : j }')
+    JOIN=$(awk -v j="$JOIN" -v a="$t0" -v f="$first" \
+      'BEGIN { d = f - a; printf "%.3f", (d > j) ? d : j }')
     cpu=$(sed -n 's/.*wall_s=[^ ]* cpu_s=\([^ ]*\) .*/\1/p' "$TMP/$g.$i.err" | tail -n 1)
     # the main thread: s on a CPU, waiting for one, asleep (sums over the processes)
     read -r RUN WAIT SLEEP < <(awk -v r="${RUN:-0}" -v w="${WAIT:-0}" -v z="${SLEEP:-0}" \
@@ -172,7 +173,10 @@ run_group() {
   done
   BROKER=$(awk -v a="$c0" -v b="$(mock_ticks)" -v t="$TCK" 'BEGIN { printf "%.3f", (b - a) / t }')
   LOAD=$(cut -d' ' -f1 /proc/loadavg)
-  [[ -z ${SCALE_TRACE:-} ]] || { echo "$g: wall $WALL join $JOIN cpu $CPU" >&2; cat "$TMP/$g".*.err >&2; }
+  if [[ -n ${SCALE_TRACE:-} ]]; then # SCALE_TRACE=1: each run's figures and stderr
+    echo "$g: wall $WALL join $JOIN cpu $CPU" >&2
+    cat "$TMP/$g".*.err >&2
+  fi
   sort "$TMP/$g".*.out >"$TMP/$g.sorted"
   rm -f "$TMP/$g".*.out
   local events
@@ -232,9 +236,15 @@ for procs in 1 2; do
         n, w, j, n / w, n / (w - j), c, c * 1e6 / n, b * 1e9 / n, r, q, z }'
 done
 echo "load average (1 min) at each run's end: 1 process ${loads[1]% }; 2 processes ${loads[2]% }"
-awk -v w1="${W[1]}" -v w2="${W[2]}" -v j1="${J[1]}" -v j2="${J[2]}" 'BEGIN {
+# shellcheck disable=SC2086
+awk -v w1="${W[1]}" -v w2="${W[2]}" -v j1="${J[1]}" -v j2="${J[2]}" \
+  -v r1="$(median ${runs[1]})" -v r2="$(median ${runs[2]})" -v q1="$(median ${waits[1]})" \
+  -v q2="$(median ${waits[2]})" 'BEGIN {
   r = w1 / w2
   printf "scale (issue 19.7): 2 processes %.2fx the rate of 1 (after the join: %.2fx); " \
     "target >= 1.7x: %s\n", r, (w1 - j1) / (w2 - j2),
-    (r >= 1.7 ? "met" : sprintf("MISSED by %.2fx; bound: bench/README.md, Scale-out", 1.7 / r))
+    (r >= 1.7 ? "met" : sprintf("MISSED by %.2fx; bound: the main threads waited %.0f s for a " \
+      "core with 2 processes, %.0f s with 1 (the machine'"'"'s other load), on CPU %.1f s " \
+      "(2 processes) and %.1f s (1); the join %.1f s of %.1f (bench/README.md, Scale-out)",
+      1.7 / r, q2, q1, r2, r1, j2, w2))
 }'
