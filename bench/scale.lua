@@ -42,7 +42,7 @@ local ev = weir.record_type("scale_ev", { "int32_t key", "double ts", "double v"
 env:kafka_source{ bootstrap_servers = bootstrap, topics = topic, record = ev,
   stopping_offsets = "latest", properties = props,
   watermarks = weir.watermarks.monotonous():with_timestamp_assigner(function(e) return e.ts end) }
-  :key_by(function(e) return e.key end)
+  :key_by(function(e) return e.key end, { partitioned = true })
   :window(weir.windows.sliding_event_time("20s", "1s"))
   :aggregate(stats, function(key, ctx, as, emit)
     local a = as[1]

@@ -54,7 +54,7 @@ env:kafka_source{ bootstrap_servers = bootstrap, topics = topic, record = ev,
     last[part] = now
     emit(e)
   end)
-  :key_by(function(e) return e.key end)
+  :key_by(function(e) return e.key end, { partitioned = true })
   :window(weir.windows.sliding_event_time("20s", "1s"))
   :aggregate(stats, function(key, ctx, as, emit)
     local a = as[1]
