@@ -13,8 +13,10 @@
 #     early fire across a rebalance gives a smaller count: (e) of the issue);
 # (2) a result appears twice only if the killed process b wrote it after its last acknowledged
 #     snapshot: the duplicates are the tail of b's file, at most the results of one checkpoint
-#     interval (here 0: one batch of 16 records, whose watermark fires at most 2 windows of
-#     each of the 16 keys in each of the 4 operators: 128); none from the join or the leave
+#     interval plus a snapshot in flight (docs/API.md; here interval 0: two batches of 16
+#     records, each of whose watermarks fires at most 2 windows of each of the 16 keys in each
+#     of the 4 operators: 2 x 128 = 256; 130 were seen under ASan, where a kill lands more
+#     often while a snapshot is unacknowledged); none from the join or the leave
 #     (a revoke and a stop snapshot what they give up; the moved state of the other operators'
 #     key groups stays as it was: the results equal the single run's);
 # (3) a reader of the Kafka sink that keeps the latest value per key sees every result once
@@ -222,20 +224,20 @@ sort -u union | awk '{ NF--; print }' | sort | uniq -d > twice
 for n in a b c; do
   [ "$(grep -cv ' end[0-9]' $n.txt)" -gt 0 ] && ok || bad "$n wrote results"
 done
-# (2) the duplicates: b's (the killed one's) last lines, at most one batch's results
+# (2) the duplicates: b's (the killed one's) last lines, at most two batches' results
 uniq -d union > dups
 ndup=$(wc -l < dups)
 [ "$(uniq -D union | wc -l)" = $((2 * ndup)) ] && ok || bad "(2) no result three times"
 grep -v ' end[0-9]' b.txt | tail -n "$ndup" | sort > btail
 cmp -s dups btail && ok || bad "(2) the duplicates are the tail of the killed process's file: $(diff dups btail | head -5)"
-[ "$ndup" -le 128 ] && ok || bad "(2) duplicates within one interval's results (128): $ndup"
+[ "$ndup" -le 256 ] && ok || bad "(2) duplicates within one interval's results and a snapshot in flight (256): $ndup"
 echo "duplicates after the kill: $ndup"
 # (3) the Kafka sink with idempotent keys: the latest value per key is each result, once
 kc -C -t out -e -f '%k|%s\n' | grep -v ' end[0-9]' > msgs
 awk -F'|' '{ last[$1] = $2 } END { for (k in last) print last[k] }' msgs | sort > latest
 cmp -s latest expected && ok || bad "(3) the latest value per key is the single run's: $(diff latest expected | head -5)"
 [ "$(sort -u msgs | cut -d'|' -f1 | uniq -d | wc -l)" = 0 ] && ok || bad "(3) a key with two values"
-[ "$(wc -l < msgs)" -le $(( $(wc -l < expected) + 128 )) ] && ok \
+[ "$(wc -l < msgs)" -le $(( $(wc -l < expected) + 256 )) ] && ok \
   || bad "(3) the sink's duplicates within the bound: $(wc -l < msgs) messages"
 
 stop_mock
