@@ -15,9 +15,9 @@
 -- testSessionWindows, testSessionWindowsWithProcessFunction, testReduceSessionWindows,
 -- testReduceSessionWindowsWithProcessFunction, testSessionWindowsWithCountTrigger,
 -- testSessionWindowsWithContinuousEventTimeTrigger, testPointSessions, testCountTrigger.
--- EvictingWindowOperatorTest has none. The cases under "restore points Flink does not take"
--- are Flink methods that run without a snapshot, given one here: a restore must not change
--- their expected output.
+-- EvictingWindowOperatorTest has none. The cases marked "restored" (after "restore points
+-- Flink does not take" and in the loops) are Flink methods that run without a snapshot, given
+-- one here: a restore must not change their expected output.
 local spec = require("spec")
 local weir = require("weir")
 local checkpoint = require("weir.checkpoint")
@@ -29,6 +29,7 @@ local W = weir.windows
 local SNAP = { snap = true }
 local END = { snap = false } -- the end of a case's steps (appended by run_steps)
 local STOP = "the case's steps are done"
+local LATE = weir.output_tag("late-output")
 
 local punctuated = weir.watermarks.custom{
   on_event = function(_, e, _, out)
@@ -109,7 +110,19 @@ local function run_steps(steps, assigner, build, opts)
     if opts.lateness then
       w = w:allowed_lateness(opts.lateness)
     end
-    build(w):sink(function(v) got[#got + 1] = v end)
+    if opts.evictor then
+      w = w:evictor(opts.evictor)
+    end
+    if opts.late then
+      w = w:side_output_late_data(LATE)
+    end
+    local out = build(w)
+    out:sink(function(v) got[#got + 1] = v end)
+    if opts.late then -- the late side output, the element with its own timestamp
+      out:get_side_output(LATE):sink(function(v)
+        got[#got + 1] = ("late (%s,%d)@%d"):format(v[1], v[2], v[3])
+      end)
+    end
     aggwindow.disabled = opts.general == true
     local ok, err = pcall(env.execute, env)
     aggwindow.disabled = false
@@ -376,6 +389,64 @@ end)
 it("testNotSideOutputDueToLatenessSessionWithHugeLatenessPurgingTrigger, restored", function()
   eq(run_steps(LATE_SESSION, W.event_time_session(3000), reduce_session,
     { trigger = purging_event_time, lateness = 10000 }), expect(HUGE_PURGING_OUT))
+end)
+
+-- testSideOutputDueToLatenessSessionZeroLateness (no snapshot in Flink): the element at
+-- 10000 comes after the restore and is late (its session would end at 13000 <= 14600)
+local ZERO_LATENESS_OUT = { "(key2-5,1000,11500)@11499", "(key2-1,11600,14600)@14599",
+                            "late (key2,1)@10000", "(key2-1,14500,17500)@17499" }
+for _, general in ipairs({ false, true }) do
+  local on = general and " (general operator)" or ""
+  it("testSideOutputDueToLatenessSessionZeroLateness, restored" .. on, function()
+    local got, node = run_steps(LATE_SESSION, W.event_time_session(3000), reduce_session,
+      { general = general, late = true })
+    eq(node.window_op == sessionop, not general, "the operator (session)")
+    eq(got, expect(ZERO_LATENESS_OUT))
+  end)
+end
+
+-- testSideOutputDueToLatenessSessionZeroLatenessPurgingTrigger (no snapshot in Flink)
+local PURGING_LATE_SESSION = {
+  e("key2", 1, 1000), wm(1999), e("key2", 1, 2000), wm(4998), e("key2", 1, 4500),
+  e("key2", 1, 8500), wm(7400), e("key2", 1, 7000), wm(11501), e("key2", 1, 11600), wm(14600),
+  SNAP, e("key2", 1, 10000), e("key2", 1, 10100), e("key2", 1, 14500), wm(20000), wm(100000),
+}
+it("testSideOutputDueToLatenessSessionZeroLatenessPurgingTrigger, restored", function()
+  eq(run_steps(PURGING_LATE_SESSION, W.event_time_session(3000), reduce_session,
+    { trigger = purging_event_time, late = true }),
+    expect({ "(key2-5,1000,11500)@11499", "(key2-1,11600,14600)@14599", "late (key2,1)@10000",
+             "late (key2,1)@10100", "(key2-1,14500,17500)@17499" }))
+end)
+
+-- EvictingWindowOperatorTest (no snapshot there): testCountTrigger (a reduce over what the
+-- evictor leaves) and testCountTriggerWithApply, restored before the last two elements; the
+-- evictor's element list (with timestamps) is in the checkpoint
+local EVICT_COUNT = {
+  e("key2", 1, 3000), e("key2", 1, 3999), e("key1", 1, 20), e("key1", 1, 0), e("key1", 1, 999),
+  e("key2", 1, 1998), e("key2", 1, 1999), e("key2", 1, 1000), SNAP,
+  e("key1", 1, 10999), e("key2", 1, 1000),
+}
+local EVICT_COUNT_OUT = { "(key2,2)@inf", "(key2,4)@inf", "(key1,2)@inf", "(key1,4)@inf",
+                          "(key2,4)@inf" }
+it("EvictingWindowOperatorTest testCountTrigger, restored", function()
+  eq(run_steps(EVICT_COUNT, W.global(), reduce_pass,
+    { trigger = weir.triggers.count(2), evictor = weir.evictors.count(4) }),
+    expect(EVICT_COUNT_OUT))
+end)
+it("EvictingWindowOperatorTest testCountTriggerWithApply, restored", function()
+  eq(run_steps(EVICT_COUNT, W.global(), apply_sum,
+    { trigger = weir.triggers.count(2), evictor = weir.evictors.count(4) }),
+    expect(EVICT_COUNT_OUT))
+end)
+-- testTumblingWindowWithApply: a count evictor of 4 on tumbling windows, restored with key1's
+-- window holding six elements
+it("EvictingWindowOperatorTest testTumblingWindowWithApply, restored", function()
+  eq(run_steps({
+    e("key1", 1, 10), e("key1", 1, 100), wm(1999), e("key1", 1, 1997), e("key1", 1, 1998),
+    e("key1", 1, 2310), e("key1", 1, 2310), SNAP, e("key2", 1, 2310), e("key2", 1, 2310),
+    wm(3999),
+  }, W.tumbling_event_time(4000), apply_sum, { evictor = weir.evictors.count(4) }),
+    expect({ "(key1,4)@3999", "(key2,2)@3999" }))
 end)
 
 it("a restore at parallelism 2 gives the same output", function()
