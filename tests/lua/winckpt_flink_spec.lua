@@ -449,6 +449,89 @@ it("EvictingWindowOperatorTest testTumblingWindowWithApply, restored", function(
     expect({ "(key1,4)@3999", "(key2,2)@3999" }))
 end)
 
+-- Processing time (WindowOperatorTest's testProcessingTime* take no snapshot: restore points
+-- added). A replay drives the virtual clock as Flink's setProcessingTime does: text holds
+-- "@T" lines and records "key" (the element {key, 1}), and a line SNAP, the restore point;
+-- the second job's replay starts at its first "@T" line's time, and each job stops at its
+-- last line (the end of input would fire the pending processing-time timers).
+local function run_pt(text, assigner, build)
+  local before, after = text:match("^(.-)SNAP\n(.*)$")
+  assert(before, "a case has a restore point")
+  local function job(lines, restore)
+    local path = os.tmpname()
+    local fh = assert(io.open(path, "wb"))
+    fh:write(lines, "END\n")
+    fh:close()
+    local got, snap, fired = {}, nil, nil
+    local env = weir.env{}
+    local node
+    local instantiate = windowing.instantiate
+    windowing.instantiate = function(j, n)
+      instantiate(j, n)
+      node = n
+      if restore then
+        windowing.checkpoint_parts(j, n).state.restore(
+          assert(checkpoint.decode_state(restore.bytes, 1))[1].value)
+      end
+    end
+    local w = env:replay(path)
+      :map(function(line)
+        if line == "END" then
+          fired = #got
+          error(STOP, 0)
+        elseif line == "SNAP" then
+          local part = windowing.checkpoint_parts(nil, node).state
+          snap = { bytes = checkpoint.encode_state(1, { { name = "w", key_group = 0,
+                                                          value = part.snapshot(),
+                                                          raw = part.raw } }), fired = #got }
+        end
+        return { line, 1 }
+      end)
+      :filter(function(v) return v[1] ~= "SNAP" end)
+      :key_by(function(v) return v[1] end)
+      :window(assigner)
+    build(w):sink(function(v) got[#got + 1] = v end)
+    local ok, err = pcall(env.execute, env)
+    windowing.instantiate = instantiate
+    os.remove(path)
+    local msg = type(err) == "table" and err.text or tostring(err)
+    if not ok and not (fired and msg:find(STOP, 1, true)) then
+      error(err, 0)
+    end
+    return got, snap, fired
+  end
+  local got1, snap = job(before .. "SNAP\n")
+  local got2, _, fired2 = job(after, snap)
+  local all = {}
+  for i = 1, snap.fired do
+    all[#all + 1] = got1[i]
+  end
+  for i = 1, fired2 do
+    all[#all + 1] = got2[i]
+  end
+  table.sort(all)
+  return all
+end
+
+it("testProcessingTimeTumblingWindows, restored", function()
+  eq(run_pt("@3 key2\nkey2\nkey2\nkey1\nkey1\nSNAP\n@5000\nkey1\nkey1\nkey1\n@7000\n",
+    W.tumbling_processing_time(3000), reduce_pass),
+    expect({ "(key2,3)@2999", "(key1,2)@2999", "(key1,3)@5999" }))
+end)
+
+it("testProcessingTimeSlidingWindows, restored", function()
+  eq(run_pt("@3 key2\n@1000\nkey2\nkey2\n@2000\nkey1\nkey1\nSNAP\n@3000\nkey1\nkey1\nkey1\n"
+    .. "@7000\n", W.sliding_processing_time(3000, 1000), reduce_pass),
+    expect({ "(key2,1)@999", "(key2,3)@1999", "(key2,3)@2999", "(key1,2)@2999",
+             "(key2,2)@3999", "(key1,5)@3999", "(key1,5)@4999", "(key1,3)@5999" }))
+end)
+
+it("testProcessingTimeSessionWindows, restored", function()
+  eq(run_pt("@3 key2\n@1000 key2\nSNAP\n@5000\nkey2\nkey2\nkey1\nkey1\nkey1\n@10000\n",
+    W.processing_time_session(3000), reduce_pass),
+    expect({ "(key2,2)@3999", "(key2,2)@7999", "(key1,3)@7999" }))
+end)
+
 it("a restore at parallelism 2 gives the same output", function()
   eq(run_steps(SESSION, W.event_time_session(3000), function(w) return w:process(session_fn) end,
     { parallelism = 2 }), expect(SESSION_OUT))
