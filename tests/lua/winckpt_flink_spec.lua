@@ -449,6 +449,37 @@ it("EvictingWindowOperatorTest testTumblingWindowWithApply, restored", function(
     expect({ "(key1,4)@3999", "(key2,2)@3999" }))
 end)
 
+-- testDynamicEventTimeSessionWindows (no snapshot in Flink): restore inside key2's second
+-- session, on the general operator (apply, as Flink's WindowFunction) and, as a reduce, on
+-- both operators
+local DYNAMIC = {
+  e("key1", 3, 10), e("key2", 4, 5000), e("key2", 5, 6000), wm(8999), e("key2", 1, 9000),
+  e("key2", 2, 10000), SNAP, e("key2", 10, 10500), wm(12999), e("key2", 10, 13000),
+  e("key2", 10, 13500), e("key2", 1, 14000), wm(16999),
+}
+local DYNAMIC_OUT = { "(key1-3,10,3010)@3009", "(key2-9,5000,8000)@7999",
+                      "(key2-13,9000,12000)@11999", "(key2-21,13000,16000)@15999" }
+local function dynamic_gaps()
+  return W.dynamic_event_time_session(function(v)
+    if v[1] == "key1" then
+      return 3000
+    end
+    return v[2] == 10 and 1000 or 2000
+  end)
+end
+it("testDynamicEventTimeSessionWindows, restored", function()
+  eq(run_steps(DYNAMIC, dynamic_gaps(), function(w) return w:apply(session_apply) end),
+    expect(DYNAMIC_OUT))
+end)
+for _, general in ipairs({ false, true }) do
+  it("testDynamicEventTimeSessionWindows as a reduce, restored"
+      .. (general and " (general operator)" or ""), function()
+    local got, node = run_steps(DYNAMIC, dynamic_gaps(), reduce_session, { general = general })
+    eq(node.window_op == sessionop, not general, "the operator (session)")
+    eq(got, expect(DYNAMIC_OUT))
+  end)
+end
+
 -- Processing time (WindowOperatorTest's testProcessingTime* take no snapshot: restore points
 -- added). A replay drives the virtual clock as Flink's setProcessingTime does: text holds
 -- "@T" lines and records "key" (the element {key, 1}), and a line SNAP, the restore point;
