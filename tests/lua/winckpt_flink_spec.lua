@@ -15,7 +15,7 @@
 -- testSessionWindows, testSessionWindowsWithProcessFunction, testReduceSessionWindows,
 -- testReduceSessionWindowsWithProcessFunction, testSessionWindowsWithCountTrigger,
 -- testSessionWindowsWithContinuousEventTimeTrigger, testPointSessions, testCountTrigger.
--- EvictingWindowOperatorTest has none. The cases marked "restored" (after "restore points
+-- EvictingWindowOperatorTest (as read) has none. The cases marked "restored" (after "restore points
 -- Flink does not take" and in the loops) are Flink methods that run without a snapshot, given
 -- one here: a restore must not change their expected output.
 local spec = require("spec")
@@ -437,6 +437,29 @@ it("EvictingWindowOperatorTest testCountTriggerWithApply, restored", function()
   eq(run_steps(EVICT_COUNT, W.global(), apply_sum,
     { trigger = weir.triggers.count(2), evictor = weir.evictors.count(4) }),
     expect(EVICT_COUNT_OUT))
+end)
+-- testTimeEvictorEvictBefore and testTimeEvictorEvictAfter: the time evictor reads the kept
+-- elements' timestamps, restored with them
+local EVICT_TIME_BEFORE = {
+  e("key2", 1, 1000), e("key2", 1, 3999), e("key1", 1, 20), e("key1", 1, 0), e("key1", 1, 999),
+  e("key1", 1, 5999), e("key2", 1, 3500), e("key2", 1, 2001), e("key2", 1, 1001), SNAP,
+  e("key1", 1, 6500), e("key2", 1, 1002),
+}
+it("EvictingWindowOperatorTest testTimeEvictorEvictBefore, restored", function()
+  eq(run_steps(EVICT_TIME_BEFORE, W.tumbling_event_time(4000), apply_sum,
+    { trigger = weir.triggers.count(2), evictor = weir.evictors.time(2000) }),
+    expect({ "(key2,1)@3999", "(key1,2)@3999", "(key2,3)@3999", "(key1,2)@7999",
+             "(key2,3)@3999" }))
+end)
+local EVICT_TIME_AFTER = {
+  e("key2", 1, 1000), e("key2", 1, 4000), e("key1", 1, 20), e("key1", 1, 0), e("key1", 1, 999),
+  e("key2", 1, 3500), e("key2", 1, 2001), e("key2", 1, 1001), SNAP,
+  e("key1", 1, 10999), e("key2", 1, 1002),
+}
+it("EvictingWindowOperatorTest testTimeEvictorEvictAfter, restored", function()
+  eq(run_steps(EVICT_TIME_AFTER, W.global(), apply_sum,
+    { trigger = weir.triggers.count(2), evictor = weir.evictors.time(2000, { after = true }) }),
+    expect({ "(key2,2)@inf", "(key1,2)@inf", "(key2,3)@inf", "(key1,4)@inf", "(key2,5)@inf" }))
 end)
 -- testTumblingWindowWithApply: a count evictor of 4 on tumbling windows, restored with key1's
 -- window holding six elements
