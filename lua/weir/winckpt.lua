@@ -793,25 +793,26 @@ local function register_runs(runs, register)
         break
       end
       -- the best run's timers while they stay first: before the other runs' next times, and
-      -- at an equal time before the runs of later old subtasks only
+      -- at an equal time before the runs of later old subtasks only (nil: no such run; not
+      -- math.huge, which is a timer's time too: the global window's end)
       local r, i = best.r, best.i
-      local before, after, seen = math.huge, math.huge, false
+      local before, after, seen = nil, nil, false
       for _, h in ipairs(heads) do
         if h == best then
           seen = true
         elseif h.i <= h.r.top then
           local other = h.r.t[h.i]
           if seen then
-            after = math.min(after, other)
+            after = after and math.min(after, other) or other
           else
-            before = math.min(before, other)
+            before = before and math.min(before, other) or other
           end
         end
       end
       while i <= r.top do
         local t = r.t[i]
         if t ~= nil then
-          if t >= before or t > after then
+          if (before and t >= before) or (after and t > after) then
             break
           end
           register(d, t, r.k[i], r.s[i], r.e[i])
