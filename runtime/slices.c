@@ -28,16 +28,64 @@ static void release(wr_slices_t *t, void *p, size_t n, size_t size)
     wr_release_counted(&t->bytes, p, n, size);
 }
 
-/* Points k at a new block of cap slices (the old block is the caller's). */
+enum { LINE = 64, PAD_SLICES = 2 }; /* a block has PAD_SLICES more: room to align it */
+
+static size_t align_off(const void *p)
+{
+    return (size_t)(-(uintptr_t)p & (uintptr_t)(LINE - 1));
+}
+
+/* Points k at a new block of cap slices, aligned to a line (the old block is the caller's). */
 static void new_block(wr_slices_t *t, wr_slice_key_t *k, int32_t cap)
 {
-    k->s = resize(t, NULL, 0, (size_t)cap, sizeof *k->s);
+    char *raw = resize(t, NULL, 0, (size_t)cap + PAD_SLICES, sizeof *k->s);
+    size_t off = align_off(raw);
+    k->s = (wr_slice_t *)(void *)(raw + off);
+    k->s_off = (int32_t)off;
     k->cap = cap;
 }
 
-/* Slice at position p of k: the slices are a ring of cap (a power of two) positions,
- * positions [head, head + len) in start order, head in [0, cap). */
-#define AT(k, p) ((k)->s[(uint32_t)(p) & (uint32_t)((k)->cap - 1)])
+static void free_block(wr_slices_t *t, wr_slice_t *s, int32_t s_off, int32_t cap)
+{
+    release(t, (char *)s - s_off, (size_t)cap + PAD_SLICES, sizeof *s);
+}
+
+/* Grows the key records to cap, keeping them aligned to a line (one record, one line): the
+ * allocation has one record more, and the records move when realloc moved them off the line. */
+static void grow_keys(wr_slices_t *t, int32_t cap)
+{
+    size_t old_n = t->keys_cap ? (size_t)t->keys_cap + 1 : 0;
+    char *raw = resize(t, t->keys_raw, old_n, (size_t)cap + 1, sizeof *t->keys);
+    size_t off = align_off(raw);
+    if (old_n > 0 && off != t->keys_off) {
+        memmove(raw + off, raw + t->keys_off, (size_t)t->keys_len * sizeof *t->keys);
+    }
+    t->keys_raw = raw;
+    t->keys_off = off;
+    t->keys = (wr_slice_key_t *)(void *)(raw + off);
+    t->keys_cap = cap;
+}
+
+static void free_keys(wr_slices_t *t)
+{
+    if (t->keys_raw) {
+        release(t, t->keys_raw, (size_t)t->keys_cap + 1, sizeof *t->keys);
+    }
+    t->keys_raw = NULL;
+    t->keys = NULL;
+    t->keys_off = 0;
+}
+
+/* Slice at position p of k: the slices are a ring of cap positions, positions [head, head +
+ * len) in start order, head in [0, cap), so p is in [0, 2 cap) (a compare, not a modulo: cap
+ * need not be a power of two, wr_slices_span). */
+static inline uint32_t ring_index(const wr_slice_key_t *k, int32_t p)
+{
+    uint32_t i = (uint32_t)p;
+    uint32_t cap = (uint32_t)k->cap;
+    return i >= cap ? i - cap : i;
+}
+#define AT(k, p) ((k)->s[ring_index((k), (p))])
 
 /* Moves positions [from, end) of k one up (up > 0) or one down, in place. */
 static void shift(wr_slice_key_t *k, int32_t from, int32_t end, int up)
@@ -98,14 +146,19 @@ void wr_slices_init(wr_slices_t *t)
     wr_idtab_init(&t->index, &KIND, MIN_INDEX, &t->bytes);
 }
 
+void wr_slices_span(wr_slices_t *t, int32_t k)
+{
+    t->span = k >= 1 && k < WR_SLICES_MAX ? k : 0;
+}
+
 void wr_slices_close(wr_slices_t *t)
 {
     for (int32_t i = 0; i < t->keys_len; i++) {
         if (t->keys[i].len >= 0) {
-            wr_free(t->keys[i].s);
+            free_block(t, t->keys[i].s, t->keys[i].s_off, t->keys[i].cap);
         }
     }
-    wr_free(t->keys);
+    free_keys(t);
     wr_free(t->direct);
     wr_free(t->index.entries);
     memset(t, 0, sizeof *t);
@@ -190,9 +243,7 @@ static wr_slice_key_t *get_key(wr_slices_t *t, int32_t key)
         t->free_key = t->keys[id].head;
     } else {
         if (t->keys_len == t->keys_cap) {
-            int32_t cap = t->keys_cap ? t->keys_cap * 2 : 16;
-            t->keys = resize(t, t->keys, (size_t)t->keys_cap, (size_t)cap, sizeof *t->keys);
-            t->keys_cap = cap;
+            grow_keys(t, t->keys_cap ? t->keys_cap * 2 : 16);
         }
         id = t->keys_len++;
     }
@@ -216,7 +267,7 @@ static void free_key(wr_slices_t *t, wr_slice_key_t *k)
     if (k->key < t->direct_cap) {
         t->direct[k->key] = -1;
     }
-    release(t, k->s, (size_t)k->cap, sizeof *k->s);
+    free_block(t, k->s, k->s_off, k->cap);
     k->s = NULL;
     k->len = -1;
     k->head = t->free_key;
@@ -224,8 +275,7 @@ static void free_key(wr_slices_t *t, wr_slice_key_t *k)
     t->nkeys--;
     if (t->nkeys == 0) {
         /* nothing open: back to the initial allocation */
-        release(t, t->keys, (size_t)t->keys_cap, sizeof *t->keys);
-        t->keys = NULL;
+        free_keys(t);
         t->keys_len = t->keys_cap = 0;
         t->free_key = -1;
         release(t, t->direct, (size_t)t->direct_cap, sizeof *t->direct);
@@ -244,7 +294,7 @@ static int32_t lower_bound(const wr_slice_key_t *k, int64_t start)
 {
     int32_t lo = k->head;
     int32_t hi = k->head + k->len;
-    if (hi > lo && AT(k, hi - 1).start < start) {
+    if (hi > lo && k->last < start) {
         return hi;
     }
     if (hi > lo && AT(k, lo).start >= start) {
@@ -270,9 +320,26 @@ static int32_t lower_bound_front(const wr_slice_key_t *k, int64_t start)
     return lower_bound(k, start);
 }
 
-/* wr_slices_acc, with the slice's key record and position (valid as the pointer). */
+/* The capacity of a full ring grown: twice, or the span's k when that lies between (a key
+ * whose fire drops its oldest slice before its next insert), then k + 1 (one whose insert
+ * comes first), then twice on. */
+static int32_t grown_cap(const wr_slices_t *t, int32_t cap)
+{
+    int32_t k = t->span;
+    if (k > 0 && cap < k && (int64_t)cap * 2 > k) {
+        return k;
+    }
+    if (k > 0 && cap == k) {
+        return k + 1;
+    }
+    return cap * 2;
+}
+
+/* wr_slices_acc, with the slice's key record and position (valid as the pointer), and for a
+ * new slice *prevp the start of the key's slice before it (INT64_MIN: none), read without the
+ * ring's line when the slice is appended. */
 static double *acc_in(wr_slices_t *t, int32_t key, int64_t start, int *fresh,
-                      wr_slice_key_t **kp, int32_t *pp)
+                      wr_slice_key_t **kp, int32_t *pp, int64_t *prevp)
 {
     wr_slice_key_t *k = get_key(t, key);
     int32_t p = lower_bound(k, start);
@@ -288,21 +355,28 @@ static double *acc_in(wr_slices_t *t, int32_t key, int64_t start, int *fresh,
         return NULL;
     }
     if (k->len == k->cap) {
-        /* full: a ring twice the size, the run at its start */
-        int32_t cap = k->cap * 2;
+        /* full: a ring twice the size (or the span's), the run at its start */
+        int32_t cap = grown_cap(t, k->cap);
         wr_slice_key_t old = *k;
         new_block(t, k, cap);
         for (int32_t q = 0; q < old.len; q++) {
             k->s[q] = AT(&old, old.head + q);
         }
-        release(t, old.s, (size_t)old.cap, sizeof *k->s);
+        free_block(t, old.s, old.s_off, old.cap);
         p -= k->head;
         rebase(k, k->head);
     }
     if (p < k->qhi) { /* into or before the fire queue: rebuilt at the next fire */
         k->qlo = -1;
     }
-    shift(k, p, k->head + k->len, 1);
+    int32_t end = k->head + k->len;
+    if (p == end) {
+        *prevp = k->len > 0 ? k->last : INT64_MIN;
+        k->last = start;
+    } else {
+        *prevp = p > k->head ? AT(k, p - 1).start : INT64_MIN;
+    }
+    shift(k, p, end, 1);
     AT(k, p) = (wr_slice_t){.start = start, .acc = NAN, .agg = NAN, .count = 1};
     k->len++;
     t->open++;
@@ -317,7 +391,8 @@ double *wr_slices_acc(wr_slices_t *t, int32_t key, int64_t start, int *fresh)
 {
     wr_slice_key_t *k;
     int32_t p;
-    return acc_in(t, key, start, fresh, &k, &p);
+    int64_t prev;
+    return acc_in(t, key, start, fresh, &k, &p, &prev);
 }
 
 int32_t wr_slices_range(const wr_slices_t *t, int32_t key, int64_t lo, int64_t hi, double *out,
@@ -372,6 +447,9 @@ static void drop_at(wr_slices_t *t, wr_slice_key_t *k, int32_t p)
         } else if (p >= k->qlo || p != k->head) {
             k->qlo = -1;
         }
+    }
+    if (p == end - 1 && k->len > 1) {
+        k->last = AT(k, p - 1).start; /* the last goes: the one before it is last now */
     }
     if (p == k->head) {
         k->head++;
@@ -471,7 +549,7 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
     int32_t ph;
     /* the window's run [pl, ph): walked on from the queue's ends when the window moved on */
     if (queued && (k->qlo == k->head || AT(k, k->qlo - 1).start < lo) &&
-        (k->qhi == k->head || AT(k, k->qhi - 1).start < hi)) {
+        (k->qhi == k->head || hi >= k->qend || AT(k, k->qhi - 1).start < hi)) {
         pl = k->qlo;
         while (pl < end && AT(k, pl).start < lo) {
             pl++;
@@ -506,6 +584,7 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
         }
         k->qlo = pl;
         k->qhi = ph;
+        k->qend = hi;
         if (back) {
             ops[(*nops)++] = (wr_slices_op_t){res, &AT(k, pl).agg, &k->back};
         } else {
@@ -530,6 +609,7 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
         }
         k->qlo = pl;
         k->qmid = k->qhi = ph;
+        k->qend = hi;
         *flag = WR_SLICES_HAS;
     }
     if (drop) {
@@ -682,6 +762,15 @@ weir_slices_t *weir_slices_new(void)
     return fs;
 }
 
+int weir_slices_span(weir_slices_t *fs, int32_t k)
+{
+    if (!fs || k < 1) {
+        return WEIR_EINVAL;
+    }
+    wr_slices_span(&fs->t, k);
+    return 0;
+}
+
 void weir_slices_free(weir_slices_t *fs)
 {
     if (!fs) {
@@ -767,11 +856,12 @@ double *weir_slices_acc_near(weir_slices_t *fs, double key, double start, double
     int f = 0;
     wr_slice_key_t *k;
     int32_t p;
-    double *acc = acc_in(&fs->t, kid, s, &f, &k, &p);
+    int64_t prev = INT64_MIN;
+    double *acc = acc_in(&fs->t, kid, s, &f, &k, &p, &prev);
     out[0] = f;
     if (acc && f) {
         /* the new slice's neighbours: next to it in its key's run */
-        out[1] = p > k->head ? wr_ms_to_double(AT(k, p - 1).start) : -INFINITY;
+        out[1] = prev != INT64_MIN ? wr_ms_to_double(prev) : -INFINITY;
         out[2] = p + 1 < k->head + k->len ? wr_ms_to_double(AT(k, p + 1).start) : INFINITY;
     }
     return acc;

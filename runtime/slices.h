@@ -14,7 +14,8 @@
 
 enum { WR_SLICES_MAX = 1 << 30 }; /* slices per key (a ring of a power of two) */
 
-/* One slice, 32 bytes (two to a cache line, so that an insert or a fire touches one line):
+/* One slice, 32 bytes (two to a cache line, rings aligned to lines, so that an insert or a
+ * fire touches one line):
  * its start, accumulator (NaN until the caller writes it), the fire queue's merge from it
  * (agg, in the front) and its element count. */
 typedef struct wr_slice {
@@ -25,9 +26,11 @@ typedef struct wr_slice {
     int32_t pad;
 } wr_slice_t;
 
-/* One key: its slices are positions [head, head + len) of the ring s (cap positions, a power
- * of two; position p at s[p mod cap]; head in [0, cap)), sorted by start: a window's slices
- * are one run. A free record has len -1 and head = the next free record (or -1). */
+/* One key: its slices are positions [head, head + len) of the ring s (cap positions; position
+ * p at s[p mod cap]; head in [0, cap), so every position used is below 2 cap), sorted by
+ * start: a window's slices are one run. last is the start of the run's last slice (when len >
+ * 0): an append compares with it, not with the ring (whose line is cold by then). A free
+ * record has len -1 and head = the next free record (or -1). 64 bytes: one line. */
 typedef struct wr_slice_key {
     int32_t key;
     int32_t head;
@@ -36,9 +39,11 @@ typedef struct wr_slice_key {
     int32_t qlo;  /* the fire queue (wr_slices_fire): positions [qlo, qmid) the front, */
     int32_t qmid; /* agg[p] = merge(acc[p .. qmid)); [qmid, qhi) the back, back = merge of */
     int32_t qhi;  /* their accs; qlo = -1: no queue (the next fire builds one) */
-    int32_t pad;
+    int32_t s_off; /* s is its allocation plus s_off bytes (aligned to a line) */
     double back;
     struct wr_slice *s;
+    int64_t last;
+    int64_t qend; /* the hi of the window that last set the queue (its slices start below) */
 } wr_slice_key_t;
 
 /* One merge of a fire, for the caller to run in order: *dst = merge(*l, *r), or *dst = *l
@@ -61,7 +66,9 @@ typedef struct wr_slices_entry {
  * linear probing, backward-shift deletion) holds exactly the used key records; a key record is
  * used while it has a slice; open and elements sum the used records' slices and counts. */
 typedef struct wr_slices {
-    wr_slice_key_t *keys;
+    wr_slice_key_t *keys; /* aligned to a line: keys_raw plus keys_off bytes */
+    void *keys_raw;
+    size_t keys_off;
     int32_t keys_len;
     int32_t keys_cap;
     int32_t free_key;
@@ -70,6 +77,7 @@ typedef struct wr_slices {
     int32_t *direct;  /* direct[key] = index's record id of key (-1: none) for key < */
     int32_t direct_cap; /* direct_cap: the lookups of dense key ids skip the hash (at most
                          * 4 entries per index entry: sparse keys stay in the hash alone) */
+    int32_t span; /* slices per window (wr_slices_span; 0: not said) */
     int64_t open;
     int64_t elements;
     size_t bytes;
@@ -77,6 +85,12 @@ typedef struct wr_slices {
 
 void wr_slices_init(wr_slices_t *t);
 void wr_slices_close(wr_slices_t *t);
+/* Says how many slices a window has (k >= 1): a ring that grows to k slices or more gets k
+ * positions, then k + 1 (not the next power of two), so that a key sliding on by one slice per
+ * fire puts its new slice where its fire dropped the oldest (or beside it when its insert comes
+ * first), and its insert and its next fire touch the same line or two. Only the capacity of
+ * rings grown later changes; the content never does. */
+void wr_slices_span(wr_slices_t *t, int32_t k);
 /* The accumulator of key's slice at start, created (NaN, count 0) when absent, with 1 added to
  * its count; *fresh is 1 when it was created. The pointer is valid until the next acc or drop
  * on the same key. NULL when the key already has WR_SLICES_MAX slices. Expected O(1) for

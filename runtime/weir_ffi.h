@@ -643,6 +643,9 @@ void weir_wintab_trim(weir_wintab_t *t);
 typedef struct weir_slices weir_slices_t; /* opaque */
 weir_slices_t *weir_slices_new(void);
 void weir_slices_free(weir_slices_t *t);
+/* span: the slices per window k (>= 1; else WEIR_EINVAL), a hint for the rings' capacity
+ * (slices.h wr_slices_span); nothing a caller reads changes. */
+int weir_slices_span(weir_slices_t *t, int32_t k);
 double *weir_slices_acc(weir_slices_t *t, double key, double start, int32_t *fresh);
 int32_t weir_slices_range(const weir_slices_t *t, double key, double lo, double hi, double *out,
                           int32_t max);

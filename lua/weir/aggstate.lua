@@ -92,8 +92,10 @@ function M.init(inst, k, cagg)
     inst.tb_apart = 0 -- windows the job's start opened apart (weir.aggwindow, tumbling_push)
   else
     inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
+    C.weir_slices_span(inst.slices, k) -- rings of k + 1 (slices.c: an insert beside the fire)
     inst.sl_start, inst.sl_cell, inst.sl_hits = {}, {}, {}
     inst.sl_apart = 0 -- slices whose windows the job's start registered apart (weir.aggwindow)
+    inst.sl_bucket = false -- the timer bucket its slices' windows last made (weir.aggwindow)
     inst.fresh = ffi.new("int32_t[1]")
     -- a new slice's (fresh, previous start, next start); a watermark's fires (slices.c,
     -- weir_slices_fire): per fire its accumulator and flags, per key its ops' offsets, the ops

@@ -313,8 +313,34 @@ local function sliding_push(node, intern, o)
   end
   local trace = node.trace
   local instances = node.instances
-  local cleanup_of, register, fire_in_push = o.cleanup_of, o.register, o.fire_in_push
+  local cleanup_of, fire_in_push = o.cleanup_of, o.fire_in_push
+  local bucket_sized = timerq.bucket_sized
   local push_sliced
+
+  -- o.register's timers (a key id at the window's max timestamp, a negated one at its cleanup
+  -- time), appended to the time's bucket here: a new bucket is made with room for as many
+  -- entries as the one made before it had (keys slide on together: about as many windows end
+  -- at each time), not grown by doublings as it fills (~half of the append's cost)
+  local function register(inst, t, kid, start)
+    if t == INF then
+      return
+    end
+    local e = kid
+    if t ~= start + size - 1 then
+      e = -kid
+    end
+    local q = inst.tq
+    local b = q.buckets[t]
+    if not b then
+      local last = inst.sl_bucket
+      b = bucket_sized(q, t, last and last.len or 0)
+      inst.sl_bucket = b
+    end
+    local n = b.len + 1
+    b[n] = e
+    b.len = n
+    q.count = q.count + 1
+  end
   -- reduce keeps the elements themselves: sliced while they are numbers, which the node's first
   -- element says; a node whose first element is no number, with nothing stored yet, moves to
   -- the general operator (node.to_general, weir.windowing's) and forwards there

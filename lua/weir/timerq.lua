@@ -14,6 +14,7 @@
 local M = {}
 
 local INF = math.huge
+local tnew = require("table.new")
 
 function M.new()
   return { times = {}, n = 0, buckets = {}, count = 0, spare = false }
@@ -93,6 +94,20 @@ function M.bucket(q, t)
   local b = q.buckets[t]
   if not b then
     b = new_bucket(q)
+    q.buckets[t] = b
+    heap_push(q, t)
+  end
+  return b
+end
+
+---M.bucket with room for n entries made up front when it is new (a caller that knows about how
+---many timers the time gets, weir.aggwindow's sliced windows: the previous time's, saves the
+---bucket's doublings as it fills).
+function M.bucket_sized(q, t, n)
+  local b = q.buckets[t]
+  if not b then
+    b = tnew(n, 2)
+    b.head, b.len = 1, 0
     q.buckets[t] = b
     heap_push(q, t)
   end

@@ -309,14 +309,17 @@ static int direct(wr_slices_t *t, int32_t key, int64_t lo, int64_t hi, int kind,
 /* Windows of 8 slices fire in start order per key (the two stacks), with elements now and then
  * into older, maybe queued slices (touch), keys that skip slices, drops at fires and by the
  * caller, batches cut by a small cap, across many ring wraps and growths: every result equals
- * the direct merge of the window's slices in start order. */
+ * the direct merge of the window's slices in start order. Each kind twice: rings of powers of
+ * two, and with the span said (rings of 8, 9, 18, ... positions: wr_slices_span). */
 START_TEST(test_slices_fire_equals_the_window_merge)
 {
     enum { KEYS = 20, SLIDE = 10, K = 8, STEPS = 2000 };
-    for (int kind = 0; kind < M_KINDS; kind++) {
+    for (int run = 0; run < 2 * M_KINDS; run++) {
+        int kind = run % M_KINDS;
         wr_slices_t t;
         wr_slices_init(&t);
-        srand(17 + (unsigned)kind);
+        wr_slices_span(&t, run < M_KINDS ? 0 : K);
+        srand(17 + (unsigned)run);
         int32_t keys[KEYS];
         double res[KEYS];
         int32_t flags[KEYS];
@@ -389,6 +392,54 @@ START_TEST(test_slices_fire_equals_the_window_merge)
 }
 END_TEST
 
+/* With the span said, a key that slides on by one slice per fire (drop the oldest, then
+ * insert) keeps a ring of k positions, one whose insert comes first k + 1; rings and key
+ * records are aligned to cache lines through the key records' growths (realloc may move them
+ * off a line: they are moved back), and every slice stays where the model says. */
+START_TEST(test_slices_span_rings_and_aligned_records)
+{
+    enum { KEYS = 1000, K = 6, SLIDE = 10, STEPS = 40 };
+    wr_slices_t t;
+    wr_slices_init(&t);
+    wr_slices_span(&t, K);
+    for (int step = 0; step < STEPS; step++) {
+        int64_t now = (int64_t)step * SLIDE;
+        for (int32_t k = 0; k < KEYS; k++) {
+            int64_t lo = now - (int64_t)K * SLIDE;
+            if (k % 2 == 0) {
+                wr_slices_drop(&t, k, lo); /* the fire first */
+            }
+            int fresh;
+            double *acc = wr_slices_acc(&t, k, now, &fresh);
+            ck_assert_ptr_nonnull(acc);
+            ck_assert_int_eq(fresh, 1);
+            *acc = (double)(k * 1000 + step);
+            if (k % 2 == 1) {
+                wr_slices_drop(&t, k, lo); /* the insert first */
+            }
+        }
+    }
+    ck_assert_uint_eq((uintptr_t)t.keys % 64, 0);
+    for (int32_t k = 0; k < KEYS; k++) {
+        int32_t id = t.direct[k];
+        ck_assert_int_ge(id, 0);
+        const wr_slice_key_t *r = &t.keys[id];
+        ck_assert_int_eq(r->key, k);
+        ck_assert_uint_eq((uintptr_t)r->s % 64, 0);
+        ck_assert_int_eq(r->cap, k % 2 == 0 ? K : K + 1);
+        ck_assert_int_eq(r->len, K);
+        ck_assert_int_eq(r->last, (int64_t)(STEPS - 1) * SLIDE);
+        double out[K];
+        ck_assert_int_eq(wr_slices_range(&t, k, 0, INT64_MAX, out, K), K);
+        for (int i = 0; i < K; i++) {
+            ck_assert(out[i] == (double)(k * 1000 + STEPS - K + i));
+        }
+    }
+    ck_assert_int_eq(t.open, (int64_t)KEYS * K);
+    wr_slices_close(&t);
+}
+END_TEST
+
 START_TEST(test_slices_fire_refuses_bad_arguments)
 {
     weir_slices_t *t = weir_slices_new();
@@ -433,6 +484,7 @@ static Suite *slices_suite(void)
     add_case(s, "gather_equals_ranges", test_slices_gather_equals_ranges);
     add_case(s, "fire_equals_the_window_merge", test_slices_fire_equals_the_window_merge);
     add_case(s, "fire_refuses_bad_arguments", test_slices_fire_refuses_bad_arguments);
+    add_case(s, "span_rings_and_aligned_records", test_slices_span_rings_and_aligned_records);
     return s;
 }
 
