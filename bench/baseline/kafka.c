@@ -41,6 +41,7 @@ int main(int argc, char **argv)
         {"enable.auto.commit", "false"},
         {"enable.auto.offset.store", "false"},
         {"enable.partition.eof", "false"},
+        {"queued.min.messages", "1000000"}, /* weir's source's default (docs/API.md) */
     };
     char err[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();

@@ -379,6 +379,17 @@ local function make_driver(job, node, helpers)
   end
 end
 
+---The source's consumer properties weir sets unless `properties` names them (docs/API.md,
+---"Kafka source"). queued.min.messages: in librdkafka 2.0.2 the threshold applies to the whole
+---consumer queue (each partition's fetch queue is forwarded to it, and rd_kafka_q_len reads
+---the forwarded queue), not to each partition, and while the queue is above it the fetcher
+---thread decides again only when something wakes it, at the latest after 1 s
+---(rd_kafka_max_block_ms; fetch.queue.backoff.ms came in 2.2): a job that reads more than
+---100,000 (the default) messages a second drains the queue before the fetcher looks again
+---and sleeps the rest of that second. 1,000,000 holds a second of the source alone at ~1 M
+---messages/s; librdkafka's memory for it is ~200 bytes a queued message.
+M.CONSUMER_DEFAULTS = { { "queued.min.messages", "1000000" } }
+
 ---The source kind (weir.sources' KINDS.kafka); helpers: the source errors' wording from
 ---weir.sources (line_error(node, e, why), malformed_line(node, layout, e, code)).
 function M.kind(helpers)
@@ -389,9 +400,17 @@ function M.kind(helpers)
       conf[#conf + 1] = "group.id"
       conf[#conf + 1] = node.group_id
     end
+    local given = {}
     for _, kv in ipairs(node.properties) do
       conf[#conf + 1] = kv[1]
       conf[#conf + 1] = kv[2]
+      given[kv[1]] = true
+    end
+    for _, kv in ipairs(M.CONSUMER_DEFAULTS) do
+      if not given[kv[1]] then
+        conf[#conf + 1] = kv[1]
+        conf[#conf + 1] = kv[2]
+      end
     end
     local conf_c = ffi.new("const char *[?]", #conf, conf)
     local group = job.plan.env.job.group
