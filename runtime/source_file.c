@@ -228,13 +228,9 @@ static void file_begin(wr_source_t *s)
     file_source_t *f = file_of(s);
     wr_lines_release(&f->lines);
     f->recs_used = 0; /* Lua has read the records of the previous poll */
-    if (!f->streaming && !f->eof && !s->stopping && f->fd >= 0
-        && wr_lines_pending(&f->lines) < FILE_MIN_READ) {
+    if (!f->streaming && !f->eof && !s->stopping && f->fd >= 0) {
         /* Make room for a whole chunk now, while nothing is pinned, so that a read in the
-         * middle of this poll never has to wait for the next one: batches stay full. Only
-         * when little is buffered: the bytes left are moved to the front, and a buffer
-         * holding more feeds this poll without a read (moving it every poll cost more than
-         * cutting it). */
+         * middle of this poll never has to wait for the next one: batches stay full. */
         size_t room = 0;
         wr_lines_space(&f->lines, FILE_CHUNK, &room);
     }
