@@ -564,6 +564,134 @@ static int32_t parse_text(const weir_fields_t *f, const char *line, size_t len, 
     return 0;
 }
 
+/* ---- the one pass over a buffer of lines (wr_fields_scan) --------------------------------- */
+
+static const uint64_t POW10_U[] = { UINT64_C(1),
+                                    UINT64_C(10),
+                                    UINT64_C(100),
+                                    UINT64_C(1000),
+                                    UINT64_C(10000),
+                                    UINT64_C(100000),
+                                    UINT64_C(1000000),
+                                    UINT64_C(10000000),
+                                    UINT64_C(100000000),
+                                    UINT64_C(1000000000),
+                                    UINT64_C(10000000000),
+                                    UINT64_C(100000000000),
+                                    UINT64_C(1000000000000),
+                                    UINT64_C(10000000000000),
+                                    UINT64_C(100000000000000),
+                                    UINT64_C(1000000000000000) };
+
+/* The decimal digits from p: end is where they end (the first other byte; lim, which is a
+ * delimiter and never a digit, ends them at the latest, so no bound is checked per byte) and
+ * v their value, right for at most 19 digits (beyond, it wraps; the callers reject such
+ * counts). Reading eight bytes at a time paid only for numbers of 13 or more digits. */
+typedef struct digits {
+    const char *end;
+    uint64_t v;
+} digits_t;
+
+WR_HOT digits_t scan_digits(const char *p)
+{
+    uint64_t v = 0;
+    unsigned d;
+    while ((d = (unsigned)(unsigned char)*p - '0') <= 9) {
+        v = v * 10 + d;
+        p++;
+    }
+    return (digits_t){ p, v };
+}
+
+int wr_fields_scannable(const weir_fields_t *f, char delim)
+{
+    return f->format == WEIR_FORMAT_TEXT && f->n > 0 && f->slow == 0 && !f->no_fast
+           && fast_separator(f->separator) && fast_separator(delim) && delim != f->separator;
+}
+
+size_t wr_fields_scan(const weir_fields_t *f, const char *p, const char *lim, char delim,
+                      int strip_cr, size_t max_len, char *out, size_t cap, const char **next)
+{
+    const char sep = f->separator;
+    const field_t *const first = f->fields;
+    const field_t *const last = first + f->n - 1;
+    const size_t size = (size_t)f->size;
+    size_t k = 0;
+    char *rec = out;
+    while (k < cap && p <= lim) {
+        const char *q = p;
+        for (const field_t *fd = first;; fd++) {
+            /* a field as fast_number takes it: [sign] digits, [. digits] for a double */
+            int neg = 0;
+            if (*q < '0') { /* a sign, or no number ('.', the separator) */
+                neg = *q == '-';
+                q += neg || *q == '+';
+            }
+            digits_t dg = scan_digits(q);
+            uint64_t m = dg.v;
+            size_t digits = (size_t)(dg.end - q);
+            q = dg.end;
+            char *dst = rec + fd->offset;
+            if (fd->kind == WEIR_FIELD_DOUBLE) {
+                size_t frac = 0;
+                if (*q == '.') {
+                    digits_t fr = scan_digits(q + 1);
+                    frac = (size_t)(fr.end - q - 1);
+                    q = fr.end;
+                    digits += frac;
+                    if (digits > 15) {
+                        goto stop;
+                    }
+                    m = m * POW10_U[frac] + fr.v;
+                }
+                if (digits - 1 > 14) { /* 0 or more than 15 */
+                    goto stop;
+                }
+                double x = (double)(int64_t)m; /* exact: m < 10^15 */
+                x = frac == 0 ? x : x / POW10[frac];
+                x = neg ? -x : x;
+                memcpy(dst, &x, sizeof x);
+            } else if (fd->kind == WEIR_FIELD_INT32) { /* store_int's, inlined */
+                int64_t v = neg ? -(int64_t)m : (int64_t)m;
+                if (digits - 1 > 17 || v != (int32_t)v) {
+                    goto stop;
+                }
+                int32_t x = (int32_t)v;
+                memcpy(dst, &x, sizeof x);
+            } else {
+                int64_t v = neg ? -(int64_t)m : (int64_t)m;
+                if (digits - 1 > 17 || store_int(fd->kind, v, dst) != 0) {
+                    goto stop;
+                }
+            }
+            if (fd == last) {
+                break;
+            }
+            if (*q != sep) {
+                goto stop;
+            }
+            q++;
+        }
+        size_t len = (size_t)(q - p);
+        if (*q != delim) {
+            /* q < lim here: *lim is the delimiter */
+            if (!(strip_cr && *q == '\r' && q[1] == delim)) {
+                goto stop;
+            }
+            q++;
+        }
+        if (len > max_len) {
+            goto stop;
+        }
+        p = q + 1;
+        k++;
+        rec += size;
+    }
+stop:
+    *next = p;
+    return k;
+}
+
 /* ---- JSON and CSV (the message of a failure goes to f->why) ------------------------------ */
 
 int wr_fields_why(weir_fields_t *f, const char *fmt, ...)

@@ -28,6 +28,22 @@ int32_t wr_fields_size(const weir_fields_t *f);
 /* weir_fields_parse with a size_t length. */
 int32_t wr_fields_parse(weir_fields_t *f, const char *line, size_t len, void *out);
 
+/* The typed text path's one pass (source.c cuts a buffer of lines with it). scannable: 1 when
+ * wr_fields_scan takes lines of f ending in the byte delim: text, every field an integer kind
+ * or double, a separator and delimiter that cannot be part of a number, not the same byte.
+ * scan: cuts the lines of [p, lim], where *lim is delim (the last delimiter of the bytes), and
+ * parses each into the next of at most cap records of wr_fields_size(f) bytes at out; returns
+ * how many, with *next at the start of the first line not taken (lim + 1 when all were). A
+ * line is taken when its fields are what the one-pass path of wr_fields_parse reads (a sign,
+ * then up to 18 digits, or up to 15 with at most one '.' for a double; the value in range),
+ * separated by the separator, then the delimiter (or "\r" and the delimiter with strip_cr),
+ * and its length without them is at most max_len: the same record wr_fields_parse makes.
+ * The first other line stops the scan, and the caller cuts and parses it (or drops it) the
+ * general way; lim is never read past. */
+int wr_fields_scannable(const weir_fields_t *f, char delim);
+size_t wr_fields_scan(const weir_fields_t *f, const char *p, const char *lim, char delim,
+                      int strip_cr, size_t max_len, char *out, size_t cap, const char **next);
+
 /* For the JSON filler (json.cc): the number of fields; the field called name (n bytes), trying
  * hint first, or -1; begin clears which fields a line filled, end fails naming the first one
  * not filled. The put functions store one JSON value into field i of rec; each fails (-1) with

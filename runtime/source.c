@@ -260,6 +260,101 @@ static weir_event_t *emit_fields_fast(weir_rt_t *rt, wr_source_t *s, wr_lines_t 
     return run;
 }
 
+/* The last delimiter byte c in [from, end), or NULL. */
+static const char *last_delimiter(const char *from, const char *end, char c)
+{
+    while (end > from) {
+        if (*--end == c) {
+            return end;
+        }
+    }
+    return NULL;
+}
+
+/* emit_fields' one pass, for a layout wr_fields_scannable takes: the buffer up to its last
+ * delimiter is cut and parsed by wr_fields_scan, lines and fields together, the records
+ * filled in place in buf. A line the scan does not take is cut and parsed here the general
+ * way (wr_fields_parse: a record, or a WEIR_LINE_MALFORMED line); an overlong one stops the
+ * pass, for the general loop to drop. The same events and effects as emit_fields_fast. */
+static weir_event_t *emit_fields_scan(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l,
+                                      weir_fields_t *fields, char *buf, int32_t cap,
+                                      int32_t *used, size_t size, weir_event_t *run)
+{
+    const char dc = l->delim[0];
+    const char *b = l->buf;
+    const size_t max_bytes = l->max_bytes;
+    const int strip_cr = l->strip_cr;
+    size_t from = l->search > l->head ? l->search : l->head;
+    const char *lim = from < l->tail ? last_delimiter(b + from, b + l->tail, dc) : NULL;
+    if (lim == NULL) {
+        return run;
+    }
+    const char *p = b + l->head;
+    int64_t count = l->count;
+    int32_t u = *used;
+    while (p <= lim && u < cap && (run != NULL || rt->n < rt->max)) {
+        const char *next = p;
+        size_t k = wr_fields_scan(fields, p, lim, dc, strip_cr, max_bytes, buf + (size_t)u * size,
+                                  (size_t)(cap - u), &next);
+        if (k > 0) {
+            if (run != NULL) {
+                run->len += (int32_t)k;
+            } else {
+                run = wr_source_push(rt, s, WEIR_EV_RECORDS);
+                run->ptr = buf + (size_t)u * size;
+                run->len = (int32_t)k;
+                run->index = (double)(count + 1);
+            }
+            u += (int32_t)k;
+            count += (int64_t)k;
+            p = next;
+            continue;
+        }
+        /* the line at p is not the scan's: cut it here (lim ends it at the latest) */
+        const char *hit = memchr(p, dc, (size_t)(lim - p) + 1);
+        size_t len = (size_t)(hit - p);
+        if (strip_cr && len > 0 && hit[-1] == '\r') {
+            len--;
+        }
+        if (len > max_bytes || rt->n >= rt->max) {
+            break; /* dropped by the general loop, or no room for its event */
+        }
+        count++;
+        char *slot = buf + (size_t)u * size;
+        if (wr_fields_parse(fields, p, len, slot) != 0) {
+            weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
+            e->ptr = p;
+            e->len = (int32_t)len;
+            e->flags = WEIR_LINE_MALFORMED;
+            e->index = (double)count;
+            run = NULL;
+        } else {
+            u++;
+            if (run != NULL) {
+                run->len++;
+            } else {
+                run = wr_source_push(rt, s, WEIR_EV_RECORDS);
+                run->ptr = slot;
+                run->len = 1;
+                run->index = (double)count;
+            }
+        }
+        p = hit + 1;
+    }
+    int64_t records = count - l->count;
+    if (records > 0) {
+        size_t head = (size_t)(p - b);
+        l->head = head;
+        /* past lim no delimiter is left */
+        l->search = p > lim ? l->tail : head;
+        l->count = count;
+        l->pinned = 1;
+        *used = u;
+        s->stat[WEIR_STAT_RECORDS] += (double)records;
+    }
+    return run;
+}
+
 int wr_source_emit_fields(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof,
                         weir_fields_t *fields, char *buf, int32_t cap, int32_t *used)
 {
@@ -268,7 +363,11 @@ int wr_source_emit_fields(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_e
     if (cap > rt->max) {
         cap = rt->max;
     }
-    run = emit_fields_fast(rt, s, l, fields, buf, cap, used, size, run);
+    if (l->delim_len == 1 && !l->skipping && wr_fields_scannable(fields, l->delim[0])) {
+        run = emit_fields_scan(rt, s, l, fields, buf, cap, used, size, run);
+    } else {
+        run = emit_fields_fast(rt, s, l, fields, buf, cap, used, size, run);
+    }
     for (;;) {
         /* A line is cut only with room for both its record and a new event. */
         if (rt->n >= rt->max || *used >= cap) {

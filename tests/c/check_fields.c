@@ -338,6 +338,141 @@ START_TEST(test_the_one_pass_path_at_its_limits)
 }
 END_TEST
 
+/* wr_fields_scan over a buffer of random lines against cutting each line here and parsing it
+ * with weir_fields_parse: every line it takes gives the same record, and it stops only at the
+ * start of a line, one it need not take (the caller parses it) or one too long. size is the
+ * layout's record size. */
+static void scan_as_lines(weir_fields_t *f, size_t size, unsigned seed, const char *alphabet,
+                          int strip_cr, size_t max_len)
+{
+    enum { BUF = 4096, CAP = 7 };
+    char buf[BUF];
+    unsigned char recs[CAP * sizeof(all_t)], one[sizeof(all_t)];
+    size_t na = strlen(alphabet);
+    for (int t = 0; t < 40; t++) {
+        size_t n = 0;
+        while (n < BUF - 64) {
+            seed = seed * 1103515245u + 12345u;
+            size_t len = (seed >> 16) % 20;
+            for (size_t i = 0; i < len; i++) {
+                seed = seed * 1103515245u + 12345u;
+                buf[n++] = alphabet[(seed >> 16) % na];
+            }
+            buf[n++] = '\n';
+        }
+        const char *lim = buf + n - 1;
+        const char *p = buf;
+        while (p <= lim) {
+            const char *next = NULL;
+            memset(recs, 0xa5, sizeof recs); /* as one: the padding compares equal */
+            size_t k = wr_fields_scan(f, p, lim, '\n', strip_cr, max_len, (char *)recs, CAP,
+                                      &next);
+            ck_assert(k <= CAP);
+            for (size_t i = 0; i < k; i++) {
+                const char *end = memchr(p, '\n', (size_t)(lim - p) + 1);
+                size_t len = (size_t)(end - p);
+                if (strip_cr && len > 0 && p[len - 1] == '\r') {
+                    len--;
+                }
+                ck_assert_msg(len <= max_len, "a line longer than max_len was taken");
+                memset(one, 0xa5, sizeof one);
+                ck_assert_msg(weir_fields_parse(f, p, (int32_t)len, one) == 0,
+                              "\"%.*s\" taken but does not parse", (int)len, p);
+                ck_assert_msg(memcmp(one, recs + i * size, size) == 0, "\"%.*s\": records differ",
+                              (int)len, p);
+                p = end + 1;
+            }
+            ck_assert_ptr_eq(next, p);
+            if (p > lim) {
+                break;
+            }
+            if (k == CAP) {
+                continue;
+            }
+            /* stopped at a line: the scan takes the next one on its own */
+            p = (const char *)memchr(p, '\n', (size_t)(lim - p) + 1) + 1;
+        }
+    }
+}
+
+START_TEST(test_the_scan_cuts_and_parses_as_line_by_line)
+{
+    const char *sets[] = { "0123456789,", "0123456789,.-+\r", "01239,.-+ \te\r", "9,.", "1,-" };
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+        weir_fields_t *f = rec_layout(',');
+        ck_assert(wr_fields_scannable(f, '\n'));
+        scan_as_lines(f, sizeof(rec_t), 11u + (unsigned)k, sets[k], 1, 1 << 20);
+        scan_as_lines(f, sizeof(rec_t), 17u + (unsigned)k, sets[k], 0, 1 << 20);
+        scan_as_lines(f, sizeof(rec_t), 23u + (unsigned)k, sets[k], 1, 5);
+        weir_fields_free(f);
+    }
+    /* every integer type, then a double */
+    const int32_t kinds[] = { WEIR_FIELD_INT8, WEIR_FIELD_UINT8, WEIR_FIELD_INT16,
+                              WEIR_FIELD_UINT16, WEIR_FIELD_INT32, WEIR_FIELD_UINT32 };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        weir_fields_t *f = weir_fields_new(16, ';');
+        ck_assert_int_eq(weir_fields_add(f, kinds[k], 0), 0);
+        ck_assert_int_eq(weir_fields_add(f, WEIR_FIELD_DOUBLE, 8), 0);
+        ck_assert_int_eq(weir_fields_add(f, kinds[k], 4), 0);
+        scan_as_lines(f, 16, 99u + (unsigned)k, "000123456789;.-", 1, 1 << 20);
+        scan_as_lines(f, 16, 5u + (unsigned)k, "99999999999999999999;.", 1, 1 << 20);
+        weir_fields_free(f);
+    }
+}
+END_TEST
+
+START_TEST(test_the_scan_takes_only_what_it_can)
+{
+    weir_fields_t *f = rec_layout(',');
+    /* not for a separator or delimiter that can be part of a number, nor the same byte */
+    ck_assert(!wr_fields_scannable(f, '5'));
+    ck_assert(!wr_fields_scannable(f, '-'));
+    ck_assert(!wr_fields_scannable(f, '.'));
+    ck_assert(!wr_fields_scannable(f, ','));
+    ck_assert(wr_fields_scannable(f, ';'));
+    weir_fields_t *dot = rec_layout('.');
+    ck_assert(!wr_fields_scannable(dot, '\n'));
+    weir_fields_free(dot);
+    weir_fields_t *general = rec_layout(',');
+    wr_fields_no_fast(general);
+    ck_assert(!wr_fields_scannable(general, '\n'));
+    weir_fields_free(general);
+    weir_fields_t *all = all_layout(); /* float and bool: the line-by-line parse */
+    ck_assert(!wr_fields_scannable(all, '\n'));
+    weir_fields_free(all);
+    weir_fields_t *csv = weir_fields_new((int32_t)sizeof(rec_t), ',');
+    ck_assert_int_eq(weir_fields_add_named(csv, WEIR_FIELD_INT32, 0, 0, "key"), 0);
+    ck_assert_int_eq(weir_fields_add_named(csv, WEIR_FIELD_DOUBLE, 8, 0, "ts"), 0);
+    ck_assert(wr_fields_scannable(csv, '\n'));
+    ck_assert_int_eq(weir_fields_set_format(csv, WEIR_FORMAT_CSV, 0), 0);
+    ck_assert(!wr_fields_scannable(csv, '\n')); /* CSV and JSON: their own parsers */
+    weir_fields_free(csv);
+
+    const char text[] = "1,2\r\n-3,4.5\n7, 8\n9,10\n";
+    const char *lim = text + sizeof text - 2;
+    rec_t r[4];
+    const char *next = NULL;
+    ck_assert_uint_eq(wr_fields_scan(f, text, lim, '\n', 1, 100, (char *)r, 4, &next), 2);
+    ck_assert(r[0].key == 1 && r[0].ts == 2.0 && r[1].key == -3 && r[1].ts == 4.5);
+    ck_assert_ptr_eq(next, text + 12); /* "7, 8": blanks */
+    ck_assert_uint_eq(wr_fields_scan(f, text + 17, lim, '\n', 1, 100, (char *)r, 4, &next), 1);
+    ck_assert(r[0].key == 9 && r[0].ts == 10.0);
+    ck_assert_ptr_eq(next, lim + 1);
+    /* no "\r" stripped without strip_cr; cap; max_len */
+    ck_assert_uint_eq(wr_fields_scan(f, text, lim, '\n', 0, 100, (char *)r, 4, &next), 0);
+    ck_assert_ptr_eq(next, text);
+    ck_assert_uint_eq(wr_fields_scan(f, text, lim, '\n', 1, 100, (char *)r, 1, &next), 1);
+    ck_assert_ptr_eq(next, text + 5);
+    ck_assert_uint_eq(wr_fields_scan(f, text, lim, '\n', 1, 4, (char *)r, 4, &next), 1);
+    ck_assert_ptr_eq(next, text + 5); /* "-3,4.5" is 6 bytes */
+    /* the last line is read up to lim and no further */
+    const char cut[] = "1,2\n3,45";
+    ck_assert_uint_eq(wr_fields_scan(f, cut, cut + 3, '\n', 1, 100, (char *)r, 4, &next), 1);
+    ck_assert_ptr_eq(next, cut + 4);
+    weir_fields_free(f);
+}
+END_TEST
+
 static Suite *fields_suite(void)
 {
     Suite *s = suite_create("fields");
@@ -354,6 +489,8 @@ static Suite *fields_suite(void)
         {"string_fields", test_string_fields_take_the_piece_as_it_is},
         {"one_pass_as_general", test_the_one_pass_path_parses_as_the_general_one},
         {"one_pass_limits", test_the_one_pass_path_at_its_limits},
+        {"scan_as_line_by_line", test_the_scan_cuts_and_parses_as_line_by_line},
+        {"scan_takes_what_it_can", test_the_scan_takes_only_what_it_can},
     };
     add_cases(s, cases, sizeof cases / sizeof cases[0]);
     return s;

@@ -5,7 +5,8 @@
  * cuts and trims the line the same documented way (API.md, Typed text), reads integers with
  * strtoll after checking the digits, and floats with strtod over the whole piece, and the
  * result must match: the same failure and field number (the count saturating at
- * WEIR_FIELDS_N_MAX), or the same bytes in every field. */
+ * WEIR_FIELDS_N_MAX), or the same bytes in every field. A layout the one pass over a buffer
+ * takes (wr_fields_scan) scans the line too: what it takes, the parse takes the same way. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -232,6 +233,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         FUZZ_CHECK(memcmp(g, w, (size_t)k) == 0, "field %d (kind %d) differs from the reference",
                    i + 1, kinds[i]);
+    }
+    /* the one pass over a buffer (wr_fields_scan), given the line and a "\n" at the end of its
+     * own heap block: a line it takes is one the parse takes, with the same record, with or
+     * without a "\r" stripped; it stops at the line's start otherwise */
+    if (wr_fields_scannable(f, '\n') && memchr(line, '\n', len) == NULL) {
+        char *buf = malloc(len + 1);
+        memcpy(buf, line, len);
+        buf[len] = '\n';
+        for (int strip = 0; strip < 2; strip++) {
+            size_t n = strip && len > 0 && line[len - 1] == '\r' ? len - 1 : len;
+            uint8_t parsed[MAX_FIELDS * SLOT], scanned[MAX_FIELDS * SLOT];
+            memset(parsed, 0xa5, sizeof parsed);
+            memset(scanned, 0xa5, sizeof scanned);
+            int32_t prc = wr_fields_parse(f, line, n, parsed);
+            const char *next = NULL;
+            size_t k = wr_fields_scan(f, buf, buf + len, '\n', strip, SIZE_MAX, (char *)scanned,
+                                      1, &next);
+            FUZZ_CHECK(next == (k ? buf + len + 1 : buf), "the scan stopped inside the line");
+            FUZZ_CHECK(k == 0 || prc == 0, "the scan took a line the parse rejects (%d)", prc);
+            FUZZ_CHECK(k == 0 || memcmp(parsed, scanned, sizeof parsed) == 0,
+                       "the scan fills differently");
+            k = wr_fields_scan(f, buf, buf + len, '\n', strip, n > 0 ? n - 1 : 0,
+                               (char *)scanned, 1, &next);
+            FUZZ_CHECK(k == 0, "the scan took a line longer than max_len");
+        }
+        free(buf);
     }
     /* the copy must also agree with its original */
     weir_fields_t *c = wr_fields_copy(f);
