@@ -1030,82 +1030,52 @@ end
 -- registration after its window's timer fired) moves the node to the general operator there
 -- and then, with its state (move below): the call goes on there, and so does the job.
 
-local TriggerCtx = {}
-TriggerCtx.__index = TriggerCtx
+-- The trigger's context is one table per subtask (inst.ftctx), filled by field writes before
+-- each call, with its methods in it (no metatable: a method is one lookup, a field write no
+-- guard), closures of the node (wire_triggered: the move's flag is their upvalue). Its
+-- fields: inst, node, job; key; id, the window's id during on_element, -1 during on_event_time
+-- and the cleanup's clear (its timer has fired); maxts, the window's max timestamp; wm, the
+-- watermark on_element sees (push has it), false while timers fire (computed when asked);
+-- treg, whether the window's timer is registered (on_element: an open window's is, from the
+-- element that made it on, so the push sets it without a lookup: registering it again is this
+-- flag's test); moved, the general operator's context once the node moved there, else false.
 local Window = getmetatable(windows.window(0, 1)) -- a window object made inline (no call)
--- ctx.id: the window's id during on_element, -1 during on_event_time and the cleanup's clear
--- (its timer has fired)
-M.TriggerCtx = TriggerCtx
+local add_at = timerq.add_at
 
--- the general operator's context once the node moved there (ctx.moved), else nil
-function TriggerCtx:current_watermark()
-  local g = self.moved
-  if g then
-    return g:current_watermark()
+-- The accumulation of element v into window id (its count and accumulator, accs[id]): the
+-- tumbling windows' element step (tumbling_push has it inline) as a function of the node, for
+-- the Lua-trigger push.
+local function accumulator(node)
+  local reduce = node.fn_kind == "reduce" and node.user_fn or nil
+  local create, add
+  if not reduce then
+    create, add = node.user_fn.create, node.user_fn.add
   end
-  local inst = self.inst
-  local w = inst.watermark
-  if inst.floor_top > w then
-    return floor_of(self.node, inst, self.key, w)
-  end
-  return w
-end
-
-function TriggerCtx:current_processing_time()
-  local g = self.moved
-  if g then
-    return g:current_processing_time()
-  end
-  return self.job:now()
-end
-
--- timer t of entry e appended: its index in t's bucket
-local function add_pos(q, t, e)
-  timers_add(q, t, e)
-  return q.buckets[t].len
-end
-
-function TriggerCtx:register_event_time_timer(t)
-  local g = self.moved
-  if g then
-    return g:register_event_time_timer(t)
-  end
-  if t == self.maxts and self.id >= 0 then
-    local inst, id = self.inst, self.id
-    if inst.tpos[id] == nil then
-      inst.tpos[id] = add_pos(inst.tq, t, self.kid)
-    end
-    return
-  end
-  return self.move(self, "register_event_time_timer", t)
-end
-
-function TriggerCtx:delete_event_time_timer(t)
-  local g = self.moved
-  if g then
-    return g:delete_event_time_timer(t)
-  end
-  if t == self.maxts then
-    if self.id >= 0 then
-      local inst, id = self.inst, self.id
-      if inst.tpos[id] ~= nil then -- its entry stays, a tombstone
-        inst.tpos[id] = nil
-        inst.tq.count = inst.tq.count - 1
+  return function(inst, id, v)
+    local counts, accs = inst.counts, inst.accs
+    counts[id] = (counts[id] or 0) + 1
+    local acc = accs[id]
+    if reduce then
+      if acc ~= nil then
+        v = reduce(acc, v)
+        if v == nil then
+          reduce_nil()
+        end
       end
+      accs[id] = v
+    else
+      if acc == nil then
+        acc = create()
+        if acc == nil then
+          aggregate_nil("create")
+        end
+      end
+      acc = add(v, acc)
+      if acc == nil then
+        aggregate_nil("add")
+      end
+      accs[id] = acc
     end
-    return -- from on_event_time or clear: the timer has fired, it is gone already
-  end
-  return self.move(self, "delete_event_time_timer", t)
-end
-
-for _, m in ipairs({ "register_processing_time_timer", "delete_processing_time_timer", "state",
-                     "merge_state" }) do
-  TriggerCtx[m] = function(self, ...)
-    local g = self.moved
-    if g then
-      return g[m](g, ...)
-    end
-    return self.move(self, m, ...)
   end
 end
 
@@ -1204,19 +1174,16 @@ local function stand_in_node(node, insts)
   return setmetatable({ instances = insts }, { __index = node })
 end
 
--- Makes a subtask's pieces of this mode (aggstate.init made the rest).
+-- Makes a subtask's pieces of this mode (aggstate.init made the rest): the per-window tables
+-- and the trigger's context with the node's methods in it (wire_triggered made them).
 local function init_triggered(job, node, inst)
   inst.tpos, inst.tfired = {}, {}
-  local ctx = { inst = inst, node = node, job = job, key = false, kid = 0, id = 0, maxts = 0,
-                moved = false, move = node.trig_move }
-  -- the methods in the context itself: a call finds its method with one lookup, not a miss
-  -- there and then the metatable's
-  for name, f in pairs(TriggerCtx) do
-    if type(f) == "function" then
-      ctx[name] = f
-    end
+  local ctx = { inst = inst, node = node, job = job, key = false, id = -1, maxts = 0,
+                wm = false, treg = false, moved = false }
+  for name, f in pairs(node.trig_methods) do
+    ctx[name] = f
   end
-  inst.ftctx = setmetatable(ctx, TriggerCtx)
+  inst.ftctx = ctx
 end
 
 local function wire_triggered(job, node)
@@ -1225,14 +1192,13 @@ local function wire_triggered(job, node)
   local on_element, on_event_time, tclear = trigger.on_element, trigger.on_event_time,
     trigger.clear
   local reduce = node.fn_kind == "reduce" and node.user_fn or nil
-  local create, add, result
-  if not reduce then
-    create, add, result = node.user_fn.create, node.user_fn.add, node.user_fn.result
-  end
+  local result = not reduce and node.user_fn.result or nil
   local instances = node.instances
   local call_window_fn = wc.caller(node)
   local intern = aggstate.interner(node)
+  local accumulate = accumulator(node)
   local check_result = wc.check_result
+  local drop_window_state = aggstate.drop_window_state
   local CHUNK = chunk_of(1)
   local moved, general_push, gops = false, nil, nil
 
@@ -1280,6 +1246,79 @@ local function wire_triggered(job, node)
   end
   node.trig_move = move
 
+  -- The context's methods. Once the node moved, the call that moved it goes on with the general
+  -- operator's context (ctx.moved); no other call gets this context then.
+  local function forward(ctx, method, ...)
+    local g = ctx.moved
+    if not g then
+      error(("trigger %s: its context was used after the window operator moved to the general "
+        .. "operator (a context is valid during its call only)"):format(trigger.name), 0)
+    end
+    return g[method](g, ...)
+  end
+  local m = {}
+  function m.current_watermark(ctx)
+    if moved then
+      return forward(ctx, "current_watermark")
+    end
+    local w = ctx.wm
+    if w then
+      return w
+    end
+    local inst = ctx.inst
+    w = inst.watermark
+    if inst.floor_top > w then
+      return floor_of(node, inst, ctx.key, w)
+    end
+    return w
+  end
+  function m.current_processing_time(ctx)
+    if moved then
+      return forward(ctx, "current_processing_time")
+    end
+    return job:now()
+  end
+  -- the window's timer during on_element: registered, a flag; else an append and its place
+  function m.register_event_time_timer(ctx, t)
+    if moved then
+      return forward(ctx, "register_event_time_timer", t)
+    end
+    if t == ctx.maxts and ctx.id >= 0 then
+      if not ctx.treg then
+        local inst = ctx.inst
+        inst.tpos[ctx.id] = add_at(inst.tq, t, intern(inst, ctx.key))
+        ctx.treg = true
+      end
+      return
+    end
+    return move(ctx, "register_event_time_timer", t)
+  end
+  function m.delete_event_time_timer(ctx, t)
+    if moved then
+      return forward(ctx, "delete_event_time_timer", t)
+    end
+    if t == ctx.maxts then
+      if ctx.id >= 0 and ctx.treg then -- its entry stays, a tombstone
+        local inst = ctx.inst
+        inst.tpos[ctx.id] = nil
+        inst.tq.count = inst.tq.count - 1
+        ctx.treg = false
+      end
+      return -- from on_event_time or clear: the timer has fired, it is gone already
+    end
+    return move(ctx, "delete_event_time_timer", t)
+  end
+  for _, name in ipairs({ "register_processing_time_timer", "delete_processing_time_timer",
+                          "state", "merge_state" }) do
+    m[name] = function(ctx, ...)
+      if moved then
+        return forward(ctx, name, ...)
+      end
+      return move(ctx, name, ...)
+    end
+  end
+  node.trig_methods = m
+
   -- no window object: the function's context makes one if asked (wincontext.caller)
   local function fire(inst, key, kid, a, id)
     local acc = inst.accs[id]
@@ -1304,12 +1343,21 @@ local function wire_triggered(job, node)
     gops.register_cleanup(inst, g.kid, g.window, g.slot)
   end
 
+  -- A new window's row at a job's start through a caller that is never compiled, as
+  -- tumbling_push's open_apart (see there): the root trace of the element path is then
+  -- recorded on the steady path (the key's last window), not on a window's opening.
+  local function open_apart(inst, kid, q)
+    return C.weir_wintab_add(inst.wtab, kid, q)
+  end
+  jit.off(open_apart)
+
   node.push = function(st, v, ts, key)
     if moved then
       return general_push(st, v, ts, key)
     end
     local inst = instances[st + 1]
-    inst.records = inst.records + 1
+    local n = inst.records + 1
+    inst.records = n
     if ts == nil or abs(ts) > MAX_TIME then
       no_timestamp(ts)
     end
@@ -1320,6 +1368,7 @@ local function wire_triggered(job, node)
     end
     local q = inst.last_start[kid]
     local id
+    local treg = true -- an open window's timer is registered (the element that made it did)
     if q ~= nil and ts >= q and ts < q + size then
       id = inst.last_id[kid]
     else
@@ -1327,58 +1376,43 @@ local function wire_triggered(job, node)
       if q + size - 1 <= W then
         return late(node, st, v, ts, key)
       end
-      id = C.weir_wintab_add(inst.wtab, kid, q)
+      if n <= START_UP and (inst.tb_apart + 1) * 2 > n then
+        inst.tb_apart = inst.tb_apart + 1
+        id = open_apart(inst, kid, q)
+      else
+        id = C.weir_wintab_add(inst.wtab, kid, q)
+      end
       if id < 0 then
         store_failed(id)
       end
       inst.last_start[kid], inst.last_id[kid] = q, id
+      treg = inst.tpos[id] ~= nil -- false: a new window (one found again keeps its timer)
+      if not treg then
+        inst.tfired[id] = false
+      end
     end
-    local counts, accs = inst.counts, inst.accs
-    counts[id] = (counts[id] or 0) + 1
-    local acc = accs[id]
-    if reduce then
-      local r = v
-      if acc ~= nil then
-        r = reduce(acc, v)
-        if r == nil then
-          reduce_nil()
-        end
-      end
-      accs[id] = r
-    else
-      if acc == nil then
-        acc = create()
-        if acc == nil then
-          aggregate_nil("create")
-        end
-      end
-      acc = add(v, acc)
-      if acc == nil then
-        aggregate_nil("add")
-      end
-      accs[id] = acc
-    end
+    accumulate(inst, id, v)
     -- a window object per call (Windows compare by value, docs/API.md): one that the trigger
     -- does not keep is never allocated (the JIT sinks it)
     local w = setmetatable({ start = q, stop = q + size }, Window)
     local ctx = inst.ftctx
     local maxts = q + size - 1
-    ctx.key, ctx.kid, ctx.id, ctx.maxts = key, kid, id, maxts
+    ctx.key, ctx.id, ctx.maxts, ctx.wm, ctx.treg = key, id, maxts, W, treg
     local r = on_element(trigger, v, ts, w, ctx)
     if moved then
       return element_moved(inst, key, r)
     end
     if r ~= 0 then
       r = check_result(node, r, "on_element")
-      if r % 2 == 1 then
+      if r == 1 or r == 3 then
         fire(inst, key, kid, q, id)
       end
       if r >= 2 then
-        accs[id], counts[id] = nil, nil
+        inst.accs[id], inst.counts[id] = nil, nil
       end
     end
-    if inst.tpos[id] == nil then -- WindowOperator.registerCleanupTimer
-      inst.tpos[id] = add_pos(inst.tq, maxts, kid)
+    if not ctx.treg then -- WindowOperator.registerCleanupTimer
+      inst.tpos[id] = add_at(inst.tq, maxts, kid)
     end
   end
 
@@ -1403,7 +1437,9 @@ local function wire_triggered(job, node)
   end
 
   -- WindowOperator.onEventTime over the timerq, a chunk of a time's entries at a time (their
-  -- windows' ids found in one C call); a tombstone's entry is skipped.
+  -- windows' ids found in one C call); a tombstone's entry is skipped. The context's id and wm
+  -- are the same for every timer (-1: fired; false: the watermark computed when asked), its
+  -- maxts for every timer of one time.
   node.on_watermark = function(inst, w)
     if inst.floors then
       pass_floors(inst, w)
@@ -1412,10 +1448,12 @@ local function wire_triggered(job, node)
     local times, buckets = q.times, q.buckets
     local ctx = inst.ftctx
     inst.firing = true
+    ctx.id, ctx.wm = -1, false
     while q.n > 0 and times[1] <= w do
       local t = times[1]
       local b = buckets[t]
       local a = t - size + 1
+      ctx.maxts = t
       while b.head <= b.len do
         local first = b.head
         local last = math.min(b.len, first + CHUNK - 1)
@@ -1434,26 +1472,31 @@ local function wire_triggered(job, node)
             tpos[id] = nil -- popped
             local key = key_of(inst, kid)
             local win = setmetatable({ start = a, stop = a + size }, Window) -- per call
-            ctx.key, ctx.kid, ctx.id, ctx.maxts = key, kid, -1, t
+            ctx.key = key
             local r = on_event_time(trigger, t, win, ctx)
             if moved then
               return timer_moved(inst, w, key, r, a)
             end
             if r ~= 0 then
               r = check_result(node, r, "on_event_time")
-              if r % 2 == 1 then
+              if r == 1 or r == 3 then
                 fire(inst, key, kid, a, id)
               end
             end
             -- the cleanup (this timer is the window's cleanup time): its contents, the
-            -- trigger's clear, the window
+            -- trigger's clear, the window (aggstate.drop's steps: its row, the key's last
+            -- window, its window_state)
             inst.accs[id], inst.counts[id] = nil, nil
             tclear(trigger, win, ctx)
             if moved then
               return clear_moved(inst, w)
             end
-            inst.tfired[id] = nil
-            aggstate.drop(inst, 1, kid, a, size)
+            inst.tfired[id] = false
+            C.weir_wintab_drop(inst.wtab, kid, a)
+            if inst.last_start[kid] == a then
+              inst.last_start[kid] = nil
+            end
+            drop_window_state(inst, kid, a, size)
           end
         end
       end
@@ -1532,7 +1575,7 @@ function M.restore(job, node, groups)
         store_failed(id)
       end
       inst.accs[id], inst.counts[id] = x.contents, x.count ~= 0 and x.count or nil
-      inst.tfired[id] = x.fired and true or nil
+      inst.tfired[id] = x.fired == true
       if x.window_state ~= nil then
         inst.wstate[C.weir_store_slot(inst.wstore, kid, x.start, x.stop)] = x.window_state
       end
@@ -1540,7 +1583,7 @@ function M.restore(job, node, groups)
     for _, t in ipairs(ts) do
       local kid = intern(inst, sh.keys[t.kid])
       local id = C.weir_wintab_find(inst.wtab, kid, t.start)
-      inst.tpos[id] = add_pos(inst.tq, t.time, kid)
+      inst.tpos[id] = add_at(inst.tq, t.time, kid)
     end
     for kid, g in pairs(sh.gstate) do
       inst.gstate[intern(inst, sh.keys[kid])] = g

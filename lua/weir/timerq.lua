@@ -3,7 +3,8 @@
 -- closes a window of every key at the same time, so registering is an append and popping a
 -- walk down an array; the order is (time, registration), as the C timer service's (timers.c).
 -- The caller knows an entry is registered at most once per time (the fast operator registers
--- a window's timers when it creates the window), so there is no set check and no delete.
+-- a window's timers when it creates the window), so there is no set check and no delete (the
+-- Lua-trigger windows keep each entry's place, M.add_at, and skip the entries they deleted).
 --
 -- Layout, read directly by the operator's watermark loop (it walks a bucket in chunks):
 --   q.times[1 .. q.n]  the heap of distinct times; q.times[1] the earliest
@@ -16,8 +17,13 @@ local M = {}
 local INF = math.huge
 local tnew = require("table.new")
 
+local NAN = 0 / 0
+
+-- q.at, q.at_b: the time M.add_at last appended to and its bucket (NaN and false when none or
+-- popped), so that a run of registrations at one time (every key's window of one time range)
+-- finds its bucket without a hash lookup
 function M.new()
-  return { times = {}, n = 0, buckets = {}, count = 0, spare = false }
+  return { times = {}, n = 0, buckets = {}, count = 0, spare = false, at = NAN, at_b = false }
 end
 
 -- A popped time's bucket is kept for the next new time (spare): a bucket grows to the
@@ -87,6 +93,28 @@ function M.add(q, t, e)
   q.count = q.count + 1
 end
 
+---Registers a timer at t for entry e as M.add, and returns its index in t's bucket (its place:
+---weir.aggwindow's Lua-trigger windows keep it to tell a live entry from a tombstone).
+function M.add_at(q, t, e)
+  local b
+  if t == q.at then
+    b = q.at_b
+  else
+    b = q.buckets[t]
+    if not b then
+      b = new_bucket(q)
+      q.buckets[t] = b
+      heap_push(q, t)
+    end
+    q.at, q.at_b = t, b
+  end
+  local n = b.len + 1
+  b[n] = e
+  b.len = n
+  q.count = q.count + 1
+  return n
+end
+
 ---The bucket of time t ({ head, len, [head .. len] = entries }), made and its time queued when
 ---absent: a caller registering many timers at one time appends them there itself (b[len + 1]
 ---= e, len + 1) and adds them to q.count.
@@ -119,6 +147,9 @@ function M.pop(q)
   local t = q.times[1]
   q.spare = q.buckets[t]
   q.buckets[t] = nil
+  if t == q.at then
+    q.at, q.at_b = NAN, false
+  end
   heap_pop(q)
 end
 

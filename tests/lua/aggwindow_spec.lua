@@ -105,6 +105,26 @@ local TRIGGERS = {
       on_event_time = at_end,
     }
   end,
+  -- the watermark on every call: on_element's (the push has it), on_event_time's and clear's
+  -- (asked for then); the results depend on it
+  ["reads the watermark in every call"] = function()
+    return weir.trigger{
+      on_element = function(_, e, _, w, ctx)
+        register_end(ctx, w)
+        local wm = ctx:current_watermark()
+        if wm > -math.huge and (wm + e[3]) % 3 == 0 then return weir.FIRE end
+        return weir.CONTINUE
+      end,
+      on_event_time = function(_, time, w, ctx)
+        if ctx:current_watermark() % 2 == 0 then return weir.FIRE_AND_PURGE end
+        return at_end(nil, time, w)
+      end,
+      clear = function(_, w, ctx)
+        if ctx:current_watermark() < w:max_timestamp() then error("clear before its time") end
+        ctx:delete_event_time_timer(w:max_timestamp())
+      end,
+    }
+  end,
   ["purging(event_time())"] = function()
     return weir.triggers.purging(weir.triggers.event_time())
   end,
@@ -139,7 +159,8 @@ local TRIGGERS = {
 local TRIGGER_ORDER = { "event_time in Lua", "FIRE early, FIRE_AND_PURGE, PURGE",
   "no timers, FIRE on the cleanup timer", "deletes its timer", "purging(event_time())",
   "count(3) (moves: state)", "continuous_event_time(4) (moves: another time)",
-  "state at the timer (moves mid-watermark)", "state in clear (moves mid-cleanup)" }
+  "state at the timer (moves mid-watermark)", "state in clear (moves mid-cleanup)",
+  "reads the watermark in every call" }
 for i, name in ipairs(TRIGGER_ORDER) do
   local fns = { "aggregate", "process", "reduce" }
   CASES[#CASES + 1] = { name = "tumbling, Lua trigger " .. name .. ", " .. fns[i % 3 + 1],

@@ -1,5 +1,6 @@
 -- Specs for weir.timerq, the fast window operator's timer queue: on random registrations it
--- gives its entries in (time, registration) order, and counts and peeks as it goes.
+-- gives its entries in (time, registration) order, and counts and peeks as it goes; add_at
+-- gives each entry's place in its bucket, also across the bucket it remembers and its pop.
 local spec = require("spec")
 local timerq = require("weir.timerq")
 local it, eq = spec.it, spec.eq
@@ -81,6 +82,67 @@ it("random registrations and watermarks match a sorted reference", function()
     for _, r in ipairs(ref) do want[#want + 1] = { r[1], r[2] } end
     eq(got, want)
     eq(q.count, 0)
+  end
+end)
+
+it("add_at returns each entry's place in its time's bucket", function()
+  local q = timerq.new()
+  eq(timerq.add_at(q, 20, 1), 1)
+  eq(timerq.add_at(q, 20, 2), 2) -- the remembered bucket
+  eq(timerq.add_at(q, 10, 3), 1)
+  eq(timerq.add_at(q, 20, 4), 3) -- found again by its time
+  timerq.add(q, 10, 5)
+  eq(timerq.add_at(q, 10, 6), 3)
+  eq(q.count, 6)
+  eq(q.buckets[20][3], 4)
+  eq(take_upto(q, 10, {}), { { 10, 3 }, { 10, 5 }, { 10, 6 } })
+  -- the remembered bucket (10's) was popped: a timer at 10 again gets a bucket of its own
+  eq(timerq.add_at(q, 10, 7), 1)
+  eq(timerq.next(q), 10)
+  eq(take_upto(q, math.huge, {}), { { 10, 7 }, { 20, 1 }, { 20, 2 }, { 20, 4 } })
+  eq(q.count, 0)
+end)
+
+it("add_at and add mixed at random match a sorted reference, places included", function()
+  math.randomseed(17)
+  for _ = 1, 30 do
+    local q, ref, got, want, seq = timerq.new(), {}, {}, {}, 0
+    local w = 0
+    for _ = 1, 200 do
+      if math.random() < 0.15 then
+        w = w + math.random(0, 20)
+        take_upto(q, w, got)
+        local keep = {}
+        table.sort(ref, function(a, b)
+          if a[1] ~= b[1] then return a[1] < b[1] end
+          return a[3] < b[3]
+        end)
+        for _, r in ipairs(ref) do
+          if r[1] <= w then want[#want + 1] = { r[1], r[2] } else keep[#keep + 1] = r end
+        end
+        ref = keep
+      else
+        local t = w + math.random(1, 4) * 10 -- few times: runs at one time, and switches
+        seq = seq + 1
+        local e = seq
+        if math.random() < 0.7 then
+          local i = timerq.add_at(q, t, e)
+          eq(q.buckets[t][i], e)
+          eq(q.buckets[t].len, i)
+        else
+          timerq.add(q, t, e)
+        end
+        ref[#ref + 1] = { t, e, seq }
+      end
+      eq(q.count, #ref)
+    end
+    take_upto(q, math.huge, got)
+    table.sort(ref, function(a, b)
+      if a[1] ~= b[1] then return a[1] < b[1] end
+      return a[3] < b[3]
+    end)
+    for _, r in ipairs(ref) do want[#want + 1] = { r[1], r[2] } end
+    eq(got, want)
   end
 end)
 
