@@ -190,6 +190,33 @@ int wr_source_emit_text(weir_rt_t *rt, wr_source_t *s, wr_lines_t *l, int at_eof
     }
 }
 
+/* Line count (1-based) parsed into slot: a record extends run (or starts a RECORDS event) and
+ * takes the slot (*used + 1); a line that does not parse becomes a MALFORMED line event, which
+ * ends the run. Returns the RECORDS event the next line may extend. */
+static weir_event_t *parse_line(weir_rt_t *rt, wr_source_t *s, weir_fields_t *fields,
+                                const char *line, size_t len, char *slot, int64_t count,
+                                int32_t *used, weir_event_t *run)
+{
+    if (wr_fields_parse(fields, line, len, slot) != 0) {
+        weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
+        e->ptr = line;
+        e->len = (int32_t)len;
+        e->flags = WEIR_LINE_MALFORMED;
+        e->index = (double)count;
+        return NULL;
+    }
+    (*used)++;
+    if (run != NULL) {
+        run->len++;
+        return run;
+    }
+    run = wr_source_push(rt, s, WEIR_EV_RECORDS);
+    run->ptr = slot;
+    run->len = 1;
+    run->index = (double)count;
+    return run;
+}
+
 /* emit_fields' common case in one loop: a one-byte delimiter, lines found in the buffer and
  * none too long. The splitter's and the batch's counters stay in locals and are written back
  * when the loop stops; what the loop does not take (no delimiter left, an overlong line, a
@@ -227,25 +254,7 @@ static weir_event_t *emit_fields_fast(weir_rt_t *rt, wr_source_t *s, wr_lines_t 
         }
         count++;
         records++;
-        char *slot = buf + (size_t)u * size;
-        if (wr_fields_parse(fields, b + head, len, slot) != 0) {
-            weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
-            e->ptr = b + head;
-            e->len = (int32_t)len;
-            e->flags = WEIR_LINE_MALFORMED;
-            e->index = (double)count;
-            run = NULL;
-        } else {
-            u++;
-            if (run != NULL) {
-                run->len++;
-            } else {
-                run = wr_source_push(rt, s, WEIR_EV_RECORDS);
-                run->ptr = slot;
-                run->len = 1;
-                run->index = (double)count;
-            }
-        }
+        run = parse_line(rt, s, fields, b + head, len, buf + (size_t)u * size, count, &u, run);
         head = end + 1;
         from = head;
     }
@@ -320,25 +329,7 @@ static weir_event_t *emit_fields_scan(weir_rt_t *rt, wr_source_t *s, wr_lines_t 
             break; /* dropped by the general loop, or no room for its event */
         }
         count++;
-        char *slot = buf + (size_t)u * size;
-        if (wr_fields_parse(fields, p, len, slot) != 0) {
-            weir_event_t *e = wr_source_push(rt, s, WEIR_EV_LINE);
-            e->ptr = p;
-            e->len = (int32_t)len;
-            e->flags = WEIR_LINE_MALFORMED;
-            e->index = (double)count;
-            run = NULL;
-        } else {
-            u++;
-            if (run != NULL) {
-                run->len++;
-            } else {
-                run = wr_source_push(rt, s, WEIR_EV_RECORDS);
-                run->ptr = slot;
-                run->len = 1;
-                run->index = (double)count;
-            }
-        }
+        run = parse_line(rt, s, fields, p, len, buf + (size_t)u * size, count, &u, run);
         p = hit + 1;
     }
     int64_t records = count - l->count;
