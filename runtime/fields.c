@@ -651,16 +651,18 @@ size_t wr_fields_scan(const weir_fields_t *f, const char *p, const char *lim, ch
                 x = frac == 0 ? x : x / POW10[frac];
                 x = neg ? -x : x;
                 memcpy(dst, &x, sizeof x);
+            } else if (digits - 1 > 17) { /* 0 or more than 18: m may have wrapped */
+                goto stop;
             } else if (fd->kind == WEIR_FIELD_INT32) { /* store_int's, inlined */
-                int64_t v = neg ? -(int64_t)m : (int64_t)m;
-                if (digits - 1 > 17 || v != (int32_t)v) {
+                int64_t v = neg ? -(int64_t)m : (int64_t)m; /* m < 10^18: no overflow */
+                if (v != (int32_t)v) {
                     goto stop;
                 }
                 int32_t x = (int32_t)v;
                 memcpy(dst, &x, sizeof x);
             } else {
                 int64_t v = neg ? -(int64_t)m : (int64_t)m;
-                if (digits - 1 > 17 || store_int(fd->kind, v, dst) != 0) {
+                if (store_int(fd->kind, v, dst) != 0) {
                     goto stop;
                 }
             }

@@ -469,6 +469,15 @@ START_TEST(test_the_scan_takes_only_what_it_can)
     const char cut[] = "1,2\n3,45";
     ck_assert_uint_eq(wr_fields_scan(f, cut, cut + 3, '\n', 1, 100, (char *)r, 4, &next), 1);
     ck_assert_ptr_eq(next, cut + 4);
+    /* an integer of 19 or more digits stops the scan before it is negated (its digits wrap a
+     * uint64_t: -9223372036854775808 and longer ones were undefined behaviour, found by
+     * fuzz_fields; the line-by-line parse then reports the line) */
+    const char big[] = "-9223372036854775808,1\n-327000000000000000000000,1\n";
+    const char *big_lim = big + sizeof big - 2;
+    ck_assert_uint_eq(wr_fields_scan(f, big, big_lim, '\n', 1, 100, (char *)r, 4, &next), 0);
+    ck_assert_ptr_eq(next, big);
+    ck_assert_uint_eq(wr_fields_scan(f, big + 23, big_lim, '\n', 1, 100, (char *)r, 4, &next),
+                      0);
     weir_fields_free(f);
 }
 END_TEST
