@@ -192,36 +192,46 @@ local function cut(p, from, to, width)
   return ffi.string(p + from, (to - from) * width)
 end
 
+-- Per key id (dense, from 1) of inst its section's index (ks.ksi, -1: none yet) and its key
+-- index (ks.kki), int32 arrays of ks.nk + 1; ks.secs[0 .. ks.n - 1] the sections in the order
+-- their first key came; ks.key(kid) adds a key id (its section index), ks.sec(kid) gives its
+-- section and key index as sections() does. Shared by the general and the session operator's
+-- snapshots.
+local function key_sections(node, inst, out, keep)
+  local keys_of = inst.keys
+  local nk = math.max(#keys_of, 1)
+  local ks = { nk = nk, ksi = int32_t(nk + 1), kki = int32_t(nk + 1), secs = {}, n = 0 }
+  local ksi, kki, secs, index_of = ks.ksi, ks.kki, ks.secs, {}
+  ffi.fill(ksi, 4 * (nk + 1), 0xff)
+  function ks.key(kid)
+    local s, ki = add_key(node, inst, "general", out, keep, keys_of[kid])
+    local si = index_of[s]
+    if not si then
+      si = ks.n
+      secs[si], index_of[s] = s, si
+      ks.n = si + 1
+    end
+    ksi[kid], kki[kid] = si, ki
+    return si
+  end
+  function ks.sec(kid)
+    local si = ksi[kid]
+    if si < 0 then
+      si = ks.key(kid)
+    end
+    return secs[si], kki[kid]
+  end
+  return ks
+end
+
 -- The general operator's section, made in C arrays: every window, merging set and timer gets
 -- its section index (by its key id's, cached per key id), a counting sort puts them in
 -- section order, and each section's columns are slices of the arrays. Lua tables only for
 -- what is not a number (contents that are not, trigger state in Lua, window_state,
 -- timestamps that are not numbers), each checked (weir.ckvalue.keep), none copied.
 local function snapshot_general(node, inst, out, keep)
-  -- per key id (dense, from 1) its section's index here (-1: none yet) and its key index
-  local keys_of = inst.keys
-  local nk = math.max(#keys_of, 1)
-  local ksi, kki = int32_t(nk + 1), int32_t(nk + 1)
-  ffi.fill(ksi, 4 * (nk + 1), 0xff)
-  local secs, index_of, nsec = {}, {}, 0
-  local function key(kid)
-    local s, ki = add_key(node, inst, "general", out, keep, keys_of[kid])
-    local si = index_of[s]
-    if not si then
-      si = nsec
-      secs[si], index_of[s] = s, si
-      nsec = nsec + 1
-    end
-    ksi[kid], kki[kid] = si, ki
-    return si
-  end
-  local function sec(kid) -- as sections() gives them
-    local si = ksi[kid]
-    if si < 0 then
-      si = key(kid)
-    end
-    return secs[si], kki[kid]
-  end
+  local ks = key_sections(node, inst, out, keep)
+  local ksi, kki, secs, key, sec = ks.ksi, ks.kki, ks.secs, ks.key, ks.sec
   -- the names of the trigger state cells, by cell index
   local cn, ncell = {}, 0
   for name, idx in pairs(node.cell_of) do
@@ -255,10 +265,10 @@ local function snapshot_general(node, inst, out, keep)
     slots[i], wsi[i] = slot, si
     i = i + 1
   end
-  local ord, off = by_section(n, wsi, nsec)
+  local ord, off = by_section(n, wsi, ks.n)
   local K, S, E, N, A = int32_t(m), double_t(m), double_t(m), int32_t(m), double_t(m)
   local CL = ncell > 0 and double_t(m * ncell)
-  for k = 0, nsec - 1 do
+  for k = 0, ks.n - 1 do
     local from, to = off[k], off[k + 1]
     if to > from then
       local s = secs[k]
@@ -377,10 +387,10 @@ local function snapshot_general(node, inst, out, keep)
         i = i + 1
       end
     end
-    local mord, moff = by_section(nm, msi, nsec)
+    local mord, moff = by_section(nm, msi, ks.n)
     local MK, MN, MD = int32_t(nm), int32_t(nm), double_t(4 * ne)
     local d = 0
-    for k = 0, nsec - 1 do
+    for k = 0, ks.n - 1 do
       local from, to = moff[k], moff[k + 1]
       if to > from then
         local d0 = d
@@ -415,7 +425,7 @@ local function snapshot_general(node, inst, out, keep)
       end
       tsi[x] = si
     end
-    local tord, toff = by_section(nt, tsi, nsec)
+    local tord, toff = by_section(nt, tsi, ks.n)
     local TT, TK, TS, TE = double_t(nt), int32_t(nt), double_t(nt), double_t(nt)
     local TR, TD = int32_t(nt), int32_t(nt)
     for p = 0, nt - 1 do
@@ -429,7 +439,7 @@ local function snapshot_general(node, inst, out, keep)
       TT[p], TK[p], TS[p], TE[p], TR[p], TD[p] = t.time_ms, kki[t.key], t.start, t.stop, rank,
         dom
     end
-    for k = 0, nsec - 1 do
+    for k = 0, ks.n - 1 do
       local from, to = toff[k], toff[k + 1]
       if to > from then
         local s = secs[k]
@@ -451,29 +461,8 @@ end
 local cols_t = ffi.typeof("weir_sessions_cols_t")
 
 local function snapshot_sessions(node, inst, out, keep)
-  local keys_of = inst.keys
-  local nk = math.max(#keys_of, 1)
-  local ksi, kki = int32_t(nk + 1), int32_t(nk + 1)
-  ffi.fill(ksi, 4 * (nk + 1), 0xff)
-  local secs, index_of, nsec = {}, {}, 0
-  local function key(kid)
-    local s, ki = add_key(node, inst, "general", out, keep, keys_of[kid])
-    local si = index_of[s]
-    if not si then
-      si = nsec
-      secs[si], index_of[s] = s, si
-      nsec = nsec + 1
-    end
-    ksi[kid], kki[kid] = si, ki
-    return si
-  end
-  local function sec(kid) -- as sections() gives them
-    local si = ksi[kid]
-    if si < 0 then
-      si = key(kid)
-    end
-    return secs[si], kki[kid]
-  end
+  local ks = key_sections(node, inst, out, keep)
+  local ksi, kki, secs, key, sec = ks.ksi, ks.kki, ks.secs, ks.key, ks.sec
   local sess = inst.sess
   local nkids = C.weir_sessions_kids(sess, nil, 0)
   local kids = int32_t(math.max(nkids, 1))
@@ -482,7 +471,7 @@ local function snapshot_sessions(node, inst, out, keep)
     key(kids[i])
   end
   local c = ffi.gc(cols_t(), C.weir_sessions_snap_free)
-  local rc = C.weir_sessions_snap(sess, ksi, kki, nk + 1, nsec, c)
+  local rc = C.weir_sessions_snap(sess, ksi, kki, ks.nk + 1, ks.n, c)
   if rc ~= 0 then
     failure.job_error(("%s: the session windows' checkpoint: %s"):format(node.label,
       ffi.string(C.weir_strerror(rc))))
@@ -492,7 +481,7 @@ local function snapshot_sessions(node, inst, out, keep)
   local N, A = int32_t(m), double_t(m)
   local woff, wslot = c.woff, c.wslot
   local moff, doff, toff = c.moff, c.doff, c.toff
-  for k = 0, nsec - 1 do
+  for k = 0, ks.n - 1 do
     local s = secs[k]
     local from, to = woff[k], woff[k + 1]
     if to > from then
