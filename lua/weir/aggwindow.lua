@@ -1033,8 +1033,9 @@ end
 -- The trigger's context is one table per subtask (inst.ftctx), filled by field writes before
 -- each call, with its methods in it (no metatable: a method is one lookup, a field write no
 -- guard), closures of the node (wire_triggered: the move's flag is their upvalue). Its
--- fields: inst, node, job; key; id, the window's id during on_element, -1 during on_event_time
--- and the cleanup's clear (its timer has fired); maxts, the window's max timestamp; wm, the
+-- fields: inst, node, job; kid, the window's key id (its timer's entry; the key is key_of it);
+-- id, the window's id during on_element, -1 during on_event_time and the cleanup's clear (its
+-- timer has fired); maxts, the window's max timestamp; wm, the
 -- watermark on_element sees (push has it), false while timers fire (computed when asked);
 -- treg, whether the window's timer is registered (on_element: an open window's is, from the
 -- element that made it on, so the push sets it without a lookup: registering it again is this
@@ -1178,7 +1179,10 @@ end
 -- and the trigger's context with the node's methods in it (wire_triggered made them).
 local function init_triggered(job, node, inst)
   inst.tpos, inst.tfired = {}, {}
-  local ctx = { inst = inst, node = node, job = job, key = false, id = -1, maxts = 0,
+  inst.t_tombs = 0 -- deleted timers' entries still in the queue
+  -- a fire loop's taken chunk (untake): the entry at (false: none), its first and last, start
+  inst.tk_at, inst.tk_first, inst.tk_last, inst.tk_a = false, 0, 0, 0
+  local ctx = { inst = inst, node = node, job = job, kid = -1, id = -1, maxts = 0,
                 wm = false, treg = false, moved = false }
   for name, f in pairs(node.trig_methods) do
     ctx[name] = f
@@ -1202,15 +1206,49 @@ local function wire_triggered(job, node)
   local CHUNK = chunk_of(1)
   local moved, general_push, gops = false, nil, nil
 
+  -- A move during a fire loop's taken chunk (a trigger call at its entry inst.tk_at): the
+  -- windows of that entry and the chunk's later live entries back into wtab under new ids (the
+  -- take freed theirs), with their state, so that collect finds them.
+  local function untake(inst)
+    local a = inst.tk_a
+    local b = inst.tq.buckets[a + size - 1]
+    local ids, first = inst.g_ids, inst.tk_first
+    local back = {}
+    for i = inst.tk_at, inst.tk_last do
+      local id = ids[i - first]
+      if id >= 0 and (i == inst.tk_at or inst.tpos[id] == i) then
+        back[#back + 1] = { kid = b[i], i = i, acc = inst.accs[id], count = inst.counts[id],
+                            fired = inst.tfired[id], pos = inst.tpos[id] }
+        inst.accs[id], inst.counts[id], inst.tfired[id], inst.tpos[id] = nil, nil, nil, nil
+      end
+    end
+    for _, x in ipairs(back) do
+      local id = C.weir_wintab_add(inst.wtab, x.kid, a)
+      if id < 0 then
+        store_failed(id)
+      end
+      inst.accs[id], inst.counts[id], inst.tfired[id], inst.tpos[id] = x.acc, x.count,
+        x.fired, x.pos
+      if inst.last_start[x.kid] == a then
+        inst.last_id[x.kid] = id
+      end
+    end
+    inst.w_taken, inst.tk_at = 0, false
+  end
+
   -- The move to the general operator, from a trigger call ctx is in (or from a restore, ctx
   -- nil): every subtask's state as plain values, the general operator wired (a new state for
   -- the same subtask tables), the state filled in, and ctx pointed at the general operator's
   -- context for its window, which the call goes on with.
   local function move(ctx, method, ...)
     M.moves = M.moves + 1
+    local key = ctx ~= nil and key_of(ctx.inst, ctx.kid) -- by the fast operator's key ids
     local states, saved = {}, {}
     local dropped, first_late = node.late_dropped, node.first_late -- wc.setup resets them
     for i, inst in ipairs(instances) do
+      if inst.tk_at then
+        untake(inst)
+      end
       states[i] = collect(node, inst)
       saved[i] = { inst.floors, inst.floor_top, inst.records }
     end
@@ -1236,10 +1274,10 @@ local function wire_triggered(job, node)
       return
     end
     local inst, a = ctx.inst, ctx.maxts - size + 1
-    local gkid = wc.interner(node.keyed)(inst, ctx.key)
+    local gkid = wc.interner(node.keyed)(inst, key)
     local g = inst.tctx
     local slot = C.weir_store_find(inst.store, gkid, a, a + size)
-    g.key, g.kid, g.slot = ctx.key, gkid, slot
+    g.key, g.kid, g.slot = key, gkid, slot
     g.window = slot >= 0 and inst.wins[slot] or windows.window(a, a + size)
     ctx.moved = g
     return g[method](g, ...)
@@ -1268,7 +1306,7 @@ local function wire_triggered(job, node)
     local inst = ctx.inst
     w = inst.watermark
     if inst.floor_top > w then
-      return floor_of(node, inst, ctx.key, w)
+      return floor_of(node, inst, key_of(inst, ctx.kid), w)
     end
     return w
   end
@@ -1286,7 +1324,7 @@ local function wire_triggered(job, node)
     if t == ctx.maxts and ctx.id >= 0 then
       if not ctx.treg then
         local inst = ctx.inst
-        inst.tpos[ctx.id] = add_at(inst.tq, t, intern(inst, ctx.key))
+        inst.tpos[ctx.id] = add_at(inst.tq, t, ctx.kid)
         ctx.treg = true
       end
       return
@@ -1302,6 +1340,7 @@ local function wire_triggered(job, node)
         local inst = ctx.inst
         inst.tpos[ctx.id] = nil
         inst.tq.count = inst.tq.count - 1
+        inst.t_tombs = inst.t_tombs + 1
         ctx.treg = false
       end
       return -- from on_event_time or clear: the timer has fired, it is gone already
@@ -1366,10 +1405,12 @@ local function wire_triggered(job, node)
     if inst.floor_top > W then
       W = floor_of(node, inst, key, W)
     end
+    -- the key's last window, when it is still open: the fire loop leaves a fired window's start
+    -- in last_start (a branch there per window would leave its trace), so one behind W is gone
     local q = inst.last_start[kid]
     local id
     local treg = true -- an open window's timer is registered (the element that made it did)
-    if q ~= nil and ts >= q and ts < q + size then
+    if q ~= nil and ts >= q and ts < q + size and q + size - 1 > W then
       id = inst.last_id[kid]
     else
       q = ts - (ts - offset) % size
@@ -1397,13 +1438,15 @@ local function wire_triggered(job, node)
     local w = setmetatable({ start = q, stop = q + size }, Window)
     local ctx = inst.ftctx
     local maxts = q + size - 1
-    ctx.key, ctx.id, ctx.maxts, ctx.wm, ctx.treg = key, id, maxts, W, treg
+    ctx.kid, ctx.id, ctx.maxts, ctx.wm, ctx.treg = kid, id, maxts, W, treg
     local r = on_element(trigger, v, ts, w, ctx)
     if moved then
       return element_moved(inst, key, r)
     end
     if r ~= 0 then
-      r = check_result(node, r, "on_element")
+      if r ~= 1 then -- FIRE is valid: no lookup
+        r = check_result(node, r, "on_element")
+      end
       if r == 1 or r == 3 then
         fire(inst, key, kid, q, id)
       end
@@ -1461,7 +1504,17 @@ local function wire_triggered(job, node)
         for i = first, last do
           keys[i - first] = b[i]
         end
-        C.weir_wintab_gather(inst.wtab, keys, last - first + 1, a, inst.g_ids)
+        -- no tombstone in the queue: every entry is its window's live timer, and the chunk's
+        -- windows are taken out of wtab with their ids in the same call (their fire is their
+        -- cleanup; a move meanwhile puts the rest back: untake)
+        local take = inst.t_tombs == 0
+        if take then
+          C.weir_wintab_take(inst.wtab, keys, last - first + 1, a, inst.g_ids)
+          inst.w_taken = last - first + 1 -- open to the stats until each one's cleanup
+          inst.tk_first, inst.tk_last, inst.tk_a = first, last, a
+        else
+          C.weir_wintab_gather(inst.wtab, keys, last - first + 1, a, inst.g_ids)
+        end
         local ids, tpos = inst.g_ids, inst.tpos
         for i = first, last do
           b.head = i + 1
@@ -1472,13 +1525,18 @@ local function wire_triggered(job, node)
             tpos[id] = nil -- popped
             local key = key_of(inst, kid)
             local win = setmetatable({ start = a, stop = a + size }, Window) -- per call
-            ctx.key = key
+            ctx.kid = kid
+            if take then
+              inst.tk_at = i
+            end
             local r = on_event_time(trigger, t, win, ctx)
             if moved then
               return timer_moved(inst, w, key, r, a)
             end
             if r ~= 0 then
-              r = check_result(node, r, "on_event_time")
+              if r ~= 1 then
+                r = check_result(node, r, "on_event_time")
+              end
               if r == 1 or r == 3 then
                 fire(inst, key, kid, a, id)
               end
@@ -1492,12 +1550,20 @@ local function wire_triggered(job, node)
               return clear_moved(inst, w)
             end
             inst.tfired[id] = false
-            C.weir_wintab_drop(inst.wtab, kid, a)
-            if inst.last_start[kid] == a then
-              inst.last_start[kid] = nil
+            if take then
+              inst.w_taken = inst.w_taken - 1
+            else
+              C.weir_wintab_drop(inst.wtab, kid, a)
             end
+            -- last_start[kid] may still say a: the push sees that it is behind the watermark
             drop_window_state(inst, kid, a, size)
+          else -- a tombstone (a deleted timer: only the gather finds them)
+            inst.t_tombs = inst.t_tombs - 1
           end
+        end
+        if take then
+          inst.tk_at = false
+          C.weir_wintab_trim(inst.wtab)
         end
       end
       timerq.pop(q)

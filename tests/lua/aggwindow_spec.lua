@@ -107,6 +107,37 @@ local TRIGGERS = {
   end,
   -- the watermark on every call: on_element's (the push has it), on_event_time's and clear's
   -- (asked for then); the results depend on it
+  -- moves at a later timer or clear than the first: mid-chunk, after windows before it fired
+  ["state at the third timer (moves mid-chunk)"] = function()
+    local timers = 0
+    return weir.trigger{
+      on_element = function(_, _, _, w, ctx) register_end(ctx, w) return weir.CONTINUE end,
+      on_event_time = function(_, time, w, ctx)
+        timers = timers + 1
+        if timers >= 3 then
+          local s = ctx:state("n")
+          s:set((s:get() or 0) + 1)
+        end
+        return at_end(nil, time, w)
+      end,
+    }
+  end,
+  ["state in the fourth clear (moves mid-chunk's cleanup)"] = function()
+    local clears = 0
+    return weir.trigger{
+      on_element = function(_, e, _, w, ctx)
+        register_end(ctx, w)
+        return e[3] == 5 and weir.FIRE or weir.CONTINUE
+      end,
+      on_event_time = at_end,
+      clear = function(_, _, ctx)
+        clears = clears + 1
+        if clears >= 4 then
+          ctx:state("gone"):clear()
+        end
+      end,
+    }
+  end,
   ["reads the watermark in every call"] = function()
     return weir.trigger{
       on_element = function(_, e, _, w, ctx)
@@ -160,7 +191,8 @@ local TRIGGER_ORDER = { "event_time in Lua", "FIRE early, FIRE_AND_PURGE, PURGE"
   "no timers, FIRE on the cleanup timer", "deletes its timer", "purging(event_time())",
   "count(3) (moves: state)", "continuous_event_time(4) (moves: another time)",
   "state at the timer (moves mid-watermark)", "state in clear (moves mid-cleanup)",
-  "reads the watermark in every call" }
+  "reads the watermark in every call", "state at the third timer (moves mid-chunk)",
+  "state in the fourth clear (moves mid-chunk's cleanup)" }
 for i, name in ipairs(TRIGGER_ORDER) do
   local fns = { "aggregate", "process", "reduce" }
   CASES[#CASES + 1] = { name = "tumbling, Lua trigger " .. name .. ", " .. fns[i % 3 + 1],
