@@ -1026,6 +1026,9 @@ end
 -- it); after on_element the operator registers it (registerCleanupTimer). A watermark's fires
 -- go in (time, registration) order: on_event_time, its FIRE/PURGE on the accumulator, then the
 -- cleanup (the accumulator, the trigger's clear, the window), as WindowOperator.onEventTime.
+-- While the queue holds no tombstone (inst.t_tombs counts them), a chunk's windows are taken
+-- out of wtab in the call that finds them; a fired window's start stays in last_start (the
+-- push checks it against the watermark), so the loop has no branch that varies per window.
 -- Anything else the trigger asks (a timer at another time, processing time, ctx:state, a
 -- registration after its window's timer fired) moves the node to the general operator there
 -- and then, with its state (move below): the call goes on there, and so does the job.
