@@ -19,9 +19,9 @@ local tnew = require("table.new")
 
 local NAN = 0 / 0
 
--- q.at, q.at_b: the time M.add_at (M.add) last appended to and its bucket (NaN and false when none or
--- popped), so that a run of registrations at one time (every key's window of one time range)
--- finds its bucket without a hash lookup
+-- q.at, q.at_b: the time M.add_at (M.add) last appended to and its bucket (NaN and false when
+-- none or popped), so that a run of registrations at one time (every key's window of one time
+-- range) finds its bucket without a hash lookup
 function M.new()
   return { times = {}, n = 0, buckets = {}, count = 0, spare = false, at = NAN, at_b = false }
 end
