@@ -19,9 +19,9 @@ local tnew = require("table.new")
 
 local NAN = 0 / 0
 
--- q.at, q.at_b: the time M.add_at last appended to and its bucket (NaN and false when none or
--- popped), so that a run of registrations at one time (every key's window of one time range)
--- finds its bucket without a hash lookup
+-- q.at, q.at_b: the time M.add_at (M.add) last appended to and its bucket (NaN and false when
+-- none or popped), so that a run of registrations at one time (every key's window of one time
+-- range) finds its bucket without a hash lookup
 function M.new()
   return { times = {}, n = 0, buckets = {}, count = 0, spare = false, at = NAN, at_b = false }
 end
@@ -79,22 +79,10 @@ local function heap_pop(q)
   end
 end
 
----Registers a timer at t for entry e; the caller knows it is not registered yet.
-function M.add(q, t, e)
-  local b = q.buckets[t]
-  if not b then
-    b = new_bucket(q)
-    q.buckets[t] = b
-    heap_push(q, t)
-  end
-  local n = b.len + 1
-  b[n] = e
-  b.len = n
-  q.count = q.count + 1
-end
-
----Registers a timer at t for entry e as M.add, and returns its index in t's bucket (its place:
----weir.aggwindow's Lua-trigger windows keep it to tell a live entry from a tombstone).
+---Registers a timer at t for entry e, and returns its index in t's bucket (its place:
+---weir.aggwindow's Lua-trigger windows keep it to tell a live entry from a tombstone); the
+---caller knows it is not registered yet. A run of registrations at one time (every key's new
+---window of one period) finds its bucket by q.at, without a hash lookup.
 function M.add_at(q, t, e)
   local b
   if t == q.at then
@@ -114,6 +102,9 @@ function M.add_at(q, t, e)
   q.count = q.count + 1
   return n
 end
+
+---Registers a timer at t for entry e as M.add_at (the tumbling windows' registration).
+M.add = M.add_at
 
 ---The bucket of time t ({ head, len, [head .. len] = entries }), made and its time queued when
 ---absent: a caller registering many timers at one time appends them there itself (b[len + 1]

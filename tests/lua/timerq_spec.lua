@@ -1,6 +1,7 @@
 -- Specs for weir.timerq, the fast window operator's timer queue: on random registrations it
 -- gives its entries in (time, registration) order, and counts and peeks as it goes; add_at
--- gives each entry's place in its bucket, also across the bucket it remembers and its pop.
+-- gives each entry's place in its bucket, also across the bucket it remembers and its pop (add
+-- is add_at: the tumbling windows' registrations use the remembered bucket too).
 local spec = require("spec")
 local timerq = require("weir.timerq")
 local it, eq = spec.it, spec.eq
@@ -144,6 +145,29 @@ it("add_at and add mixed at random match a sorted reference, places included", f
     for _, r in ipairs(ref) do want[#want + 1] = { r[1], r[2] } end
     eq(got, want)
   end
+end)
+
+it("add finds a run's bucket by the time it last added to, also across pops and reuse", function()
+  local q = timerq.new()
+  timerq.add(q, 10, 1)
+  timerq.add(q, 10, 2)
+  eq(q.at, 10)
+  timerq.add(q, 20, 3) -- another time: its own bucket, remembered now
+  eq(q.at, 20)
+  eq(take_upto(q, 10, {}), { { 10, 1 }, { 10, 2 } })
+  eq(q.at, 20) -- 10's pop leaves 20 remembered; 10's bucket is the spare
+  timerq.add(q, 20, 4)
+  timerq.add(q, 30, 5) -- a new time takes the spare bucket, emptied
+  timerq.add(q, 30, 6)
+  eq(q.buckets[30].head, 1)
+  eq(q.buckets[30].len, 2)
+  eq(take_upto(q, 20, {}), { { 20, 3 }, { 20, 4 } })
+  timerq.add(q, 30, 7)
+  eq(take_upto(q, 30, {}), { { 30, 5 }, { 30, 6 }, { 30, 7 } })
+  eq(q.at ~= q.at, true) -- the remembered time went with its pop (NaN: none)
+  timerq.add(q, 30, 8) -- a popped time again: a bucket of its own
+  eq(take_upto(q, math.huge, {}), { { 30, 8 } })
+  eq(q.count, 0)
 end)
 
 spec.finish()
