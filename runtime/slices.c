@@ -41,7 +41,7 @@ static void new_block(wr_slices_t *t, wr_slice_key_t *k, int32_t cap)
     char *raw = resize(t, NULL, 0, (size_t)cap + PAD_SLICES, sizeof *k->s);
     size_t off = align_off(raw);
     k->s = (wr_slice_t *)(void *)(raw + off);
-    k->s_off = (int32_t)off;
+    k->s_off = (int16_t)off;
     k->cap = cap;
 }
 
@@ -149,6 +149,13 @@ void wr_slices_init(wr_slices_t *t)
 void wr_slices_span(wr_slices_t *t, int32_t k)
 {
     t->span = k >= 1 && k < WR_SLICES_MAX ? k : 0;
+    wr_slices_running(t, t->running);
+}
+
+void wr_slices_running(wr_slices_t *t, int on_)
+{
+    t->running = on_ != 0;
+    t->exact = t->span > 0 ? 9007199254740992.0 / t->span : 0; /* 2^53 / span */
 }
 
 void wr_slices_close(wr_slices_t *t)
@@ -443,6 +450,9 @@ static void drop_at(wr_slices_t *t, wr_slice_key_t *k, int32_t p)
     t->elements -= AT(k, p).count;
     if (k->qlo >= 0 && p < k->qhi) {
         if (p == k->qlo && p < k->qmid && p == k->head) {
+            if (k->run) {
+                k->back -= AT(k, p).acc; /* exact: wr_slices_running */
+            }
             k->qlo++;
         } else if (p >= k->qlo || p != k->head) {
             k->qlo = -1;
@@ -537,6 +547,78 @@ int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, i
     return total;
 }
 
+/* An accumulator a running sum may take (wr_slices_running): a whole number, not -0, of at
+ * most t->exact in magnitude (NaN fails the first test). */
+static inline bool exact_acc(const wr_slices_t *t, double a)
+{
+    return fabs(a) <= t->exact && a == (double)(int64_t)a && (a != 0 || !signbit(a));
+}
+
+/* The window [pl, ph) of a fire, found from the queue's ends when the window moved on from
+ * it (queued), else by a search; the slices between the queue's and the window's ends are
+ * walked over. */
+static bool moved_on(const wr_slice_key_t *k, int64_t lo, int64_t hi)
+{
+    return k->qlo >= 0 && (k->qlo == k->head || AT(k, k->qlo - 1).start < lo) &&
+           (k->qhi == k->head || hi >= k->qend || AT(k, k->qhi - 1).start < hi);
+}
+
+/* fire_key with a running sum (wr_slices_running): the window's sum from the queue's, minus
+ * the slices it lost and plus those it gained, into *res, without ops; 0 when one of the
+ * slices it adds is not exact_acc (nothing changed then but the key's queue, gone). */
+static int fire_run(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, double *res,
+                    int32_t *flag, int32_t *plp)
+{
+    int32_t end = k->head + k->len;
+    int32_t pl;
+    int32_t ph;
+    double sum = 0;
+    if (k->run && moved_on(k, lo, hi)) {
+        sum = k->back;
+        pl = k->qlo;
+        while (pl < end && AT(k, pl).start < lo) {
+            if (pl < k->qhi) {
+                sum -= AT(k, pl).acc;
+            }
+            pl++;
+        }
+        if (pl >= k->qhi) {
+            sum = 0; /* no slice of the queue is left */
+            ph = pl;
+        } else {
+            ph = k->qhi;
+        }
+    } else {
+        pl = lower_bound_front(k, lo);
+        ph = pl;
+    }
+    while (ph < end && AT(k, ph).start < hi) {
+        double a = AT(k, ph).acc;
+        if (!exact_acc(t, a)) {
+            k->qlo = -1;
+            k->run = 0;
+            return 0;
+        }
+        sum += a;
+        ph++;
+    }
+    *plp = pl;
+    if (pl == ph) {
+        k->qlo = -1;
+        k->run = 0;
+        *flag = 0;
+        return 1;
+    }
+    *res = sum;
+    k->qlo = pl;
+    k->qmid = k->qhi = ph;
+    k->qend = hi;
+    k->back = sum;
+    k->run = 1;
+    *flag = WR_SLICES_HAS;
+    return 1;
+}
+
 /* One key's fire of [lo, hi) (wr_slices_fire): its ops from ops[*nops] on, its accumulator
  * into *res; 0 when they would not fit in cap (nothing changed then, *need says how many). */
 static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, int drop,
@@ -547,9 +629,12 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
     bool queued = k->qlo >= 0;
     int32_t pl;
     int32_t ph;
+    if (t->running && (!queued || k->run) && fire_run(t, k, lo, hi, res, flag, &pl)) {
+        goto dropping;
+    }
+    queued = k->qlo >= 0;
     /* the window's run [pl, ph): walked on from the queue's ends when the window moved on */
-    if (queued && (k->qlo == k->head || AT(k, k->qlo - 1).start < lo) &&
-        (k->qhi == k->head || hi >= k->qend || AT(k, k->qhi - 1).start < hi)) {
+    if (moved_on(k, lo, hi)) {
         pl = k->qlo;
         while (pl < end && AT(k, pl).start < lo) {
             pl++;
@@ -592,7 +677,14 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
         }
         *flag = WR_SLICES_HAS;
     } else {
-        /* (re)build: the whole run as the front, suffix merges from its end */
+        /* (re)build: a running sum when it is exact, else the whole run as the front, suffix
+         * merges from its end */
+        if (t->running) {
+            k->qlo = -1;
+            if (fire_run(t, k, lo, hi, res, flag, &pl)) {
+                goto dropping;
+            }
+        }
         int32_t n = ph - pl;
         if (*nops + n > cap) {
             *need = n;
@@ -610,8 +702,10 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
         k->qlo = pl;
         k->qmid = k->qhi = ph;
         k->qend = hi;
+        k->run = 0;
         *flag = WR_SLICES_HAS;
     }
+dropping:
     if (drop) {
         if (pl == end || AT(k, pl).start != lo) {
             *flag |= WR_SLICES_DROPPED; /* no slice lo: nothing to drop */
@@ -630,7 +724,7 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
  * and where the key's next slice goes (a key that slides on by a slice per fire inserts there
  * soon). The fire's loop asks for them AHEAD keys before it needs them: all of a chunk's at
  * once would be more than the cache keeps in flight. */
-enum { AHEAD = 16 };
+enum { AHEAD = 32 };
 
 static void prefetch_fire(const wr_slices_t *t, int32_t id)
 {
@@ -865,6 +959,15 @@ double *weir_slices_acc_near(weir_slices_t *fs, double key, double start, double
         out[2] = p + 1 < k->head + k->len ? wr_ms_to_double(AT(k, p + 1).start) : INFINITY;
     }
     return acc;
+}
+
+int weir_slices_running(weir_slices_t *fs, int32_t kind)
+{
+    if (!fs || (kind != -1 && kind != WEIR_AGG_COUNT && kind != WEIR_AGG_SUM)) {
+        return WEIR_EINVAL;
+    }
+    wr_slices_running(&fs->t, kind != -1);
+    return 0;
 }
 
 int weir_slices_run_ops(int32_t kind, const weir_slices_op_t *ops, int32_t n)
