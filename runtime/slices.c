@@ -296,13 +296,14 @@ static void free_key(wr_slices_t *t, wr_slice_key_t *k)
 }
 
 /* First position p in [head, head + len) with start[p] >= start (head + len if none),
- * trying the end first: new slices mostly come in start order. */
+ * trying the end first: new slices mostly come in start order, and the key's last slice is
+ * the one its elements' counts and touches name (weir.aggwindow keeps it). */
 static int32_t lower_bound(const wr_slice_key_t *k, int64_t start)
 {
     int32_t lo = k->head;
     int32_t hi = k->head + k->len;
-    if (hi > lo && k->last < start) {
-        return hi;
+    if (hi > lo && k->last <= start) {
+        return k->last < start ? hi : hi - 1;
     }
     if (hi > lo && AT(k, lo).start >= start) {
         return lo;
@@ -329,7 +330,8 @@ static int32_t lower_bound_front(const wr_slice_key_t *k, int64_t start)
 
 /* The capacity of a full ring grown: twice, or the span's k when that lies between (a key
  * whose fire drops its oldest slice before its next insert), then k + 1 (one whose insert
- * comes first), then twice on. */
+ * comes first), then by a quarter (at least 4) up to 2k (a key whose fires lag its inserts by
+ * a few slices: the watermark comes later than the elements), then twice on. */
 static int32_t grown_cap(const wr_slices_t *t, int32_t cap)
 {
     int32_t k = t->span;
@@ -338,6 +340,10 @@ static int32_t grown_cap(const wr_slices_t *t, int32_t cap)
     }
     if (k > 0 && cap == k) {
         return k + 1;
+    }
+    if (k > 0 && cap > k && cap < 2 * k) {
+        int32_t more = cap / 4 > 4 ? cap / 4 : 4;
+        return cap + more;
     }
     return cap * 2;
 }
