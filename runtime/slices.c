@@ -329,17 +329,19 @@ static int32_t lower_bound_front(const wr_slice_key_t *k, int64_t start)
 }
 
 /* The capacity of a full ring grown: twice, or the span's k when that lies between (a key
- * whose fire drops its oldest slice before its next insert), then k + 1 (one whose insert
- * comes first), then by a quarter (at least 4) up to 2k (a key whose fires lag its inserts by
- * a few slices: the watermark comes later than the elements), then twice on. */
+ * whose fire drops its oldest slice before its next insert), then one more at a time up to
+ * k + 8 (k + 1: one whose insert comes first; more: one whose fires lag its inserts by a few
+ * slices, the watermark coming later than the elements), so that a ring stays one position
+ * more than the key keeps and its insert goes beside the slice its fire dropped; then by a
+ * quarter (at least 4) up to 2k, then twice on. */
 static int32_t grown_cap(const wr_slices_t *t, int32_t cap)
 {
     int32_t k = t->span;
     if (k > 0 && cap < k && (int64_t)cap * 2 > k) {
         return k;
     }
-    if (k > 0 && cap == k) {
-        return k + 1;
+    if (k > 0 && cap >= k && cap < k + 8) {
+        return cap + 1;
     }
     if (k > 0 && cap > k && cap < 2 * k) {
         int32_t more = cap / 4 > 4 ? cap / 4 : 4;
