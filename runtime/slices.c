@@ -565,7 +565,7 @@ static inline bool exact_acc(const wr_slices_t *t, double a)
 /* The window [pl, ph) of a fire, found from the queue's ends when the window moved on from
  * it (queued), else by a search; the slices between the queue's and the window's ends are
  * walked over. */
-static bool moved_on(const wr_slice_key_t *k, int64_t lo, int64_t hi)
+static inline bool moved_on(const wr_slice_key_t *k, int64_t lo, int64_t hi)
 {
     return k->qlo >= 0 && (k->qlo == k->head || AT(k, k->qlo - 1).start < lo) &&
            (k->qhi == k->head || hi >= k->qend || AT(k, k->qhi - 1).start < hi);
