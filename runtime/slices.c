@@ -41,7 +41,7 @@ static void new_block(wr_slices_t *t, wr_slice_key_t *k, int32_t cap)
     char *raw = resize(t, NULL, 0, (size_t)cap + PAD_SLICES, sizeof *k->s);
     size_t off = align_off(raw);
     k->s = (wr_slice_t *)(void *)(raw + off);
-    k->s_off = (int32_t)off;
+    k->s_off = (int16_t)off;
     k->cap = cap;
 }
 
@@ -149,6 +149,13 @@ void wr_slices_init(wr_slices_t *t)
 void wr_slices_span(wr_slices_t *t, int32_t k)
 {
     t->span = k >= 1 && k < WR_SLICES_MAX ? k : 0;
+    wr_slices_running(t, t->running);
+}
+
+void wr_slices_running(wr_slices_t *t, int on_)
+{
+    t->running = on_ != 0;
+    t->exact = t->span > 0 ? 9007199254740992.0 / t->span : 0; /* 2^53 / span */
 }
 
 void wr_slices_close(wr_slices_t *t)
@@ -289,13 +296,14 @@ static void free_key(wr_slices_t *t, wr_slice_key_t *k)
 }
 
 /* First position p in [head, head + len) with start[p] >= start (head + len if none),
- * trying the end first: new slices mostly come in start order. */
+ * trying the end first: new slices mostly come in start order, and the key's last slice is
+ * the one its elements' counts and touches name (weir.aggwindow keeps it). */
 static int32_t lower_bound(const wr_slice_key_t *k, int64_t start)
 {
     int32_t lo = k->head;
     int32_t hi = k->head + k->len;
-    if (hi > lo && k->last < start) {
-        return hi;
+    if (hi > lo && k->last <= start) {
+        return k->last < start ? hi : hi - 1;
     }
     if (hi > lo && AT(k, lo).start >= start) {
         return lo;
@@ -321,16 +329,23 @@ static int32_t lower_bound_front(const wr_slice_key_t *k, int64_t start)
 }
 
 /* The capacity of a full ring grown: twice, or the span's k when that lies between (a key
- * whose fire drops its oldest slice before its next insert), then k + 1 (one whose insert
- * comes first), then twice on. */
+ * whose fire drops its oldest slice before its next insert), then one more at a time up to
+ * k + 8 (k + 1: one whose insert comes first; more: one whose fires lag its inserts by a few
+ * slices, the watermark coming later than the elements), so that a ring stays one position
+ * more than the key keeps and its insert goes beside the slice its fire dropped; then by a
+ * quarter (at least 4) up to 2k, then twice on. */
 static int32_t grown_cap(const wr_slices_t *t, int32_t cap)
 {
     int32_t k = t->span;
     if (k > 0 && cap < k && (int64_t)cap * 2 > k) {
         return k;
     }
-    if (k > 0 && cap == k) {
-        return k + 1;
+    if (k > 0 && cap >= k && cap < k + 8) {
+        return cap + 1;
+    }
+    if (k > 0 && cap > k && cap < 2 * k) {
+        int32_t more = cap / 4 > 4 ? cap / 4 : 4;
+        return cap + more;
     }
     return cap * 2;
 }
@@ -443,6 +458,9 @@ static void drop_at(wr_slices_t *t, wr_slice_key_t *k, int32_t p)
     t->elements -= AT(k, p).count;
     if (k->qlo >= 0 && p < k->qhi) {
         if (p == k->qlo && p < k->qmid && p == k->head) {
+            if (k->run) {
+                k->back -= AT(k, p).acc; /* exact: wr_slices_running */
+            }
             k->qlo++;
         } else if (p >= k->qlo || p != k->head) {
             k->qlo = -1;
@@ -537,6 +555,78 @@ int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, i
     return total;
 }
 
+/* An accumulator a running sum may take (wr_slices_running): a whole number, not -0, of at
+ * most t->exact in magnitude (NaN fails the first test). */
+static inline bool exact_acc(const wr_slices_t *t, double a)
+{
+    return fabs(a) <= t->exact && a == (double)(int64_t)a && (a != 0 || !signbit(a));
+}
+
+/* The window [pl, ph) of a fire, found from the queue's ends when the window moved on from
+ * it (queued), else by a search; the slices between the queue's and the window's ends are
+ * walked over. */
+static inline bool moved_on(const wr_slice_key_t *k, int64_t lo, int64_t hi)
+{
+    return k->qlo >= 0 && (k->qlo == k->head || AT(k, k->qlo - 1).start < lo) &&
+           (k->qhi == k->head || hi >= k->qend || AT(k, k->qhi - 1).start < hi);
+}
+
+/* fire_key with a running sum (wr_slices_running): the window's sum from the queue's, minus
+ * the slices it lost and plus those it gained, into *res, without ops; 0 when one of the
+ * slices it adds is not exact_acc (nothing changed then but the key's queue, gone). */
+static int fire_run(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, double *res,
+                    int32_t *flag, int32_t *plp)
+{
+    int32_t end = k->head + k->len;
+    int32_t pl;
+    int32_t ph;
+    double sum = 0;
+    if (k->run && moved_on(k, lo, hi)) {
+        sum = k->back;
+        pl = k->qlo;
+        while (pl < end && AT(k, pl).start < lo) {
+            if (pl < k->qhi) {
+                sum -= AT(k, pl).acc;
+            }
+            pl++;
+        }
+        if (pl >= k->qhi) {
+            sum = 0; /* no slice of the queue is left */
+            ph = pl;
+        } else {
+            ph = k->qhi;
+        }
+    } else {
+        pl = lower_bound_front(k, lo);
+        ph = pl;
+    }
+    while (ph < end && AT(k, ph).start < hi) {
+        double a = AT(k, ph).acc;
+        if (!exact_acc(t, a)) {
+            k->qlo = -1;
+            k->run = 0;
+            return 0;
+        }
+        sum += a;
+        ph++;
+    }
+    *plp = pl;
+    if (pl == ph) {
+        k->qlo = -1;
+        k->run = 0;
+        *flag = 0;
+        return 1;
+    }
+    *res = sum;
+    k->qlo = pl;
+    k->qmid = k->qhi = ph;
+    k->qend = hi;
+    k->back = sum;
+    k->run = 1;
+    *flag = WR_SLICES_HAS;
+    return 1;
+}
+
 /* One key's fire of [lo, hi) (wr_slices_fire): its ops from ops[*nops] on, its accumulator
  * into *res; 0 when they would not fit in cap (nothing changed then, *need says how many). */
 static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, int drop,
@@ -547,9 +637,12 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
     bool queued = k->qlo >= 0;
     int32_t pl;
     int32_t ph;
+    if (t->running && (!queued || k->run) && fire_run(t, k, lo, hi, res, flag, &pl)) {
+        goto dropping;
+    }
+    queued = k->qlo >= 0;
     /* the window's run [pl, ph): walked on from the queue's ends when the window moved on */
-    if (queued && (k->qlo == k->head || AT(k, k->qlo - 1).start < lo) &&
-        (k->qhi == k->head || hi >= k->qend || AT(k, k->qhi - 1).start < hi)) {
+    if (moved_on(k, lo, hi)) {
         pl = k->qlo;
         while (pl < end && AT(k, pl).start < lo) {
             pl++;
@@ -592,7 +685,14 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
         }
         *flag = WR_SLICES_HAS;
     } else {
-        /* (re)build: the whole run as the front, suffix merges from its end */
+        /* (re)build: a running sum when it is exact, else the whole run as the front, suffix
+         * merges from its end */
+        if (t->running) {
+            k->qlo = -1;
+            if (fire_run(t, k, lo, hi, res, flag, &pl)) {
+                goto dropping;
+            }
+        }
         int32_t n = ph - pl;
         if (*nops + n > cap) {
             *need = n;
@@ -610,8 +710,10 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
         k->qlo = pl;
         k->qmid = k->qhi = ph;
         k->qend = hi;
+        k->run = 0;
         *flag = WR_SLICES_HAS;
     }
+dropping:
     if (drop) {
         if (pl == end || AT(k, pl).start != lo) {
             *flag |= WR_SLICES_DROPPED; /* no slice lo: nothing to drop */
@@ -630,7 +732,7 @@ static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, i
  * and where the key's next slice goes (a key that slides on by a slice per fire inserts there
  * soon). The fire's loop asks for them AHEAD keys before it needs them: all of a chunk's at
  * once would be more than the cache keeps in flight. */
-enum { AHEAD = 16 };
+enum { AHEAD = 32 };
 
 static void prefetch_fire(const wr_slices_t *t, int32_t id)
 {
@@ -865,6 +967,15 @@ double *weir_slices_acc_near(weir_slices_t *fs, double key, double start, double
         out[2] = p + 1 < k->head + k->len ? wr_ms_to_double(AT(k, p + 1).start) : INFINITY;
     }
     return acc;
+}
+
+int weir_slices_running(weir_slices_t *fs, int32_t kind)
+{
+    if (!fs || (kind != -1 && kind != WEIR_AGG_COUNT && kind != WEIR_AGG_SUM)) {
+        return WEIR_EINVAL;
+    }
+    wr_slices_running(&fs->t, kind != -1);
+    return 0;
 }
 
 int weir_slices_run_ops(int32_t kind, const weir_slices_op_t *ops, int32_t n)

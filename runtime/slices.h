@@ -39,8 +39,9 @@ typedef struct wr_slice_key {
     int32_t qlo;  /* the fire queue (wr_slices_fire): positions [qlo, qmid) the front, */
     int32_t qmid; /* agg[p] = merge(acc[p .. qmid)); [qmid, qhi) the back, back = merge of */
     int32_t qhi;  /* their accs; qlo = -1: no queue (the next fire builds one) */
-    int32_t s_off; /* s is its allocation plus s_off bytes (aligned to a line) */
-    double back;
+    int16_t s_off; /* s is its allocation plus s_off bytes (aligned to a line) */
+    int16_t run;   /* 1: the queue is a running sum instead (wr_slices_running): [qlo, qhi) */
+    double back;   /* the back's merge, or with run the sum of the accs of [qlo, qhi) */
     struct wr_slice *s;
     int64_t last;
     int64_t qend; /* the hi of the window that last set the queue (its slices start below) */
@@ -78,6 +79,8 @@ typedef struct wr_slices {
     int32_t direct_cap; /* direct_cap: the lookups of dense key ids skip the hash (at most
                          * 4 entries per index entry: sparse keys stay in the hash alone) */
     int32_t span; /* slices per window (wr_slices_span; 0: not said) */
+    int32_t running; /* wr_slices_running: the fires keep a running sum where it is exact */
+    double exact; /* with running: the largest |acc| a running sum takes (2^53 / span) */
     int64_t open;
     int64_t elements;
     size_t bytes;
@@ -91,6 +94,16 @@ void wr_slices_close(wr_slices_t *t);
  * first), and its insert and its next fire touch the same line or two. Only the capacity of
  * rings grown later changes; the content never does. */
 void wr_slices_span(wr_slices_t *t, int32_t k);
+/* Says that the accumulators are a built-in count's or sum's (merge(l, r) = l + r; on_ is 1)
+ * or not (0, the default): wr_slices_fire then keeps per key a running sum of the window's
+ * accumulators, adding the slices a window gains and subtracting those it loses, and returns
+ * the results themselves (no ops), while every accumulator in the window is a whole number
+ * of at most 2^53 / span in magnitude (so every sum of a window's slices, in any order, is
+ * exact and equals the merges' left to right); a key with another accumulator in its window
+ * uses the two stacks (and ops) until its queue is rebuilt (its front ran out, an element
+ * went into a queued slice, a window went back) with whole numbers only. Needs the span
+ * (without it every key uses the two stacks). */
+void wr_slices_running(wr_slices_t *t, int on_);
 /* The accumulator of key's slice at start, created (NaN, count 0) when absent, with 1 added to
  * its count; *fresh is 1 when it was created. The pointer is valid until the next acc or drop
  * on the same key. NULL when the key already has WR_SLICES_MAX slices. Expected O(1) for
@@ -123,7 +136,8 @@ int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, i
  * slice, one for the result, one when the front is rebuilt), whatever the window's length; a
  * key whose window went back, or whose queued slices changed (wr_slices_touch), rebuilds it.
  * Results are merged in start order (merge(earlier, later)); a one-slice window is that
- * slice's accumulator. With drop, slice lo of each key then goes when it is the key's first
+ * slice's accumulator. With wr_slices_running, a key with a running sum has no ops: res[i]
+ * is its result when the call returns. With drop, slice lo of each key then goes when it is the key's first
  * (WR_SLICES_DROPPED, and WR_SLICES_GONE when it was its last; otherwise the caller drops it
  * once it ran the ops).
  * Ops point into the table: run them before the next call that changes it. Key i's ops are

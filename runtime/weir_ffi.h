@@ -685,6 +685,11 @@ int32_t weir_slices_fire(weir_slices_t *t, const int32_t *keys, int32_t n, doubl
  * Lua merges), an op without r a copy. Returns 0, or WEIR_EINVAL for another kind, n < 0 or
  * missing ops. */
 int weir_slices_run_ops(int32_t kind, const weir_slices_op_t *ops, int32_t n);
+/* The accumulators are a built-in count's or sum's (kind WEIR_AGG_COUNT or _SUM), or neither
+ * (-1, the default): with count or sum, weir_slices_fire keeps a running sum per key where it
+ * is exact (slices.h wr_slices_running) and the keys that have one get no ops (res[i] is their
+ * result at once). 0, or WEIR_EINVAL for another kind. */
+int weir_slices_running(weir_slices_t *t, int32_t kind);
 int weir_slices_touch(weir_slices_t *t, double key, double start);
 int weir_slices_forget(weir_slices_t *t, double key);
 

@@ -63,7 +63,8 @@ M.used = 0
 M.moves = 0 -- Lua-trigger nodes moved to the general operator (the tests read it)
 
 -- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in cache")
-local _, _, _ = C.weir_wintab_take, C.weir_wintab_trim, C.weir_slices_run_ops
+local _, _, _, _ = C.weir_wintab_take, C.weir_wintab_trim, C.weir_slices_run_ops,
+  C.weir_slices_running
 
 local function store_failed(rc)
   error(("window store: %s"):format(ffi.string(C.weir_strerror(rc))), 0)
@@ -865,6 +866,9 @@ local function wire_sliced_watermark(node, guard, o)
   -- a built-in count, sum, min or max (weir.aggregates): its merges run in C, in the same order
   local builtin = node.fn_kind == "aggregate" and node.user_fn.builtin
   local c_merge = builtin and builtin.code <= aggregates.KINDS.max and builtin.code or nil
+  -- count and sum: a running sum per key where it is exact (slices.c), no ops for those keys
+  local running = (c_merge == aggregates.KINDS.count or c_merge == aggregates.KINDS.sum)
+    and c_merge or -1
   local fire_with, clear, clear_dropped = o.fire_with, o.clear, o.clear_dropped
   local drop = lateness == 0 and 1 or 0
   local CHUNK = chunk_of(k)
@@ -945,6 +949,10 @@ local function wire_sliced_watermark(node, guard, o)
     local times, buckets = q.times, q.buckets
     local keys, flags = inst.g_keys, inst.f_flags
     inst.firing = true
+    if running >= 0 and q.n > 0 and times[1] <= w then
+      -- said per watermark that fires: a restore makes the subtask's slices anew
+      C.weir_slices_running(inst.slices, running)
+    end
     while q.n > 0 and times[1] <= w do
       local t = times[1]
       local b = buckets[t]

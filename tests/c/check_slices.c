@@ -392,6 +392,118 @@ START_TEST(test_slices_fire_equals_the_window_merge)
 }
 END_TEST
 
+/* A running sum (wr_slices_running): windows of 8 slices fire as in the test above, with
+ * elements into queued slices, gaps, drops by the fire and by the caller, small caps. Most keys
+ * get whole numbers only: they have a running sum, so no ops at all. Key 0 mod 5 gets a
+ * fraction now and then (a binary one, so that every order of its sums is exact) and key 0 mod
+ * 7 a value just above 2^53 / 8: their windows holding one run on the two stacks, their results
+ * from the ops, until they rebuild their queue with whole numbers only (a running sum again);
+ * every result equals the direct sum of the window's slices. */
+START_TEST(test_slices_running_sums_equal_the_window_sum)
+{
+    enum { KEYS = 35, SLIDE = 10, K = 8, STEPS = 3000 };
+    wr_slices_t t;
+    wr_slices_init(&t);
+    wr_slices_span(&t, K);
+    wr_slices_running(&t, 1);
+    srand(99);
+    int32_t keys[KEYS];
+    double res[KEYS];
+    int32_t flags[KEYS];
+    int32_t off[KEYS + 1];
+    int32_t scratch[KEYS];
+    wr_slices_op_t ops[KEYS * (K + 2)];
+    int64_t opless = 0;
+    int64_t with_ops = 0;
+    int64_t back_to_run = 0; /* keys 0 mod 5 or 7 whose window had a running sum again */
+    for (int step = 0; step < STEPS; step++) {
+        int64_t now = (int64_t)step * SLIDE;
+        for (int32_t k = 0; k < KEYS; k++) {
+            if (rand() % 4 == 0) {
+                continue;
+            }
+            int64_t start = now;
+            if (rand() % 10 == 0) {
+                start = now - (int64_t)(rand() % (K + 3)) * SLIDE;
+            }
+            int fresh;
+            double *acc = wr_slices_acc(&t, k, start, &fresh);
+            ck_assert_ptr_nonnull(acc);
+            double v = (double)(rand() % 1000);
+            if (k % 5 == 0 && rand() % 50 == 0) {
+                v += 0.25;
+            } else if (k % 7 == 0 && rand() % 50 == 0) {
+                v = 140737488355328.0 + 2 * v; /* 2^47 + an even number: over 2^53 / 8 */
+                v *= 8;
+            }
+            *acc = fresh ? v : *acc + v;
+            if (!fresh) {
+                wr_slices_touch(&t, k, start);
+            }
+        }
+        int64_t lo = now - (int64_t)(K + 1) * SLIDE;
+        int64_t hi = lo + (int64_t)K * SLIDE;
+        int drop = step % 7 != 0;
+        double want[KEYS];
+        int has[KEYS];
+        int whole[KEYS];
+        for (int32_t k = 0; k < KEYS; k++) {
+            keys[k] = k;
+            has[k] = direct(&t, k, lo, hi, M_SUM, &want[k]);
+            double v[K];
+            int32_t n = wr_slices_range(&t, k, lo, hi, v, K);
+            whole[k] = 1;
+            for (int32_t i = 0; i < n; i++) {
+                whole[k] &= v[i] == floor(v[i]) && fabs(v[i]) <= 9007199254740992.0 / K;
+            }
+        }
+        for (int32_t done = 0; done < KEYS;) {
+            int32_t cap = step % 3 == 0 ? K + 2 : KEYS * (K + 2);
+            int32_t d = wr_slices_fire(&t, keys + done, KEYS - done, lo, hi, drop, res + done,
+                                       flags + done, off, ops, cap, scratch);
+            ck_assert_int_gt(d, 0);
+            for (int32_t i = 0; i < d; i++) {
+                int32_t k = done + i;
+                if (has[k] && k % 5 != 0 && k % 7 != 0) {
+                    ck_assert(whole[k]);
+                    ck_assert_int_eq(off[i + 1] - off[i], 0);
+                    opless++;
+                } else if (has[k] && whole[k] && off[i + 1] == off[i]) {
+                    back_to_run++;
+                } else if (off[i + 1] > off[i]) {
+                    with_ops++;
+                }
+            }
+            run_ops(ops, off[d], M_SUM);
+            done += d;
+        }
+        for (int32_t k = 0; k < KEYS; k++) {
+            ck_assert_int_eq((flags[k] & WR_SLICES_HAS) != 0, has[k]);
+            if (has[k]) {
+                ck_assert_msg(res[k] == want[k], "step %d key %d: %.17g, want %.17g", step, k,
+                              res[k], want[k]);
+            }
+            if (!(drop && (flags[k] & WR_SLICES_DROPPED))) {
+                wr_slices_drop(&t, k, lo);
+            }
+            if (rand() % 5 == 0) {
+                wr_slices_drop(&t, k, lo - (int64_t)(rand() % 3) * SLIDE);
+            }
+        }
+    }
+    ck_assert_int_gt(opless, STEPS * KEYS / 3);
+    ck_assert_int_gt(with_ops, 100);
+    ck_assert_int_gt(back_to_run, 1000);
+    wr_slices_close(&t);
+    weir_slices_t *fs = weir_slices_new();
+    ck_assert_int_eq(weir_slices_running(fs, WEIR_AGG_MIN), WEIR_EINVAL);
+    ck_assert_int_eq(weir_slices_running(fs, WEIR_AGG_COUNT), 0);
+    ck_assert_int_eq(weir_slices_running(fs, -1), 0);
+    ck_assert_int_eq(weir_slices_running(NULL, WEIR_AGG_SUM), WEIR_EINVAL);
+    weir_slices_free(fs);
+}
+END_TEST
+
 /* With the span said, a key that slides on by one slice per fire (drop the oldest, then
  * insert) keeps a ring of k positions, one whose insert comes first k + 1; rings and key
  * records are aligned to cache lines through the key records' growths (realloc may move them
@@ -483,6 +595,8 @@ static Suite *slices_suite(void)
              test_slices_dense_and_sparse_keys_find_their_slices);
     add_case(s, "gather_equals_ranges", test_slices_gather_equals_ranges);
     add_case(s, "fire_equals_the_window_merge", test_slices_fire_equals_the_window_merge);
+    add_case(s, "running_sums_equal_the_window_sum",
+             test_slices_running_sums_equal_the_window_sum);
     add_case(s, "fire_refuses_bad_arguments", test_slices_fire_refuses_bad_arguments);
     add_case(s, "span_rings_and_aligned_records", test_slices_span_rings_and_aligned_records);
     return s;
