@@ -32,10 +32,17 @@
 # machine's other load), s asleep (the group's join, waiting on librdkafka's fetcher); summed
 # over the processes. CPU s is the processes' whole CPU (librdkafka's threads too).
 #
+# Membership: each process is a static member (`--instance-id GROUP-I`, KIP-345), the deployment
+# docs/SCALING.md recommends: a static member that finishes does not leave the group, so the
+# other process is not held in a rebalance at its end. SCALE_DYNAMIC=1 runs dynamic members:
+# the first to finish leaves, and the mock holds the rebalance that starts for
+# session.timeout.ms - 1 s (a broker ends it once the others have rejoined), which the other
+# process's last commit and its close wait out (bench/README.md, Scale-out).
+#
 # Environment: WEIR_BUILD_DIR (default build/), SCALE_PROPS (consumer properties of the
 # source, NAME=VALUE words; default session.timeout.ms=6000 heartbeat.interval.ms=500: the
-# mock waits session.timeout.ms - 1 s at every rebalance after the first, and the first
-# process to finish leaves the group, which starts one; with librdkafka's 45 s the other
+# mock waits session.timeout.ms - 1 s at every rebalance after the first, and a dynamic
+# member that finishes leaves the group, which starts one; with librdkafka's 45 s the other
 # process slept ~44 s of it. The fetch settings are the source's defaults (docs/API.md,
 # "Consumer defaults"; bench/README.md, Scale-out).
 set -euo pipefail
@@ -144,8 +151,11 @@ run_group() {
   c0=$(mock_ticks)
   t0=$EPOCHREALTIME
   for ((i = 1; i <= procs; i++)); do
-    ( "$MEASURE" timeout 900 "$WEIR" run "$ROOT/bench/scale.lua" --group "$g" -- "$BS" scale \
-      "$P" "$TMP/$g.$i.out" "${PROPS[@]}" 2>&1 >/dev/null | stamp >"$TMP/$g.$i.err" ) &
+    local member=(--instance-id "$g-$i") # static members (KIP-345); SCALE_DYNAMIC=1: dynamic
+    [[ -z ${SCALE_DYNAMIC:-} ]] || member=()
+    ( "$MEASURE" timeout 900 "$WEIR" run "$ROOT/bench/scale.lua" --group "$g" "${member[@]}" \
+      -- "$BS" scale "$P" "$TMP/$g.$i.out" "${PROPS[@]}" 2>&1 >/dev/null |
+      stamp >"$TMP/$g.$i.err" ) &
     pids+=($!)
   done
   local spids=()
