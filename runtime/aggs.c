@@ -280,15 +280,20 @@ int32_t wr_aggs_fire(wr_aggs_t *a, wr_wintab_t *t, const int32_t *keys, int32_t 
 
 /* --- FFI --------------------------------------------------------------------------------- */
 
-/* The FFI's handle keeps the windows its applies created (key, start), in order, until Lua
- * has registered their timers (weir_aggs_created): the per-element path then only appends and
- * applies, and the timers go in one loop per watermark. */
+/* The FFI's handle keeps the windows its applies created (key, start), in order, from head on:
+ * they are the pending timers of the windows (each window's one timer, at its max timestamp,
+ * registered when it was created). Lua either takes them over into its timer queue
+ * (weir_aggs_created, then weir_aggs_created_clear) or fires them from here (weir_aggs_due), so
+ * that the per-element path only appends and applies, and a watermark's timers need no Lua
+ * work. [head, sorted) is in start order, stably: timer order, since every window has the
+ * same size. */
 struct weir_aggs {
     wr_aggs_t a;
     int32_t *ckeys;
     double *cstarts;
-    int32_t *scratch; /* apply's fresh indices, room for ccap */
-    size_t nc, ccap;
+    int32_t *scratch; /* apply's fresh indices, room for ccap; the sort's keys */
+    double *sscratch; /* the sort's starts, room for ccap (NULL until a sort) */
+    size_t head, sorted, nc, ccap;
     size_t bytes;
 };
 
@@ -311,14 +316,29 @@ void weir_aggs_free(weir_aggs_t *fa)
     wr_release_counted(&fa->bytes, fa->ckeys, fa->ccap, sizeof *fa->ckeys);
     wr_release_counted(&fa->bytes, fa->cstarts, fa->ccap, sizeof *fa->cstarts);
     wr_release_counted(&fa->bytes, fa->scratch, fa->ccap, sizeof *fa->scratch);
+    if (fa->sscratch) {
+        wr_release_counted(&fa->bytes, fa->sscratch, fa->ccap, sizeof *fa->sscratch);
+    }
     wr_free(fa);
 }
 
-/* Room for need created windows. */
+/* Room for need created windows: the list moved down to head 0 first when that makes room. */
 static void created_room(weir_aggs_t *fa, size_t need)
 {
     if (need <= fa->ccap) {
         return;
+    }
+    if (fa->head > 0) {
+        size_t n = fa->nc - fa->head;
+        memmove(fa->ckeys, fa->ckeys + fa->head, n * sizeof *fa->ckeys);
+        memmove(fa->cstarts, fa->cstarts + fa->head, n * sizeof *fa->cstarts);
+        need -= fa->head;
+        fa->sorted = fa->sorted > fa->head ? fa->sorted - fa->head : 0;
+        fa->nc = n;
+        fa->head = 0;
+        if (need <= fa->ccap) {
+            return;
+        }
     }
     size_t cap = fa->ccap ? fa->ccap : 1024;
     while (cap < need) {
@@ -327,6 +347,10 @@ static void created_room(weir_aggs_t *fa, size_t need)
     fa->ckeys = wr_xresize_counted(&fa->bytes, fa->ckeys, fa->ccap, cap, sizeof *fa->ckeys);
     fa->cstarts = wr_xresize_counted(&fa->bytes, fa->cstarts, fa->ccap, cap, sizeof *fa->cstarts);
     fa->scratch = wr_xresize_counted(&fa->bytes, fa->scratch, fa->ccap, cap, sizeof *fa->scratch);
+    if (fa->sscratch) {
+        fa->sscratch =
+            wr_xresize_counted(&fa->bytes, fa->sscratch, fa->ccap, cap, sizeof *fa->sscratch);
+    }
     fa->ccap = cap;
 }
 
@@ -362,16 +386,92 @@ int32_t weir_aggs_created(const weir_aggs_t *fa, const int32_t **keys, const dou
     if (!fa || !keys || !starts) {
         return WEIR_EINVAL;
     }
-    *keys = fa->ckeys;
-    *starts = fa->cstarts;
-    return (int32_t)fa->nc;
+    *keys = fa->ckeys + fa->head;
+    *starts = fa->cstarts + fa->head;
+    return (int32_t)(fa->nc - fa->head);
 }
 
 void weir_aggs_created_clear(weir_aggs_t *fa)
 {
     if (fa) {
-        fa->nc = 0;
+        fa->head = fa->sorted = fa->nc = 0;
     }
+}
+
+/* Sorts [head, nc) by start, stably (a bottom-up merge sort through the scratch arrays), when
+ * it is not in order already: with timestamps in order, as they mostly are, windows are
+ * created in start order and the check is all it costs. */
+static void sort_created(weir_aggs_t *fa)
+{
+    size_t lo = fa->head, hi = fa->nc;
+    size_t i = fa->sorted > lo ? fa->sorted : lo + 1;
+    while (i < hi && fa->cstarts[i] >= fa->cstarts[i - 1]) {
+        i++;
+    }
+    fa->sorted = hi;
+    if (i >= hi) {
+        return;
+    }
+    if (!fa->sscratch) {
+        fa->sscratch = wr_xresize_counted(&fa->bytes, NULL, 0, fa->ccap, sizeof *fa->sscratch);
+    }
+    int32_t *k = fa->ckeys + lo, *tk = fa->scratch;
+    double *s = fa->cstarts + lo, *ts = fa->sscratch;
+    size_t n = hi - lo;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t a = 0; a < n; a += 2 * w) {
+            size_t m = a + w < n ? a + w : n, b = a + 2 * w < n ? a + 2 * w : n;
+            size_t p = a, q = m, o = a;
+            while (p < m && q < b) {
+                bool right = s[q] < s[p]; /* equal starts: the left (earlier) one first */
+                tk[o] = right ? k[q] : k[p];
+                ts[o++] = right ? s[q++] : s[p++];
+            }
+            while (p < m) {
+                tk[o] = k[p];
+                ts[o++] = s[p++];
+            }
+            while (q < b) {
+                tk[o] = k[q];
+                ts[o++] = s[q++];
+            }
+        }
+        memcpy(k, tk, n * sizeof *k);
+        memcpy(s, ts, n * sizeof *s);
+    }
+}
+
+int32_t weir_aggs_due(weir_aggs_t *fa, weir_wintab_t *ft, double size, double w, int32_t max,
+                      int32_t *keys, double *starts, int32_t *ids, double *value, double *count)
+{
+    if (!fa || !ft || !(size > 0) || isnan(w) || max < 0 ||
+        (max > 0 && (!keys || !starts || !ids || !value || !count))) {
+        return WEIR_EINVAL;
+    }
+    sort_created(fa);
+    size_t i = fa->head;
+    int32_t m = 0;
+    while (m < max && i < fa->nc && fa->cstarts[i] + size - 1 <= w) {
+        keys[m] = fa->ckeys[i];
+        starts[m] = fa->cstarts[i];
+        m++;
+        i++;
+    }
+    fa->head = i;
+    if (i == fa->nc) {
+        fa->head = fa->sorted = fa->nc = 0;
+    }
+    /* by runs of one start (one time's windows): the one-start fire, its start converted once */
+    for (int32_t j = 0; j < m;) {
+        int32_t r = j + 1;
+        while (r < m && starts[r] == starts[j]) {
+            r++;
+        }
+        wr_aggs_fire(&fa->a, &ft->t, keys + j, r - j, wr_ms_from_double(starts[j]), true, ids + j,
+                     value + j, count + j);
+        j = r;
+    }
+    return m;
 }
 
 int32_t weir_aggs_add(weir_aggs_t *fa, weir_wintab_t *ft, double key, double start, double x,

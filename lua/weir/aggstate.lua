@@ -22,7 +22,8 @@
 --                           timestamp, value); M.cagg_flush applies it, the windows
 --                           it creates wait in C (weir_aggs_created) until M.cagg_sync
 --                           registers their timers; every reader of the state syncs first
---     inst.g_vals, inst.g_cnt   a chunk of fires' results and counts
+--     inst.g_vals, inst.g_cnt, inst.g_starts   a chunk of fires' results, counts and
+--                           window starts
 --   both:
 --     inst.one              a fire's one-element list for the window function (reused)
 --     inst.wstore, inst.wstate[slot]   window_state(): a store of its own (no cells), so that
@@ -125,6 +126,7 @@ function M.init(inst, k, cagg)
   if cagg then
     inst.g_vals = ffi.new("double[?]", chunk)
     inst.g_cnt = ffi.new("double[?]", chunk)
+    inst.g_starts = ffi.new("double[?]", chunk) -- the windows' starts (weir_aggs_due)
   end
 end
 

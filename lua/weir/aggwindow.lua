@@ -664,9 +664,16 @@ local function cagg_push(node, intern, c)
   end
 end
 
--- WindowOperator.onEventTime for a built-in aggregate: the batch first, then per chunk of a
--- time's timers one C call reads the windows' results (and drops them when there is no
--- allowed lateness); Lua keeps only what has a Lua side: a rich clear(), window_state().
+-- WindowOperator.onEventTime for a built-in aggregate: the batch first, then the due timers.
+-- Without allowed lateness the windows the batches created keep their timers in C (aggs.c: in
+-- creation order, each window's one timer at its max timestamp) and one C call per chunk takes
+-- the due ones in timer order, drops their windows and returns their keys, starts and results:
+-- Lua only emits. Any timer in the Lua queue (a reader of the state moved C's there, or an
+-- element at or behind the watermark registered its own; weir.aggstate.cagg_sync) was
+-- registered before every one still in C, so while the queue has timers it fires on its own,
+-- chunk by chunk as below, C's timers moved over first. With allowed lateness every timer
+-- (the fire's and the cleanup's) is in the queue. Lua keeps only what has a Lua side: a rich
+-- clear(), window_state().
 local function wire_cagg_watermark(node, guard, o, c)
   local size, lateness = node.assigner.size, node.lateness
   local clear = o.clear
@@ -675,14 +682,12 @@ local function wire_cagg_watermark(node, guard, o, c)
   local fire_nth, fire_value = c.fire_nth, c.fire_value
   local CHUNK = chunk_of(1)
   local drop = lateness == 0 and 1 or 0
-  node.on_watermark = function(inst, w)
-    if inst.floors then
-      pass_floors(inst, w)
-    end
-    aggstate.cagg_sync(node, inst)
+  local flush, sync = aggstate.cagg_flush, aggstate.cagg_sync
+
+  -- the timers of the Lua queue up to w (timerq's order)
+  local function fire_queued(inst, w)
     local q = inst.tq
     local times, buckets = q.times, q.buckets
-    inst.firing = true
     while q.n > 0 and times[1] <= w do
       local t = times[1]
       local b = buckets[t]
@@ -727,6 +732,42 @@ local function wire_cagg_watermark(node, guard, o, c)
         end
       end
       timerq.pop(q)
+    end
+  end
+
+  node.on_watermark = function(inst, w)
+    if inst.floors then
+      pass_floors(inst, w)
+    end
+    flush(node, inst)
+    inst.firing = true
+    local q = inst.tq
+    while true do
+      if lateness > 0 or q.count > 0 then
+        sync(node, inst)
+        fire_queued(inst, w)
+        break
+      end
+      local m = C.weir_aggs_due(inst.cagg, inst.wtab, size, w, CHUNK, inst.g_keys,
+        inst.g_starts, inst.g_ids, inst.g_vals, inst.g_cnt)
+      if m <= 0 then
+        break
+      end
+      local keys, starts, vals, cnt = inst.g_keys, inst.g_starts, inst.g_vals, inst.g_cnt
+      for j = 0, m - 1 do
+        local e, a = keys[j], starts[j]
+        if cnt[j] > 0 then
+          local key = key_of(inst, e)
+          if guard then
+            guard(fire_nth, inst, key, e, a, j)
+          else
+            fire_value(inst, key, e, a, vals[j])
+          end
+        end
+        if lua_clear and (rich_clear or next(inst.wstate) ~= nil) then
+          clear(inst, key_of(inst, e), e, a) -- its window is gone from wtab: a no-op there
+        end
+      end
     end
     inst.firing = false
   end
