@@ -130,8 +130,9 @@ static inline double window_start(double ts, double size, double offset)
 
 /* The accumulator of element (key, ts): its key's last window's when ts is in it; else the
  * key's entry moves to the element's window, found or created in t (then *q is its start and
- * *is_new whether it was created, its accumulator not yet set up). Keys past the cache go to
- * acc[id] directly. NULL when t is full. */
+ * *is_new whether it was created, its accumulator not yet set up; *q comes in as that start
+ * when the caller knows it already, else NaN). Keys past the cache go to acc[id] directly. NULL
+ * when t is full. */
 __attribute__((noinline)) static wr_agg_t *acc_moved(wr_aggs_t *a, wr_wintab_t *t, int32_t key,
                                                      double ts, double size, double offset,
                                                      double *q, bool *is_new);
@@ -158,7 +159,9 @@ static wr_agg_t *acc_moved(wr_aggs_t *a, wr_wintab_t *t, int32_t key, double ts,
 {
     size_t li = last_of(key);
     wr_aggs_last_t *l = li < a->last_cap ? &a->last[li] : NULL;
-    *q = window_start(ts, size, offset);
+    if (isnan(*q)) {
+        *q = window_start(ts, size, offset);
+    }
     int32_t id = wr_wintab_put(t, key, wr_ms_from_double(*q), is_new);
     if (id < 0) {
         return NULL;
@@ -178,10 +181,12 @@ static wr_agg_t *acc_moved(wr_aggs_t *a, wr_wintab_t *t, int32_t key, double ts,
     return &l->acc;
 }
 
-/* One loop per kind: the switch of wr_agg_add folds away and the loop is the kind's. */
+/* One loop per kind: the switch of wr_agg_add folds away and the loop is the kind's. qs[i] is
+ * element i's window start when the first pass computed it (NaN otherwise); fresh_start is the
+ * same array, written at m <= i once element i has read it. */
 #define APPLY_LOOP(KIND)                                                                      \
     for (int32_t i = 0; i < n; i++) {                                                         \
-        double q = 0;                                                                         \
+        double q = qs[i];                                                                     \
         bool is_new;                                                                          \
         wr_agg_t *acc = acc_of(a, t, keys[i], ts[i], size, offset, &q, &is_new);              \
         if (!acc) {                                                                           \
@@ -204,16 +209,26 @@ static inline bool in_last(const wr_aggs_t *a, int32_t key, double ts, double si
            ts < a->last[li].start + size;
 }
 
-int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
-                      const double *ts, const double *x, double size, double offset,
-                      int32_t *fresh, double *fresh_start)
+/* wr_aggs_apply; with check, WEIR_EINVAL before anything is applied when a key is negative or
+ * a timestamp NaN (the FFI's check, in the first pass rather than a pass of its own). */
+static int32_t apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
+                     const double *ts, const double *x, double size, double offset,
+                     int32_t *fresh, double *fresh_start, bool check)
 {
     /* The table entries of the elements that will probe, all of them first: a watermark comes
      * every few hundred thousand elements, so the table holds many windows per key and its
-     * lines are rarely in the cache; their misses overlap instead of queueing. */
+     * lines are rarely in the cache; their misses overlap instead of queueing. Their starts
+     * are kept for the second pass (the division and floor once per new window). */
+    double *qs = fresh_start;
     for (int32_t i = 0; i < n; i++) {
-        if (!in_last(a, keys[i], ts[i], size)) {
-            wr_wintab_prefetch(t, keys[i], wr_ms_from_double(window_start(ts[i], size, offset)));
+        int32_t key = keys[i];
+        if (check && (key < 0 || isnan(ts[i]))) {
+            return WEIR_EINVAL;
+        }
+        qs[i] = NAN;
+        if (!in_last(a, key, ts[i], size)) {
+            qs[i] = window_start(ts[i], size, offset);
+            wr_wintab_prefetch(t, key, wr_ms_from_double(qs[i]));
         }
     }
     int32_t m = 0;
@@ -236,6 +251,13 @@ int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *ke
         break;
     }
     return m;
+}
+
+int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
+                      const double *ts, const double *x, double size, double offset,
+                      int32_t *fresh, double *fresh_start)
+{
+    return apply(a, t, n, keys, ts, x, size, offset, fresh, fresh_start, false);
 }
 
 int32_t wr_aggs_fire(wr_aggs_t *a, wr_wintab_t *t, const int32_t *keys, int32_t n,
@@ -364,14 +386,9 @@ int32_t weir_aggs_apply(weir_aggs_t *fa, weir_wintab_t *ft, int32_t n, const int
     if (n > 0 && !x && fa->a.kind != WR_AGG_COUNT) {
         return WEIR_EINVAL;
     }
-    for (int32_t i = 0; i < n; i++) {
-        if (keys[i] < 0 || isnan(ts[i])) {
-            return WEIR_EINVAL;
-        }
-    }
     created_room(fa, fa->nc + (size_t)n);
-    int32_t m = wr_aggs_apply(&fa->a, &ft->t, n, keys, ts, x, size, offset, fa->scratch,
-                              fa->cstarts + fa->nc);
+    int32_t m = apply(&fa->a, &ft->t, n, keys, ts, x, size, offset, fa->scratch,
+                      fa->cstarts + fa->nc, true);
     for (int32_t j = 0; j < m; j++) {
         fa->ckeys[fa->nc + (size_t)j] = keys[fa->scratch[j]];
     }
