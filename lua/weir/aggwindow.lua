@@ -603,7 +603,8 @@ local function cagg_ops(node, guard, call_window_fn, o)
   return { fire = fire, fire_nth = fire_nth, fire_value = fire_value, one = one }
 end
 
--- The per-element function: count has no value to read, so it has a prototype of its own.
+-- The per-element function: count has no value to read, so it has a prototype of its own. It
+-- counts no records (inst.records: only the sliced and the Lua-trigger paths read it).
 local function cagg_push(node, intern, c)
   local instances, trace = node.instances, node.trace
   local value = node.user_fn.builtin.value
@@ -612,7 +613,6 @@ local function cagg_push(node, intern, c)
   if value == nil then
     return function(st, v, ts, key)
       local inst = instances[st + 1]
-      inst.records = inst.records + 1
       if ts == nil or abs(ts) > MAX_TIME then
         no_timestamp(ts)
       end
@@ -638,7 +638,6 @@ local function cagg_push(node, intern, c)
   end
   return function(st, v, ts, key)
     local inst = instances[st + 1]
-    inst.records = inst.records + 1
     if ts == nil or abs(ts) > MAX_TIME then
       no_timestamp(ts)
     end
