@@ -32,9 +32,10 @@
 -- * Built-in aggregates (weir.aggregates) on tumbling windows are computed in C
 --   (runtime/aggs.c): an element is only its (key id, timestamp, value) appended to the
 --   subtask's batch, which one C call applies (window start, lookup, accumulate) before anything
---   reads the state; a watermark's fires read the results and drop the windows in one C call
---   per chunk, and without a window function each fire emits its record (key, start, stop,
---   value) straight from them. An element at or behind the watermark (maybe late, maybe due)
+--   reads the state; the windows a batch creates keep their timers in C, and without allowed
+--   lateness a watermark's due windows are found there, in timer order, their results read
+--   and the windows dropped in one C call per chunk (wire_cagg_watermark); without a window
+--   function each fire emits its record (key, start, stop, value) straight from them. An element at or behind the watermark (maybe late, maybe due)
 --   goes one at a time, after the batch.
 local ffi = require("ffi")
 local C = require("weir.ffi")
