@@ -316,7 +316,7 @@ spec.describe("built-in aggregates on the fast operator", function()
       end
       -- out of order by up to 30 ms, the watermarks 31-40 ms behind the clock (so no element is
       -- at or behind one), but now and then (every other round) an element behind it
-      local function records_of(n, behind)
+      local function ordered_records(n, behind)
         local out, t, wm = {}, 0, -1
         for _ = 1, n do
           t = t + math.random(0, 4)
@@ -334,7 +334,7 @@ spec.describe("built-in aggregates on the fast operator", function()
       end
       math.randomseed(29)
       for round = 1, 30 do
-        local records = records_of(300, round % 2 == 0 and 0.01 or 0)
+        local records = ordered_records(300, round % 2 == 0 and 0.01 or 0)
         local reads = round % 3 -- 0: never, 1: now and then, 2: often
         local function each(_, env)
           if reads > 0 and math.random() < 0.02 * reads * reads then
