@@ -408,6 +408,18 @@ int32_t weir_aggs_created(const weir_aggs_t *fa, const int32_t **keys, const dou
     return (int32_t)(fa->nc - fa->head);
 }
 
+int32_t weir_aggs_created_add(weir_aggs_t *fa, int32_t key, double start)
+{
+    if (!fa || key < 0 || isnan(start)) {
+        return WEIR_EINVAL;
+    }
+    created_room(fa, fa->nc + 1);
+    fa->ckeys[fa->nc] = key;
+    fa->cstarts[fa->nc] = start;
+    fa->nc++;
+    return 0;
+}
+
 void weir_aggs_created_clear(weir_aggs_t *fa)
 {
     if (fa) {

@@ -35,8 +35,9 @@
 --   reads the state; the windows a batch creates keep their timers in C, and without allowed
 --   lateness a watermark's due windows are found there, in timer order, their results read
 --   and the windows dropped in one C call per chunk (wire_cagg_watermark); without a window
---   function each fire emits its record (key, start, stop, value) straight from them. An element at or behind the watermark (maybe late, maybe due)
---   goes one at a time, after the batch.
+--   function each fire emits its record (key, start, stop, value) straight from them. An
+--   element at or behind the watermark (maybe late, maybe due) goes one at a time, after the
+--   batch.
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
@@ -527,6 +528,7 @@ end
 -- A fired window's result value: its record without a window function, else the function's
 -- call with { value } (a list of the subtask's, reused: `elements` is read-only).
 local function cagg_ops(node, guard, call_window_fn, o)
+  local _, _ = C.weir_aggs_created_add, C.weir_aggs_due -- resolved now (as at the top)
   local size, offset = node.assigner.size, node.assigner.offset
   local lateness = node.lateness
   local trace = node.trace
@@ -571,13 +573,20 @@ local function cagg_ops(node, guard, call_window_fn, o)
 
   -- An element at or behind the watermark W it meets: after the batch, on its own (late, or
   -- into a window that may be due), as tumbling_push does it.
+  -- Without allowed lateness its window's timer joins the others in C (after them: it is
+  -- registered after them), so that elements behind the watermark keep the watermark's fires
+  -- in C; with it, the batch's timers go to the Lua queue first, then this one's.
   local function one(inst, st, v, ts, key, kid, W)
-    aggstate.cagg_sync(node, inst) -- the batch and its timers first: this one's come after
     local q = ts - (ts - offset) % size
     if cleanup_of(q + size - 1) <= W then
-      return late(node, st, v, ts, key)
+      return late(node, st, v, ts, key) -- reads no state: the batch can wait
     end
     local x = value and value(v) or 0
+    if lateness > 0 then
+      aggstate.cagg_sync(node, inst) -- the batch and its timers first: this one's come after
+    else
+      aggstate.cagg_flush(node, inst) -- the batch first (its window may be this one's)
+    end
     local id = C.weir_aggs_add(inst.cagg, inst.wtab, kid, q, x, inst.fresh1)
     if id < 0 then
       store_failed(id)
@@ -593,8 +602,10 @@ local function cagg_ops(node, guard, call_window_fn, o)
       else
         fire(inst, key, kid, q)
       end
-    elseif fresh then
+    elseif fresh and lateness > 0 then
       register(inst, maxts, kid, q)
+    elseif fresh then
+      C.weir_aggs_created_add(inst.cagg, kid, q)
     end
     if fresh and lateness > 0 then
       register(inst, cleanup_of(maxts), kid, q)
