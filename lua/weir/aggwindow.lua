@@ -679,10 +679,10 @@ end
 -- Without allowed lateness the windows the batches created keep their timers in C (aggs.c: in
 -- creation order, each window's one timer at its max timestamp) and one C call per chunk takes
 -- the due ones in timer order, drops their windows and returns their keys, starts and results:
--- Lua only emits. Any timer in the Lua queue (a reader of the state moved C's there, or an
--- element at or behind the watermark registered its own; weir.aggstate.cagg_sync) was
--- registered before every one still in C, so while the queue has timers it fires on its own,
--- chunk by chunk as below, C's timers moved over first. With allowed lateness every timer
+-- Lua only emits. Any timer in the Lua queue (a reader of the state moved C's there,
+-- weir.aggstate.cagg_sync, or a restore put it there) was registered before every one still in
+-- C, so while the queue has timers it fires on its own, chunk by chunk as below, C's timers
+-- moved over first. With allowed lateness every timer
 -- (the fire's and the cleanup's) is in the queue. Lua keeps only what has a Lua side: a rich
 -- clear(), window_state().
 local function wire_cagg_watermark(node, guard, o, c)

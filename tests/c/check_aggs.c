@@ -235,6 +235,13 @@ START_TEST(test_aggs_refuses_bad_arguments)
     const double *cs;
     ck_assert_int_eq(weir_aggs_created(c, &ck, &cs), 1);
     ck_assert(ck[0] == 1 && cs[0] == 0);
+    /* a window made by add joins the list after the applies' */
+    ck_assert_int_eq(weir_aggs_created_add(c, 2, 20), 0);
+    ck_assert_int_eq(weir_aggs_created(c, &ck, &cs), 2);
+    ck_assert(ck[1] == 2 && cs[1] == 20);
+    ck_assert_int_eq(weir_aggs_created_add(c, -1, 20), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_created_add(c, 2, NAN), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_created_add(NULL, 2, 20), WEIR_EINVAL);
     weir_aggs_free(c);
     weir_aggs_free(a);
     weir_aggs_free(NULL);
