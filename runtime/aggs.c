@@ -130,8 +130,9 @@ static inline double window_start(double ts, double size, double offset)
 
 /* The accumulator of element (key, ts): its key's last window's when ts is in it; else the
  * key's entry moves to the element's window, found or created in t (then *q is its start and
- * *is_new whether it was created, its accumulator not yet set up). Keys past the cache go to
- * acc[id] directly. NULL when t is full. */
+ * *is_new whether it was created, its accumulator not yet set up; *q comes in as that start
+ * when the caller knows it already, else NaN). Keys past the cache go to acc[id] directly. NULL
+ * when t is full. */
 __attribute__((noinline)) static wr_agg_t *acc_moved(wr_aggs_t *a, wr_wintab_t *t, int32_t key,
                                                      double ts, double size, double offset,
                                                      double *q, bool *is_new);
@@ -158,7 +159,9 @@ static wr_agg_t *acc_moved(wr_aggs_t *a, wr_wintab_t *t, int32_t key, double ts,
 {
     size_t li = last_of(key);
     wr_aggs_last_t *l = li < a->last_cap ? &a->last[li] : NULL;
-    *q = window_start(ts, size, offset);
+    if (isnan(*q)) {
+        *q = window_start(ts, size, offset);
+    }
     int32_t id = wr_wintab_put(t, key, wr_ms_from_double(*q), is_new);
     if (id < 0) {
         return NULL;
@@ -178,10 +181,12 @@ static wr_agg_t *acc_moved(wr_aggs_t *a, wr_wintab_t *t, int32_t key, double ts,
     return &l->acc;
 }
 
-/* One loop per kind: the switch of wr_agg_add folds away and the loop is the kind's. */
+/* One loop per kind: the switch of wr_agg_add folds away and the loop is the kind's. qs[i] is
+ * element i's window start when the first pass computed it (NaN otherwise); fresh_start is the
+ * same array, written at m <= i once element i has read it. */
 #define APPLY_LOOP(KIND)                                                                      \
     for (int32_t i = 0; i < n; i++) {                                                         \
-        double q = 0;                                                                         \
+        double q = qs[i];                                                                     \
         bool is_new;                                                                          \
         wr_agg_t *acc = acc_of(a, t, keys[i], ts[i], size, offset, &q, &is_new);              \
         if (!acc) {                                                                           \
@@ -204,16 +209,26 @@ static inline bool in_last(const wr_aggs_t *a, int32_t key, double ts, double si
            ts < a->last[li].start + size;
 }
 
-int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
-                      const double *ts, const double *x, double size, double offset,
-                      int32_t *fresh, double *fresh_start)
+/* wr_aggs_apply; with check, WEIR_EINVAL before anything is applied when a key is negative or
+ * a timestamp NaN (the FFI's check, in the first pass rather than a pass of its own). */
+static int32_t apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
+                     const double *ts, const double *x, double size, double offset,
+                     int32_t *fresh, double *fresh_start, bool check)
 {
     /* The table entries of the elements that will probe, all of them first: a watermark comes
      * every few hundred thousand elements, so the table holds many windows per key and its
-     * lines are rarely in the cache; their misses overlap instead of queueing. */
+     * lines are rarely in the cache; their misses overlap instead of queueing. Their starts
+     * are kept for the second pass (the division and floor once per new window). */
+    double *qs = fresh_start;
     for (int32_t i = 0; i < n; i++) {
-        if (!in_last(a, keys[i], ts[i], size)) {
-            wr_wintab_prefetch(t, keys[i], wr_ms_from_double(window_start(ts[i], size, offset)));
+        int32_t key = keys[i];
+        if (check && (key < 0 || isnan(ts[i]))) {
+            return WEIR_EINVAL;
+        }
+        qs[i] = NAN;
+        if (!in_last(a, key, ts[i], size)) {
+            qs[i] = window_start(ts[i], size, offset);
+            wr_wintab_prefetch(t, key, wr_ms_from_double(qs[i]));
         }
     }
     int32_t m = 0;
@@ -236,6 +251,13 @@ int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *ke
         break;
     }
     return m;
+}
+
+int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
+                      const double *ts, const double *x, double size, double offset,
+                      int32_t *fresh, double *fresh_start)
+{
+    return apply(a, t, n, keys, ts, x, size, offset, fresh, fresh_start, false);
 }
 
 int32_t wr_aggs_fire(wr_aggs_t *a, wr_wintab_t *t, const int32_t *keys, int32_t n,
@@ -280,15 +302,20 @@ int32_t wr_aggs_fire(wr_aggs_t *a, wr_wintab_t *t, const int32_t *keys, int32_t 
 
 /* --- FFI --------------------------------------------------------------------------------- */
 
-/* The FFI's handle keeps the windows its applies created (key, start), in order, until Lua
- * has registered their timers (weir_aggs_created): the per-element path then only appends and
- * applies, and the timers go in one loop per watermark. */
+/* The FFI's handle keeps the windows its applies created (key, start), in order, from head on:
+ * they are the pending timers of the windows (each window's one timer, at its max timestamp,
+ * registered when it was created). Lua either takes them over into its timer queue
+ * (weir_aggs_created, then weir_aggs_created_clear) or fires them from here (weir_aggs_due), so
+ * that the per-element path only appends and applies, and a watermark's timers need no Lua
+ * work. [head, sorted) is in start order, stably: timer order, since every window has the
+ * same size. */
 struct weir_aggs {
     wr_aggs_t a;
     int32_t *ckeys;
     double *cstarts;
-    int32_t *scratch; /* apply's fresh indices, room for ccap */
-    size_t nc, ccap;
+    int32_t *scratch; /* apply's fresh indices, room for ccap; the sort's keys */
+    double *sscratch; /* the sort's starts, room for ccap (NULL until a sort) */
+    size_t head, sorted, nc, ccap;
     size_t bytes;
 };
 
@@ -311,14 +338,29 @@ void weir_aggs_free(weir_aggs_t *fa)
     wr_release_counted(&fa->bytes, fa->ckeys, fa->ccap, sizeof *fa->ckeys);
     wr_release_counted(&fa->bytes, fa->cstarts, fa->ccap, sizeof *fa->cstarts);
     wr_release_counted(&fa->bytes, fa->scratch, fa->ccap, sizeof *fa->scratch);
+    if (fa->sscratch) {
+        wr_release_counted(&fa->bytes, fa->sscratch, fa->ccap, sizeof *fa->sscratch);
+    }
     wr_free(fa);
 }
 
-/* Room for need created windows. */
+/* Room for need created windows: the list moved down to head 0 first when that makes room. */
 static void created_room(weir_aggs_t *fa, size_t need)
 {
     if (need <= fa->ccap) {
         return;
+    }
+    if (fa->head > 0) {
+        size_t n = fa->nc - fa->head;
+        memmove(fa->ckeys, fa->ckeys + fa->head, n * sizeof *fa->ckeys);
+        memmove(fa->cstarts, fa->cstarts + fa->head, n * sizeof *fa->cstarts);
+        need -= fa->head;
+        fa->sorted = fa->sorted > fa->head ? fa->sorted - fa->head : 0;
+        fa->nc = n;
+        fa->head = 0;
+        if (need <= fa->ccap) {
+            return;
+        }
     }
     size_t cap = fa->ccap ? fa->ccap : 1024;
     while (cap < need) {
@@ -327,6 +369,10 @@ static void created_room(weir_aggs_t *fa, size_t need)
     fa->ckeys = wr_xresize_counted(&fa->bytes, fa->ckeys, fa->ccap, cap, sizeof *fa->ckeys);
     fa->cstarts = wr_xresize_counted(&fa->bytes, fa->cstarts, fa->ccap, cap, sizeof *fa->cstarts);
     fa->scratch = wr_xresize_counted(&fa->bytes, fa->scratch, fa->ccap, cap, sizeof *fa->scratch);
+    if (fa->sscratch) {
+        fa->sscratch =
+            wr_xresize_counted(&fa->bytes, fa->sscratch, fa->ccap, cap, sizeof *fa->sscratch);
+    }
     fa->ccap = cap;
 }
 
@@ -340,14 +386,9 @@ int32_t weir_aggs_apply(weir_aggs_t *fa, weir_wintab_t *ft, int32_t n, const int
     if (n > 0 && !x && fa->a.kind != WR_AGG_COUNT) {
         return WEIR_EINVAL;
     }
-    for (int32_t i = 0; i < n; i++) {
-        if (keys[i] < 0 || isnan(ts[i])) {
-            return WEIR_EINVAL;
-        }
-    }
     created_room(fa, fa->nc + (size_t)n);
-    int32_t m = wr_aggs_apply(&fa->a, &ft->t, n, keys, ts, x, size, offset, fa->scratch,
-                              fa->cstarts + fa->nc);
+    int32_t m = apply(&fa->a, &ft->t, n, keys, ts, x, size, offset, fa->scratch,
+                      fa->cstarts + fa->nc, true);
     for (int32_t j = 0; j < m; j++) {
         fa->ckeys[fa->nc + (size_t)j] = keys[fa->scratch[j]];
     }
@@ -362,16 +403,104 @@ int32_t weir_aggs_created(const weir_aggs_t *fa, const int32_t **keys, const dou
     if (!fa || !keys || !starts) {
         return WEIR_EINVAL;
     }
-    *keys = fa->ckeys;
-    *starts = fa->cstarts;
-    return (int32_t)fa->nc;
+    *keys = fa->ckeys + fa->head;
+    *starts = fa->cstarts + fa->head;
+    return (int32_t)(fa->nc - fa->head);
+}
+
+int32_t weir_aggs_created_add(weir_aggs_t *fa, int32_t key, double start)
+{
+    if (!fa || key < 0 || isnan(start)) {
+        return WEIR_EINVAL;
+    }
+    created_room(fa, fa->nc + 1);
+    fa->ckeys[fa->nc] = key;
+    fa->cstarts[fa->nc] = start;
+    fa->nc++;
+    return 0;
 }
 
 void weir_aggs_created_clear(weir_aggs_t *fa)
 {
     if (fa) {
-        fa->nc = 0;
+        fa->head = fa->sorted = fa->nc = 0;
     }
+}
+
+/* Sorts [head, nc) by start, stably (a bottom-up merge sort through the scratch arrays), when
+ * it is not in order already: with timestamps in order, as they mostly are, windows are
+ * created in start order and the check is all it costs. */
+static void sort_created(weir_aggs_t *fa)
+{
+    size_t lo = fa->head, hi = fa->nc;
+    size_t i = fa->sorted > lo ? fa->sorted : lo + 1;
+    while (i < hi && fa->cstarts[i] >= fa->cstarts[i - 1]) {
+        i++;
+    }
+    fa->sorted = hi;
+    if (i >= hi) {
+        return;
+    }
+    if (!fa->sscratch) {
+        fa->sscratch = wr_xresize_counted(&fa->bytes, NULL, 0, fa->ccap, sizeof *fa->sscratch);
+    }
+    int32_t *k = fa->ckeys + lo, *tk = fa->scratch;
+    double *s = fa->cstarts + lo, *ts = fa->sscratch;
+    size_t n = hi - lo;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t a = 0; a < n; a += 2 * w) {
+            size_t m = a + w < n ? a + w : n, b = a + 2 * w < n ? a + 2 * w : n;
+            size_t p = a, q = m, o = a;
+            while (p < m && q < b) {
+                bool right = s[q] < s[p]; /* equal starts: the left (earlier) one first */
+                tk[o] = right ? k[q] : k[p];
+                ts[o++] = right ? s[q++] : s[p++];
+            }
+            while (p < m) {
+                tk[o] = k[p];
+                ts[o++] = s[p++];
+            }
+            while (q < b) {
+                tk[o] = k[q];
+                ts[o++] = s[q++];
+            }
+        }
+        memcpy(k, tk, n * sizeof *k);
+        memcpy(s, ts, n * sizeof *s);
+    }
+}
+
+int32_t weir_aggs_due(weir_aggs_t *fa, weir_wintab_t *ft, double size, double w, int32_t max,
+                      int32_t *keys, double *starts, int32_t *ids, double *value, double *count)
+{
+    if (!fa || !ft || !(size > 0) || isnan(w) || max < 0 ||
+        (max > 0 && (!keys || !starts || !ids || !value || !count))) {
+        return WEIR_EINVAL;
+    }
+    sort_created(fa);
+    size_t i = fa->head;
+    int32_t m = 0;
+    while (m < max && i < fa->nc && fa->cstarts[i] + size - 1 <= w) {
+        keys[m] = fa->ckeys[i];
+        starts[m] = fa->cstarts[i];
+        m++;
+        i++;
+    }
+    fa->head = i;
+    if (i == fa->nc) {
+        fa->head = fa->sorted = fa->nc = 0;
+    }
+    /* by runs of one start (one time's windows): the one-start fire, its start converted once */
+    for (int32_t j = 0; j < m;) {
+        int32_t r = j + 1;
+        while (r < m && starts[r] == starts[j]) {
+            r++;
+        }
+        wr_aggs_fire(&fa->a, &ft->t, keys + j, r - j, wr_ms_from_double(starts[j]), true, ids + j,
+                     value + j, count + j);
+        j = r;
+    }
+    return m;
 }
 
 int32_t weir_aggs_add(weir_aggs_t *fa, weir_wintab_t *ft, double key, double start, double x,

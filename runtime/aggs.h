@@ -141,8 +141,8 @@ int32_t wr_aggs_set(wr_aggs_t *a, wr_wintab_t *t, int32_t key, int64_t start, do
  * (start = ts - (ts - offset) mod size, the floored modulo, as Lua's %): the window's id is
  * found in t, or created with a fresh accumulator. The elements that created a window are
  * written, in order, as their index into fresh[] and the window's start into fresh_start[]
- * (room for n each). Returns how many windows were created, or WEIR_ESTATE when t is full
- * (the elements before the failing one are applied). */
+ * (room for n each; fresh_start is scratch for all n). Returns how many windows were created,
+ * or WEIR_ESTATE when t is full (the elements before the failing one are applied). */
 int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
                       const double *ts, const double *x, double size, double offset,
                       int32_t *fresh, double *fresh_start);

@@ -779,7 +779,12 @@ void weir_sessions_snap_free(weir_sessions_cols_t *s);
  * many were created, WEIR_ESTATE when t is full, WEIR_EINVAL for a negative key, a NaN
  * timestamp or bad arguments. created: the windows the applies created since the last
  * created_clear, in order, as *keys[i], *starts[i] (valid until the next apply); returns how
- * many. add: one element into window (key, start);
+ * many (they are the windows' pending timers); created_add appends window (key, start), made
+ * by add, to them (0, or WEIR_EINVAL). due: of those, the windows whose max timestamp
+ * (start + size - 1) is at or below w, in timer order (start, then creation), up to max of
+ * them: taken from the list, each removed from t, as keys[j], starts[j], with their result
+ * value[j] and element count count[j] (0: absent; ids: scratch for max); returns how many (0:
+ * none is due). add: one element into window (key, start);
  * its id, *fresh = 1 when created. fire: per keys[i], i < n, window (keys[i], start): its
  * result into value[i] and element count into count[i] (0: absent), removed from t when drop
  * is not 0 (ids: scratch for n); returns n. drop: removes window (key, start) from t (the id
@@ -801,7 +806,10 @@ void weir_aggs_free(weir_aggs_t *a);
 int32_t weir_aggs_apply(weir_aggs_t *a, weir_wintab_t *t, int32_t n, const int32_t *keys,
                         const double *ts, const double *x, double size, double offset);
 int32_t weir_aggs_created(const weir_aggs_t *a, const int32_t **keys, const double **starts);
+int32_t weir_aggs_created_add(weir_aggs_t *a, int32_t key, double start);
 void weir_aggs_created_clear(weir_aggs_t *a);
+int32_t weir_aggs_due(weir_aggs_t *a, weir_wintab_t *t, double size, double w, int32_t max,
+                      int32_t *keys, double *starts, int32_t *ids, double *value, double *count);
 int32_t weir_aggs_add(weir_aggs_t *a, weir_wintab_t *t, double key, double start, double x,
                       int32_t *fresh);
 int32_t weir_aggs_fire(weir_aggs_t *a, weir_wintab_t *t, const int32_t *keys, int32_t n,

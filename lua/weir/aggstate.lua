@@ -20,9 +20,12 @@
 --                           and inst.counts stay empty)
 --     inst.batch            the elements not yet applied in C: keys/ts/x[0 .. n) (key id,
 --                           timestamp, value); M.cagg_flush applies it, the windows
---                           it creates wait in C (weir_aggs_created) until M.cagg_sync
---                           registers their timers; every reader of the state syncs first
---     inst.g_vals, inst.g_cnt   a chunk of fires' results and counts
+--                           it creates keep their timers in C (weir_aggs_created), where a
+--                           watermark without allowed lateness fires them (weir_aggs_due)
+--                           until M.cagg_sync moves them into inst.tq; every reader of the
+--                           state syncs first
+--     inst.g_vals, inst.g_cnt, inst.g_starts   a chunk of fires' results, counts and
+--                           window starts
 --   both:
 --     inst.one              a fire's one-element list for the window function (reused)
 --     inst.wstore, inst.wstate[slot]   window_state(): a store of its own (no cells), so that
@@ -125,13 +128,15 @@ function M.init(inst, k, cagg)
   if cagg then
     inst.g_vals = ffi.new("double[?]", chunk)
     inst.g_cnt = ffi.new("double[?]", chunk)
+    inst.g_starts = ffi.new("double[?]", chunk) -- the windows' starts (weir_aggs_due)
   end
 end
 
 ---Built-in aggregate: applies the batch of elements (key id, timestamp, value) in one C call
 ---(the per-element path's only C call, every BATCH elements). Every element of a batch is on
 ---time (its timestamp above the watermark it met), so none is late and no window it creates
----is due; the windows it creates wait in C for M.cagg_sync to register their timers.
+---is due; the windows it creates keep their timers in C (weir.aggwindow fires them from there,
+---or M.cagg_sync moves them into inst.tq).
 function M.cagg_flush(node, inst)
   local b = inst.batch
   local n = b.n
@@ -146,9 +151,10 @@ function M.cagg_flush(node, inst)
   end
 end
 
----Built-in aggregate: the batch applied, then the timers of the windows the applies created,
----in the order they were created (the elements' order; registering emits nothing, so this is
----the operator's order). Before anything reads the state or registers a timer.
+---Built-in aggregate: the batch applied, then the timers of the windows the applies created
+---and C still keeps moved into inst.tq, per time in the order they were created (the
+---elements' order; registering emits nothing, so this is the operator's order). Before
+---anything reads the state or registers a timer.
 function M.cagg_sync(node, inst)
   M.cagg_flush(node, inst)
   local ck, cs = inst.c_keys, inst.c_starts

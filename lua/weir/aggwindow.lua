@@ -32,10 +32,12 @@
 -- * Built-in aggregates (weir.aggregates) on tumbling windows are computed in C
 --   (runtime/aggs.c): an element is only its (key id, timestamp, value) appended to the
 --   subtask's batch, which one C call applies (window start, lookup, accumulate) before anything
---   reads the state; a watermark's fires read the results and drop the windows in one C call
---   per chunk, and without a window function each fire emits its record (key, start, stop,
---   value) straight from them. An element at or behind the watermark (maybe late, maybe due)
---   goes one at a time, after the batch.
+--   reads the state; the windows a batch creates keep their timers in C, and without allowed
+--   lateness a watermark's due windows are found there, in timer order, their results read
+--   and the windows dropped in one C call per chunk (wire_cagg_watermark); without a window
+--   function each fire emits its record (key, start, stop, value) straight from them. An
+--   element at or behind the watermark (maybe late, maybe due) goes one at a time, after the
+--   batch.
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
@@ -527,6 +529,7 @@ end
 -- A fired window's result value: its record without a window function, else the function's
 -- call with { value } (a list of the subtask's, reused: `elements` is read-only).
 local function cagg_ops(node, guard, call_window_fn, o)
+  local _, _ = C.weir_aggs_created_add, C.weir_aggs_due -- resolved now (as at the top)
   local size, offset = node.assigner.size, node.assigner.offset
   local lateness = node.lateness
   local trace = node.trace
@@ -571,13 +574,20 @@ local function cagg_ops(node, guard, call_window_fn, o)
 
   -- An element at or behind the watermark W it meets: after the batch, on its own (late, or
   -- into a window that may be due), as tumbling_push does it.
+  -- Without allowed lateness its window's timer joins the others in C (after them: it is
+  -- registered after them), so that elements behind the watermark keep the watermark's fires
+  -- in C; with it, the batch's timers go to the Lua queue first, then this one's.
   local function one(inst, st, v, ts, key, kid, W)
-    aggstate.cagg_sync(node, inst) -- the batch and its timers first: this one's come after
     local q = ts - (ts - offset) % size
     if cleanup_of(q + size - 1) <= W then
-      return late(node, st, v, ts, key)
+      return late(node, st, v, ts, key) -- reads no state: the batch can wait
     end
     local x = value and value(v) or 0
+    if lateness > 0 then
+      aggstate.cagg_sync(node, inst) -- the batch and its timers first: this one's come after
+    else
+      aggstate.cagg_flush(node, inst) -- the batch first (its window may be this one's)
+    end
     local id = C.weir_aggs_add(inst.cagg, inst.wtab, kid, q, x, inst.fresh1)
     if id < 0 then
       store_failed(id)
@@ -593,8 +603,10 @@ local function cagg_ops(node, guard, call_window_fn, o)
       else
         fire(inst, key, kid, q)
       end
-    elseif fresh then
+    elseif fresh and lateness > 0 then
       register(inst, maxts, kid, q)
+    elseif fresh then
+      C.weir_aggs_created_add(inst.cagg, kid, q)
     end
     if fresh and lateness > 0 then
       register(inst, cleanup_of(maxts), kid, q)
@@ -604,7 +616,8 @@ local function cagg_ops(node, guard, call_window_fn, o)
   return { fire = fire, fire_nth = fire_nth, fire_value = fire_value, one = one }
 end
 
--- The per-element function: count has no value to read, so it has a prototype of its own.
+-- The per-element function: count has no value to read, so it has a prototype of its own. It
+-- counts no records (inst.records: only the sliced and the Lua-trigger paths read it).
 local function cagg_push(node, intern, c)
   local instances, trace = node.instances, node.trace
   local value = node.user_fn.builtin.value
@@ -613,7 +626,6 @@ local function cagg_push(node, intern, c)
   if value == nil then
     return function(st, v, ts, key)
       local inst = instances[st + 1]
-      inst.records = inst.records + 1
       if ts == nil or abs(ts) > MAX_TIME then
         no_timestamp(ts)
       end
@@ -639,7 +651,6 @@ local function cagg_push(node, intern, c)
   end
   return function(st, v, ts, key)
     local inst = instances[st + 1]
-    inst.records = inst.records + 1
     if ts == nil or abs(ts) > MAX_TIME then
       no_timestamp(ts)
     end
@@ -665,9 +676,16 @@ local function cagg_push(node, intern, c)
   end
 end
 
--- WindowOperator.onEventTime for a built-in aggregate: the batch first, then per chunk of a
--- time's timers one C call reads the windows' results (and drops them when there is no
--- allowed lateness); Lua keeps only what has a Lua side: a rich clear(), window_state().
+-- WindowOperator.onEventTime for a built-in aggregate: the batch first, then the due timers.
+-- Without allowed lateness the windows the batches created keep their timers in C (aggs.c: in
+-- creation order, each window's one timer at its max timestamp) and one C call per chunk takes
+-- the due ones in timer order, drops their windows and returns their keys, starts and results:
+-- Lua only emits. Any timer in the Lua queue (a reader of the state moved C's there,
+-- weir.aggstate.cagg_sync, or a restore put it there) was registered before every one still in
+-- C, so while the queue has timers it fires on its own, chunk by chunk as below, C's timers
+-- moved over first. With allowed lateness every timer
+-- (the fire's and the cleanup's) is in the queue. Lua keeps only what has a Lua side: a rich
+-- clear(), window_state().
 local function wire_cagg_watermark(node, guard, o, c)
   local size, lateness = node.assigner.size, node.lateness
   local clear = o.clear
@@ -676,14 +694,12 @@ local function wire_cagg_watermark(node, guard, o, c)
   local fire_nth, fire_value = c.fire_nth, c.fire_value
   local CHUNK = chunk_of(1)
   local drop = lateness == 0 and 1 or 0
-  node.on_watermark = function(inst, w)
-    if inst.floors then
-      pass_floors(inst, w)
-    end
-    aggstate.cagg_sync(node, inst)
+  local flush, sync = aggstate.cagg_flush, aggstate.cagg_sync
+
+  -- the timers of the Lua queue up to w (timerq's order)
+  local function fire_queued(inst, w)
     local q = inst.tq
     local times, buckets = q.times, q.buckets
-    inst.firing = true
     while q.n > 0 and times[1] <= w do
       local t = times[1]
       local b = buckets[t]
@@ -728,6 +744,42 @@ local function wire_cagg_watermark(node, guard, o, c)
         end
       end
       timerq.pop(q)
+    end
+  end
+
+  node.on_watermark = function(inst, w)
+    if inst.floors then
+      pass_floors(inst, w)
+    end
+    flush(node, inst)
+    inst.firing = true
+    local q = inst.tq
+    while true do
+      if lateness > 0 or q.count > 0 then
+        sync(node, inst)
+        fire_queued(inst, w)
+        break
+      end
+      local m = C.weir_aggs_due(inst.cagg, inst.wtab, size, w, CHUNK, inst.g_keys,
+        inst.g_starts, inst.g_ids, inst.g_vals, inst.g_cnt)
+      if m <= 0 then
+        break
+      end
+      local keys, starts, vals, cnt = inst.g_keys, inst.g_starts, inst.g_vals, inst.g_cnt
+      for j = 0, m - 1 do
+        local e, a = keys[j], starts[j]
+        if cnt[j] > 0 then
+          local key = key_of(inst, e)
+          if guard then
+            guard(fire_nth, inst, key, e, a, j)
+          else
+            fire_value(inst, key, e, a, vals[j])
+          end
+        end
+        if lua_clear and (rich_clear or next(inst.wstate) ~= nil) then
+          clear(inst, key_of(inst, e), e, a) -- its window is gone from wtab: a no-op there
+        end
+      end
     end
     inst.firing = false
   end

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* check_aggs: the built-in aggregates in C (aggs.c): one accumulator's init/add/merge/result
  * per kind, a batch applied to a window table against a reference model (window starts,
- * fresh windows in order, results and counts at fire, drop), and the FFI's argument checks. */
+ * fresh windows in order, results and counts at fire, drop), the created windows fired as
+ * timers in timer order (weir_aggs_due), and the FFI's argument checks. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -234,9 +235,101 @@ START_TEST(test_aggs_refuses_bad_arguments)
     const double *cs;
     ck_assert_int_eq(weir_aggs_created(c, &ck, &cs), 1);
     ck_assert(ck[0] == 1 && cs[0] == 0);
+    /* a window made by add joins the list after the applies' */
+    ck_assert_int_eq(weir_aggs_created_add(c, 2, 20), 0);
+    ck_assert_int_eq(weir_aggs_created(c, &ck, &cs), 2);
+    ck_assert(ck[1] == 2 && cs[1] == 20);
+    ck_assert_int_eq(weir_aggs_created_add(c, -1, 20), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_created_add(c, 2, NAN), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_created_add(NULL, 2, 20), WEIR_EINVAL);
     weir_aggs_free(c);
     weir_aggs_free(a);
     weir_aggs_free(NULL);
+    weir_wintab_free(t);
+}
+END_TEST
+
+/* The created windows as timers: weir_aggs_due takes the due ones in timer order (start, then
+ * creation), max at a time, dropping each; what is not due stays, for created() or a later
+ * due; out-of-order timestamps are sorted stably; the list survives its growth and moves. */
+START_TEST(test_aggs_due_in_timer_order)
+{
+    weir_wintab_t *t = weir_wintab_new();
+    weir_aggs_t *a = weir_aggs_new(WEIR_AGG_SUM);
+    enum { M = 20000, MAXK = 500 };
+    static int32_t keys[M];
+    static double ts[M], x[M];
+    /* per (key, window) its element count and sum; creation order of each window */
+    static double wsum[MAXK][64], wcnt[MAXK][64];
+    static int wseq[MAXK][64];
+    memset(wcnt, 0, sizeof wcnt);
+    srand(7);
+    int seq = 0;
+    for (int i = 0; i < M; i++) {
+        keys[i] = rand() % MAXK;
+        ts[i] = (double)(i / 10 + rand() % 400); /* out of order by up to 400 */
+        x[i] = rand() % 9;
+        int w = (int)(ts[i] / 100);
+        if (wcnt[keys[i]][w] == 0) {
+            wseq[keys[i]][w] = seq++;
+        }
+        wcnt[keys[i]][w] += 1;
+        wsum[keys[i]][w] += x[i];
+    }
+    int32_t k[7], ids[7];
+    double st[7], v[7], c[7];
+    int taken = 0;
+    double last_start = -1;
+    int last_seq = -1;
+    /* batches of 250 elements, each followed by a watermark just below the earliest timestamp
+     * still to come (elements keep coming into the list while its head is taken: it moves
+     * down when it grows), 7 windows a call */
+    for (int from = 0; from < M; from += 250) {
+        ck_assert_int_ge(weir_aggs_apply(a, t, 250, keys + from, ts + from, x + from, 100, 0),
+                         0);
+        double w = (from + 250) / 10 - 1;
+        int32_t m;
+        while ((m = weir_aggs_due(a, t, 100, w, 7, k, st, ids, v, c)) > 0) {
+            for (int j = 0; j < m; j++) {
+                int wi = (int)(st[j] / 100);
+                ck_assert(st[j] + 99 <= w);
+                ck_assert(c[j] == wcnt[k[j]][wi] && v[j] == wsum[k[j]][wi]);
+                /* timer order: start, then creation */
+                ck_assert(st[j] > last_start ||
+                          (st[j] == last_start && wseq[k[j]][wi] > last_seq));
+                last_start = st[j];
+                last_seq = wseq[k[j]][wi];
+                taken++;
+            }
+        }
+        ck_assert_int_eq(m, 0);
+    }
+    ck_assert_int_gt(taken, seq / 2);
+    ck_assert(weir_wintab_stat(t, WEIR_STORE_OPEN) == seq - taken);
+    /* the rest as created() lists it: in timer order, none of them due yet */
+    const int32_t *ck;
+    const double *cs;
+    int32_t rest = weir_aggs_created(a, &ck, &cs);
+    ck_assert_int_eq(rest, seq - taken);
+    for (int j = 0; j < rest; j++) {
+        ck_assert(cs[j] + 99 > M / 10 - 1);
+        ck_assert(j == 0 || cs[j] >= cs[j - 1]);
+    }
+    /* more elements, later ones, then everything due: the rest first by start */
+    int32_t k2[1] = {3};
+    double ts2[1] = {100000}, x2[1] = {1};
+    ck_assert_int_eq(weir_aggs_apply(a, t, 1, k2, ts2, x2, 100, 0), 1);
+    int32_t n = 0, m;
+    while ((m = weir_aggs_due(a, t, 100, 1e9, 7, k, st, ids, v, c)) > 0) {
+        n += m;
+    }
+    ck_assert_int_eq(n, rest + 1);
+    ck_assert(st[(rest + 1 - 1) % 7] == 100000);
+    ck_assert_int_eq(weir_aggs_created(a, &ck, &cs), 0);
+    ck_assert(weir_wintab_stat(t, WEIR_STORE_OPEN) == 0);
+    ck_assert_int_eq(weir_aggs_due(a, t, 0, 1, 7, k, st, ids, v, c), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_due(NULL, t, 100, 1, 7, k, st, ids, v, c), WEIR_EINVAL);
+    weir_aggs_free(a);
     weir_wintab_free(t);
 }
 END_TEST
@@ -249,6 +342,7 @@ static Suite *aggs_suite(void)
                   WR_AGG_KINDS);
     add_case(s, "add_get_set_and_fire_without_drop", test_aggs_add_get_set_and_fire_without_drop);
     add_case(s, "refuses_bad_arguments", test_aggs_refuses_bad_arguments);
+    add_case(s, "due_in_timer_order", test_aggs_due_in_timer_order);
     return s;
 }
 
