@@ -92,3 +92,4 @@ it("no Kafka source upstream: the push itself", function()
   local src = { kind = "source", source = "elements", inputs = {} }
   eq(copartition.wrap({ node = src }, { label = "x" }, f), f)
 end)
+spec.finish()
