@@ -1678,12 +1678,23 @@ function M.reset(job, node)
   end
 end
 
+-- node.watermark_lowered (weir.windowing): the watermark of inst went down (weir.scaleout). A
+-- tumbling push trusts a key's last window while its max timestamp is ahead of the watermark
+-- (a fire leaves the start of the window it took there): forgotten, so that a window fired and
+-- gone is looked up (and opened) again.
+local function forget_last_windows(inst)
+  if inst.last_start then
+    inst.last_start = {}
+  end
+end
+
 ---Wires the window node (weir.windowing has the interface).
 function M.instantiate(job, node)
   M.used = M.used + 1
   local size, slide = node.assigner.size, node.assigner.slide
   local k = size / slide -- slices per window
   wc.setup(job, node)
+  node.watermark_lowered = forget_last_windows
   local cagg = aggstate.cagg_kind(node)
   for _, inst in ipairs(node.instances) do
     aggstate.init(inst, k, cagg)
