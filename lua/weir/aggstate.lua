@@ -8,7 +8,9 @@
 --   tumbling (k = 1 slice per window):
 --     inst.wtab             wintab.c: (key id, start) -> window id
 --     inst.accs[id], inst.counts[id]   the accumulator and element count of a window
---     inst.last_start[kid], inst.last_id[kid]   each key's last window (a cache of wtab)
+--     inst.last_start[kid], inst.last_id[kid]   each key's last window (a cache of wtab; a
+--                           window a fire took stays there: trusted while its max timestamp
+--                           is ahead of the watermark, forgotten when the watermark goes down)
 --   sliced (k > 1):
 --     inst.slices           slices.c: per (key id, slide-long slice) a number accumulator and
 --                           its element count
@@ -26,7 +28,7 @@
 --   both:
 --     inst.one              a fire's one-element list for the window function (reused)
 --     inst.wstore, inst.wstate[slot]   window_state(): a store of its own (no cells), so that
---                           a key's slices stay alone in theirs
+--                           a key's slices stay alone in theirs; inst.ws_n counts its entries
 --     inst.gstate[kid]      global_state()
 --     inst.tq               weir.timerq: per time a FIFO of key ids (a key id: the timer at the
 --                           window's max timestamp; a negated one: at its cleanup time)
