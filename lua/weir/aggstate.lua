@@ -8,7 +8,9 @@
 --   tumbling (k = 1 slice per window):
 --     inst.wtab             wintab.c: (key id, start) -> window id
 --     inst.accs[id], inst.counts[id]   the accumulator and element count of a window
---     inst.last_start[kid], inst.last_id[kid]   each key's last window (a cache of wtab)
+--     inst.last_start[kid], inst.last_id[kid]   each key's last window (a cache of wtab; a
+--                           window a fire took stays there: trusted while its max timestamp
+--                           is ahead of the watermark, forgotten when the watermark goes down)
 --   sliced (k > 1):
 --     inst.slices           slices.c: per (key id, slide-long slice) a number accumulator and
 --                           its element count
@@ -29,7 +31,7 @@
 --   both:
 --     inst.one              a fire's one-element list for the window function (reused)
 --     inst.wstore, inst.wstate[slot]   window_state(): a store of its own (no cells), so that
---                           a key's slices stay alone in theirs
+--                           a key's slices stay alone in theirs; inst.ws_n counts its entries
 --     inst.gstate[kid]      global_state()
 --     inst.tq               weir.timerq: per time a FIFO of key ids (a key id: the timer at the
 --                           window's max timestamp; a negated one: at its cleanup time)
@@ -115,6 +117,14 @@ function M.init(inst, k, cagg)
   inst.tq = timerq.new()
   inst.key_ids, inst.keys = {}, {}
   inst.accs, inst.wstate, inst.gstate = {}, {}, {}
+  -- window_state()s made (at most: a count, not the size of wstate), so that a window's drop
+  -- skips the lookup without one; every new entry of wstate counts (its metatable), whoever
+  -- writes it (window_state, the restores); M.drop_window_state counts the ones it drops
+  inst.ws_n = 0
+  setmetatable(inst.wstate, { __newindex = function(t, slot, s)
+    rawset(t, slot, s)
+    inst.ws_n = inst.ws_n + 1
+  end })
   inst.counts, inst.last_start, inst.last_id = {}, {}, {}
   inst.cells_cap = 64
   inst.cells = ffi.new("double[?]", inst.cells_cap)
@@ -272,10 +282,14 @@ end
 ---Drops the window_state() of window [a, a + size) of kid (M.drop's last step; alone when a
 ---fire dropped the window's slice in C already).
 function M.drop_window_state(inst, kid, a, size)
-  if next(inst.wstate) ~= nil then -- some window has window_state()
+  if inst.ws_n > 0 then -- some window has window_state() (a field's test: no call per window)
     local wslot = C.weir_store_find(inst.wstore, kid, a, a + size)
     if wslot >= 0 then
-      inst.wstate[wslot] = nil
+      local wstate = inst.wstate
+      if wstate[wslot] ~= nil then
+        wstate[wslot] = nil
+        inst.ws_n = inst.ws_n - 1
+      end
       C.weir_store_drop(inst.wstore, wslot)
     end
   end

@@ -314,6 +314,9 @@ function SO:lower(w)
     for st, inst in ipairs(n.instances or {}) do
       if inst.watermark and inst.watermark > w then
         inst.watermark = w
+        if n.watermark_lowered then -- a window operator's caches (weir.windowing)
+          n.watermark_lowered(inst)
+        end
       end
       -- the channels this subtask feeds (each consumer's valve input)
       for _, t in ipairs(inst.wm_targets or {}) do

@@ -9,7 +9,9 @@
 --                               node.on_processing_time(inst, t, as_if_due) for every subtask
 --                               in node.instances, and appends node to job.timer_nodes; with
 --                               job.trace (the REPL) it records late records, elements and fires
---                               there (trace below)
+--                               there (trace below); it may set
+--                               node.watermark_lowered(inst), called when inst.watermark went
+--                               down (weir.scaleout)
 --   stats(node, inst)           { open_windows, elements, store_bytes, event_timers,
 --                               next_event_timer, processing_timers, next_processing_timer }
 --   list(node, inst, keep, with_contents)  the subtask's state by key id, for M.state:

@@ -40,6 +40,25 @@ it("drop takes every piece of a tumbling window: its id, accumulator, count, win
       { -1, nil, nil, nil, nil, -1 })
   end)
 
+it("a window's drop finds its window_state by the count of them, however they were made",
+  function()
+    local inst = {}
+    aggstate.init(inst, 1)
+    aggstate.window_state(inst, 3, 20, 30).x = 1
+    aggstate.window_state(inst, 3, 20, 30).y = 2 -- the same one again: not counted twice
+    eq(inst.ws_n, 1)
+    -- as the restores write them: straight into wstate, by the store's slot
+    inst.wstate[C.weir_store_slot(inst.wstore, 4, 20, 30)] = { z = 3 }
+    eq(inst.ws_n, 2)
+    aggstate.drop_window_state(inst, 5, 20, 10) -- no such window: nothing dropped
+    eq(inst.ws_n, 2)
+    aggstate.drop_window_state(inst, 3, 20, 10)
+    eq({ inst.ws_n, C.weir_store_find(inst.wstore, 3, 20, 30) }, { 1, -1 })
+    aggstate.drop_window_state(inst, 4, 20, 10)
+    eq({ inst.ws_n, next(inst.wstate), C.weir_store_find(inst.wstore, 4, 20, 30) },
+      { 0, nil, -1 })
+  end)
+
 it("drop takes a sliced window's slice with its count, pending hits flushed", function()
   local inst = {}
   aggstate.init(inst, 3)
