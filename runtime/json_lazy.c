@@ -22,6 +22,7 @@
 
 #include "fields.h"
 #include "weir.h"
+#include "lazy_fn.h"
 
 #ifndef WEIR_JSON_MODULE
 #error "WEIR_JSON_MODULE: the path of the built weir_json.so (CMakeLists.txt)"
@@ -131,19 +132,6 @@ static void *symbol(const char *name)
     }
     return f;
 }
-
-/* One forwarding definition: ret name params, calling the module's with args. */
-#define LAZY(ret, name, params, args)                                                            \
-    ret name params                                                                            \
-    {                                                                                          \
-        static ret(*fn) params;                                                                \
-        ret(*f) params = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);                               \
-        if (f == NULL) {                                                                       \
-            *(void **)&f = symbol(#name);                                                      \
-            __atomic_store_n(&fn, f, __ATOMIC_RELEASE);                                        \
-        }                                                                                      \
-        return f args;                                                                         \
-    }
 
 LAZY(wr_json_t *, wr_json_new, (void), ())
 LAZY(int, wr_json_fill,

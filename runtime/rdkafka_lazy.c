@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "rdkafka_lazy.h"
+#include "lazy_fn.h"
 
 #ifndef WEIR_RDKAFKA_SONAME
 #define WEIR_RDKAFKA_SONAME "librdkafka.so.1"
@@ -50,30 +51,6 @@ static void *symbol(const char *name)
     }
     return f;
 }
-
-/* One forwarding definition: ret name params, calling the library's with args. */
-#define LAZY(ret, name, params, args)                                                            \
-    ret name params                                                                            \
-    {                                                                                          \
-        static ret(*fn) params;                                                                \
-        ret(*f) params = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);                               \
-        if (f == NULL) {                                                                       \
-            *(void **)&f = symbol(#name);                                                      \
-            __atomic_store_n(&fn, f, __ATOMIC_RELEASE);                                        \
-        }                                                                                      \
-        return f args;                                                                         \
-    }
-#define LAZY_VOID(name, params, args)                                                            \
-    void name params                                                                           \
-    {                                                                                          \
-        static void(*fn) params;                                                               \
-        void(*f) params = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);                              \
-        if (f == NULL) {                                                                       \
-            *(void **)&f = symbol(#name);                                                      \
-            __atomic_store_n(&fn, f, __ATOMIC_RELEASE);                                        \
-        }                                                                                      \
-        f args;                                                                                \
-    }
 
 typedef void (*dr_msg_cb_t)(rd_kafka_t *rk, const rd_kafka_message_t *rkmessage, void *opaque);
 typedef void (*error_cb_t)(rd_kafka_t *rk, int err, const char *reason, void *opaque);
