@@ -698,6 +698,23 @@ local function wire_cagg_watermark(node, guard, o, c)
   local drop = lateness == 0 and 1 or 0
   local flush, sync = aggstate.cagg_flush, aggstate.cagg_sync
 
+  -- The j-th window of a chunk C has just taken (key id e, start a, result x of n records):
+  -- its record or window function, then what is Lua's to clear. C dropped it already; a rich
+  -- clear() and window_state() (which only a window function can make) are Lua's.
+  local function fired(inst, e, a, j, x, n)
+    if n > 0 then
+      local key = key_of(inst, e)
+      if guard then
+        guard(fire_nth, inst, key, e, a, j)
+      else
+        fire_value(inst, key, e, a, x)
+      end
+    end
+    if lua_clear and lateness == 0 and (rich_clear or next(inst.wstate) ~= nil) then
+      clear(inst, key_of(inst, e), e, a) -- its window is gone from wtab: a no-op there
+    end
+  end
+
   -- the timers of the Lua queue up to w (timerq's order)
   local function fire_queued(inst, w)
     local q = inst.tq
@@ -726,20 +743,8 @@ local function wire_cagg_watermark(node, guard, o, c)
           b.head = i + 1
           q.count = q.count - 1
           if e > 0 then
-            if cnt[j] > 0 then
-              local key = key_of(inst, e)
-              if guard then
-                guard(fire_nth, inst, key, e, a, j)
-              else
-                fire_value(inst, key, e, a, vals[j])
-              end
-            end
+            fired(inst, e, a, j, vals[j], cnt[j])
             j = j + 1
-            -- dropped in C already; a rich clear() and window_state() (which only a window
-            -- function can make) are Lua's
-            if lua_clear and lateness == 0 and (rich_clear or next(inst.wstate) ~= nil) then
-              clear(inst, key_of(inst, e), e, a) -- its window is gone from wtab: a no-op there
-            end
           else
             clear(inst, key_of(inst, -e), -e, t - lateness - size + 1)
           end
@@ -769,18 +774,7 @@ local function wire_cagg_watermark(node, guard, o, c)
       end
       local keys, starts, vals, cnt = inst.g_keys, inst.g_starts, inst.g_vals, inst.g_cnt
       for j = 0, m - 1 do
-        local e, a = keys[j], starts[j]
-        if cnt[j] > 0 then
-          local key = key_of(inst, e)
-          if guard then
-            guard(fire_nth, inst, key, e, a, j)
-          else
-            fire_value(inst, key, e, a, vals[j])
-          end
-        end
-        if lua_clear and (rich_clear or next(inst.wstate) ~= nil) then
-          clear(inst, key_of(inst, e), e, a) -- its window is gone from wtab: a no-op there
-        end
+        fired(inst, keys[j], starts[j], j, vals[j], cnt[j]) -- lateness is 0 here
       end
     end
     inst.firing = false
