@@ -710,7 +710,7 @@ local function wire_cagg_watermark(node, guard, o, c)
         fire_value(inst, key, e, a, x)
       end
     end
-    if lua_clear and lateness == 0 and (rich_clear or next(inst.wstate) ~= nil) then
+    if lua_clear and lateness == 0 and (rich_clear or inst.ws_n > 0) then
       clear(inst, key_of(inst, e), e, a) -- its window is gone from wtab: a no-op there
     end
   end
