@@ -12,18 +12,10 @@
 -- the trace penalties and the string ids that lay out tables), so the verdict must not depend
 -- on it: the ledger below is per module, and a module with run-time code is either in it or
 -- never aborts.
-local ffi = require("ffi")
 local spec = require("spec")
 local it = spec.it
 
-ffi.cdef [[ long readlink(const char *path, char *buf, size_t size); ]]
-
-local function weir_binary()
-  local buf = ffi.new("char[4096]")
-  local n = tonumber(ffi.C.readlink("/proc/self/exe", buf, 4096))
-  assert(n > 0, "readlink /proc/self/exe")
-  return ffi.string(buf, n)
-end
+local weir_binary = spec.weir_binary
 
 -- What is left, by module, with the reasons seen (line numbers move): every entry is work that
 -- issue 15 ("no trace aborts in weir's own code") still has to do, so the list must only

@@ -77,4 +77,15 @@ function M.finish()
   end
 end
 
+---The path of the weir binary running this spec (/proc/self/exe), for specs that start jobs in
+---weir processes of their own.
+function M.weir_binary()
+  local ffi = require("ffi")
+  pcall(ffi.cdef, "long readlink(const char *path, char *buf, size_t size);")
+  local buf = ffi.new("char[4096]")
+  local n = tonumber(ffi.C.readlink("/proc/self/exe", buf, 4096))
+  assert(n > 0, "readlink /proc/self/exe")
+  return ffi.string(buf, n)
+end
+
 return M

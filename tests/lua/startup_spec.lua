@@ -1,18 +1,10 @@
 -- Specs for what a weir process sets up before the job: the collector's settings (bridge.c) and
 -- what loads only on first use (JSON: runtime/json_lazy.c; lpeg: weir.duration), each in a
 -- weir process of its own (a job), since this spec's own process has loaded other things.
-local ffi = require("ffi")
 local spec = require("spec")
 local it, eq = spec.it, spec.eq
 
-ffi.cdef [[ long readlink(const char *path, char *buf, size_t size); ]]
-
-local function weir_binary()
-  local buf = ffi.new("char[4096]")
-  local n = tonumber(ffi.C.readlink("/proc/self/exe", buf, 4096))
-  assert(n > 0, "readlink /proc/self/exe")
-  return ffi.string(buf, n)
-end
+local weir_binary = spec.weir_binary
 
 local weir = weir_binary()
 
