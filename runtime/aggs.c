@@ -14,38 +14,143 @@
 #include "mem.h"
 #include "weir.h"
 
-enum { MIN_CAP = 64 };
+/* MIN_CAP: wintab.c's, so that the windows sit at the positions they had in wintab (the
+ * listing's order, which checkpoints and the inspectors show). FIRE_AHEAD: how many windows
+ * ahead a fire prefetches (the next few entries in flight, not a chunk's thousands: those
+ * would push each other out of the L1 cache before their probe). */
+enum { MIN_CAP = 32, FIRE_AHEAD = 16 };
+
+/* Homes by blocks of four, as wintab.c's (the same positions): key ids are dense small
+ * integers, and the four keys 4m .. 4m + 3 of one start have consecutive homes, the 64 bytes
+ * of one block, placed by Fibonacci hashing (the product's top bits) of (m, start). When keys
+ * come round in order, as they do when a watermark's fires or a round of elements open the next
+ * windows of every key, a cache line holds the entries of four keys, not one. */
+static inline size_t home_of(int32_t key, int64_t start, size_t mask)
+{
+    uint64_t h = (uint64_t)((uint32_t)key >> 2) + (uint64_t)start * UINT64_C(0xc2b2ae3d27d4eb4f);
+    h *= UINT64_C(0x9e3779b97f4a7c15);
+    size_t block = (size_t)(h >> (64 - (__builtin_ctzll((unsigned long long)mask + 1) - 2)));
+    return (block << 2) | ((uint32_t)key & 3);
+}
+
+static size_t entry_home(const void *entry, size_t mask)
+{
+    const wr_aggs_entry_t *e = entry;
+    return home_of(e->key, e->start, mask);
+}
+
+static const wr_idtab_kind_t KIND = {
+    .size = sizeof(wr_aggs_entry_t),
+    .id_at = offsetof(wr_aggs_entry_t, id),
+    .home = entry_home,
+};
+
+static bool same_window(const void *entry, const void *query)
+{
+    const wr_aggs_entry_t *e = entry;
+    const wr_aggs_entry_t *q = query;
+    return e->key == q->key && e->start == q->start;
+}
+
+static inline wr_aggs_entry_t *entries(const wr_aggs_t *a)
+{
+    return a->index.entries;
+}
 
 void wr_aggs_init(wr_aggs_t *a, wr_agg_kind_t kind)
 {
     memset(a, 0, sizeof *a);
     a->kind = kind;
+    wr_idtab_init(&a->index, &KIND, MIN_CAP, &a->bytes);
 }
 
 void wr_aggs_close(wr_aggs_t *a)
 {
-    wr_release_counted(&a->bytes, a->acc, a->cap, sizeof *a->acc);
+    wr_idtab_close(&a->index, &KIND, &a->bytes);
+    wr_release_counted(&a->bytes, a->acc, a->acc_cap, sizeof *a->acc);
+    wr_release_counted(&a->bytes, a->free_ids, a->free_cap, sizeof *a->free_ids);
     wr_release_counted(&a->bytes, a->last, a->last_cap, sizeof *a->last);
     memset(a, 0, sizeof *a);
 }
 
-/* Out of line: the growth is rare, and inlined it would put its registers on every add. */
-__attribute__((noinline)) static void grow(wr_aggs_t *a, size_t need)
+/* The position of (key, start), or of the empty entry that ends its probe run. */
+static inline size_t probe(const wr_aggs_t *a, int32_t key, int64_t start)
 {
-    size_t cap = a->cap ? a->cap : MIN_CAP;
+    wr_aggs_entry_t q = {.start = start, .key = key};
+    bool found;
+    return wr_idtab_find(&a->index, &KIND, home_of(key, start, a->index.cap - 1), same_window,
+                         &q, &found);
+}
+
+/* Starts loading the entry where (key, start)'s probe begins. A macro: GCC finds a function
+ * around the builtin free of side effects and drops its calls. */
+#define PREFETCH_HOME(a, key, start)                                                          \
+    __builtin_prefetch(&entries(a)[home_of((key), (start), (a)->index.cap - 1)])
+
+/* Id id is free again. */
+static inline void give_id(wr_aggs_t *a, int32_t id)
+{
+    if (a->nfree == a->free_cap) {
+        size_t cap = a->free_cap ? a->free_cap * 2 : 64;
+        a->free_ids =
+            wr_xresize_counted(&a->bytes, a->free_ids, a->free_cap, cap, sizeof *a->free_ids);
+        a->free_cap = cap;
+    }
+    a->free_ids[a->nfree++] = id;
+}
+
+/* Empties the entry at hole (backward shift), its id free again; back to the initial size,
+ * ids from 0 again, when the table is left empty. */
+static void remove_at(wr_aggs_t *a, size_t hole)
+{
+    give_id(a, entries(a)[hole].id);
+    wr_idtab_remove_at(&a->index, &KIND, hole);
+    a->open--;
+    if (a->open == 0) {
+        a->nfree = 0;
+        a->next_id = 0;
+        if (a->index.cap > MIN_CAP) {
+            wr_idtab_rehash(&a->index, &KIND, MIN_CAP, &a->bytes);
+        }
+    }
+}
+
+/* Out of line: the growth is rare, and inlined it would put its registers on every add. */
+__attribute__((noinline)) static void grow_acc(wr_aggs_t *a, size_t need)
+{
+    size_t cap = a->acc_cap ? a->acc_cap : MIN_CAP;
     while (cap < need) {
         cap *= 2;
     }
-    a->acc = wr_xresize_counted(&a->bytes, a->acc, a->cap, cap, sizeof *a->acc);
-    a->cap = cap;
+    a->acc = wr_xresize_counted(&a->bytes, a->acc, a->acc_cap, cap, sizeof *a->acc);
+    a->acc_cap = cap;
 }
 
-wr_agg_t *wr_aggs_at(wr_aggs_t *a, int32_t id)
+/* The entry of (key, start), created (its id taken, its accumulator not set up) when absent;
+ * NULL when WR_AGGS_MAX windows are open. The table grows past a load of 3/4 (as
+ * wr_idtab_should_grow: a table the memory limit refuses keeps filling until one empty entry
+ * would be left). */
+static inline wr_aggs_entry_t *entry_put(wr_aggs_t *a, int32_t key, int64_t start,
+                                         bool *is_new)
 {
-    if ((size_t)id >= a->cap) {
-        grow(a, (size_t)id + 1);
+    wr_aggs_entry_t *e = &entries(a)[probe(a, key, start)];
+    *is_new = e->id < 0;
+    if (*is_new) {
+        if (a->open >= WR_AGGS_MAX) {
+            return NULL;
+        }
+        if (wr_idtab_should_grow(&a->index, &KIND, a->open + 1, 3, 4)) {
+            wr_idtab_rehash(&a->index, &KIND, a->index.cap * 2, &a->bytes);
+            e = &entries(a)[probe(a, key, start)];
+        }
+        int32_t id = a->nfree > 0 ? a->free_ids[--a->nfree] : a->next_id++;
+        if ((size_t)id >= a->acc_cap) {
+            grow_acc(a, (size_t)id + 1);
+        }
+        *e = (wr_aggs_entry_t){.start = start, .key = key, .id = id};
+        a->open++;
     }
-    return &a->acc[id];
+    return e;
 }
 
 static inline size_t last_of(int32_t key)
@@ -81,43 +186,51 @@ static inline wr_aggs_last_t *cached(const wr_aggs_t *a, int32_t key, int64_t st
 static inline void write_back(wr_aggs_t *a, wr_aggs_last_t *l)
 {
     if (l->key >= 0) {
-        *wr_aggs_at(a, l->id) = l->acc;
+        a->acc[l->id] = l->acc;
         l->key = -1;
     }
 }
 
-int32_t wr_aggs_drop(wr_aggs_t *a, wr_wintab_t *t, int32_t key, int64_t start)
+bool wr_aggs_drop(wr_aggs_t *a, int32_t key, int64_t start)
 {
     wr_aggs_last_t *l = cached(a, key, start);
     if (l) {
         l->key = -1; /* the window goes: nothing to write back */
     }
-    return wr_wintab_drop(t, key, start);
+    size_t i = probe(a, key, start);
+    if (entries(a)[i].id < 0) {
+        return false;
+    }
+    remove_at(a, i);
+    return true;
 }
 
-wr_agg_t *wr_aggs_find(wr_aggs_t *a, const wr_wintab_t *t, int32_t key, int64_t start)
+wr_agg_t *wr_aggs_find(wr_aggs_t *a, int32_t key, int64_t start)
 {
     wr_aggs_last_t *l = cached(a, key, start);
     if (l) {
         return &l->acc;
     }
-    int32_t id = wr_wintab_find(t, key, start);
-    return id < 0 ? NULL : wr_aggs_at(a, id);
+    size_t i = probe(a, key, start);
+    return entries(a)[i].id < 0 ? NULL : &a->acc[entries(a)[i].id];
 }
 
-int32_t wr_aggs_set(wr_aggs_t *a, wr_wintab_t *t, int32_t key, int64_t start, double v,
-                    double n)
+wr_agg_t *wr_aggs_put(wr_aggs_t *a, int32_t key, int64_t start, bool *is_new)
 {
-    bool is_new;
-    int32_t id = wr_wintab_put(t, key, start, &is_new);
-    if (id < 0) {
-        return id;
-    }
     wr_aggs_last_t *l = cached(a, key, start);
-    wr_agg_t *acc = l ? &l->acc : wr_aggs_at(a, id);
-    acc->v = v;
-    acc->n = n;
-    return id;
+    if (l) {
+        *is_new = false;
+        return &l->acc;
+    }
+    wr_aggs_entry_t *e = entry_put(a, key, start, is_new);
+    if (!e) {
+        return NULL;
+    }
+    wr_agg_t *acc = &a->acc[e->id];
+    if (*is_new) {
+        wr_agg_init(a->kind, acc);
+    }
+    return acc;
 }
 
 /* Lua's % on numbers: a - floor(a / b) * b (a floored modulo), so that the windows C finds are
@@ -129,18 +242,18 @@ static inline double window_start(double ts, double size, double offset)
 }
 
 /* The accumulator of element (key, ts): its key's last window's when ts is in it; else the
- * key's entry moves to the element's window, found or created in t (then *q is its start and
- * *is_new whether it was created, its accumulator not yet set up; *q comes in as that start
- * when the caller knows it already, else NaN). Keys past the cache go to acc[id] directly. NULL
- * when t is full. */
-__attribute__((noinline)) static wr_agg_t *acc_moved(wr_aggs_t *a, wr_wintab_t *t, int32_t key,
-                                                     double ts, double size, double offset,
-                                                     double *q, bool *is_new);
+ * key's entry moves to the element's window, found or created in the table (then *q is its
+ * start and *is_new whether it was created, its accumulator not yet set up; *q comes in as that
+ * start when the caller knows it already, else NaN). Keys past the cache go to acc[id]
+ * directly. NULL when the table is full. */
+__attribute__((noinline)) static wr_agg_t *acc_moved(wr_aggs_t *a, int32_t key, double ts,
+                                                     double size, double offset, double *q,
+                                                     bool *is_new);
 
-__attribute__((always_inline)) static inline wr_agg_t *acc_of(wr_aggs_t *a, wr_wintab_t *t,
-                                                              int32_t key, double ts,
-                                                              double size, double offset,
-                                                              double *q, bool *is_new)
+__attribute__((always_inline)) static inline wr_agg_t *acc_of(wr_aggs_t *a, int32_t key,
+                                                              double ts, double size,
+                                                              double offset, double *q,
+                                                              bool *is_new)
 {
     size_t li = last_of(key);
     if (li < a->last_cap) {
@@ -150,33 +263,36 @@ __attribute__((always_inline)) static inline wr_agg_t *acc_of(wr_aggs_t *a, wr_w
             return &l->acc;
         }
     }
-    return acc_moved(a, t, key, ts, size, offset, q, is_new);
+    return acc_moved(a, key, ts, size, offset, q, is_new);
 }
 
-/* acc_of's other case: the key's entry moves to another window. */
-static wr_agg_t *acc_moved(wr_aggs_t *a, wr_wintab_t *t, int32_t key, double ts, double size,
-                           double offset, double *q, bool *is_new)
+/* acc_of's other case: the key's entry moves to another window (the old one's accumulator
+ * written back to acc[id]). */
+static wr_agg_t *acc_moved(wr_aggs_t *a, int32_t key, double ts, double size, double offset,
+                           double *q, bool *is_new)
 {
     size_t li = last_of(key);
     wr_aggs_last_t *l = li < a->last_cap ? &a->last[li] : NULL;
     if (isnan(*q)) {
         *q = window_start(ts, size, offset);
     }
-    int32_t id = wr_wintab_put(t, key, wr_ms_from_double(*q), is_new);
-    if (id < 0) {
-        return NULL;
-    }
     if (!l && li < WR_AGGS_LAST_MAX) {
         grow_last(a, li);
         l = &a->last[li];
     }
-    if (!l) {
-        return wr_aggs_at(a, id);
+    if (l) {
+        write_back(a, l);
     }
-    write_back(a, l);
-    *l = (wr_aggs_last_t){.start = *q, .key = key, .id = id};
+    wr_aggs_entry_t *e = entry_put(a, key, wr_ms_from_double(*q), is_new);
+    if (!e) {
+        return NULL;
+    }
+    if (!l) {
+        return &a->acc[e->id];
+    }
+    *l = (wr_aggs_last_t){.start = *q, .key = key, .id = e->id};
     if (!*is_new) {
-        l->acc = *wr_aggs_at(a, id); /* an older window of the key again */
+        l->acc = a->acc[e->id]; /* an older window of the key again */
     }
     return &l->acc;
 }
@@ -188,7 +304,7 @@ static wr_agg_t *acc_moved(wr_aggs_t *a, wr_wintab_t *t, int32_t key, double ts,
     for (int32_t i = 0; i < n; i++) {                                                         \
         double q = qs[i];                                                                     \
         bool is_new;                                                                          \
-        wr_agg_t *acc = acc_of(a, t, keys[i], ts[i], size, offset, &q, &is_new);              \
+        wr_agg_t *acc = acc_of(a, keys[i], ts[i], size, offset, &q, &is_new);                 \
         if (!acc) {                                                                           \
             return WEIR_ESTATE;                                                               \
         }                                                                                     \
@@ -211,9 +327,9 @@ static inline bool in_last(const wr_aggs_t *a, int32_t key, double ts, double si
 
 /* wr_aggs_apply; with check, WEIR_EINVAL before anything is applied when a key is negative or
  * a timestamp NaN (the FFI's check, in the first pass rather than a pass of its own). */
-static int32_t apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
-                     const double *ts, const double *x, double size, double offset,
-                     int32_t *fresh, double *fresh_start, bool check)
+static int32_t apply(wr_aggs_t *a, int32_t n, const int32_t *keys, const double *ts,
+                     const double *x, double size, double offset, int32_t *fresh,
+                     double *fresh_start, bool check)
 {
     /* The table entries of the elements that will probe, all of them first: a watermark comes
      * every few hundred thousand elements, so the table holds many windows per key and its
@@ -228,7 +344,7 @@ static int32_t apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *key
         qs[i] = NAN;
         if (!in_last(a, key, ts[i], size)) {
             qs[i] = window_start(ts[i], size, offset);
-            wr_wintab_prefetch(t, key, wr_ms_from_double(qs[i]));
+            PREFETCH_HOME(a, key, wr_ms_from_double(qs[i]));
         }
     }
     int32_t m = 0;
@@ -253,49 +369,55 @@ static int32_t apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *key
     return m;
 }
 
-int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
-                      const double *ts, const double *x, double size, double offset,
-                      int32_t *fresh, double *fresh_start)
+int32_t wr_aggs_apply(wr_aggs_t *a, int32_t n, const int32_t *keys, const double *ts,
+                      const double *x, double size, double offset, int32_t *fresh,
+                      double *fresh_start)
 {
-    return apply(a, t, n, keys, ts, x, size, offset, fresh, fresh_start, false);
+    return apply(a, n, keys, ts, x, size, offset, fresh, fresh_start, false);
 }
 
-int32_t wr_aggs_fire(wr_aggs_t *a, wr_wintab_t *t, const int32_t *keys, int32_t n,
-                     int64_t start, bool drop, int32_t *ids, double *value, double *count)
+int32_t wr_aggs_fire(wr_aggs_t *a, const int32_t *keys, int32_t n, int64_t start, bool drop,
+                     double *value, double *count)
 {
-    /* the ids first, all of them (the table's entries prefetched in a pass of their own;
-     * dropping, each window is taken out as its id is found: its accumulator stays where it is
-     * until a later window takes the id), then the accumulators by id, prefetched likewise, so
-     * that the misses overlap; a window that is still its key's last has its accumulator in
-     * the key's entry */
-    if (drop) {
-        for (int32_t i = 0; i < n; i++) {
-            wr_wintab_prefetch(t, keys[i], start);
-        }
-        for (int32_t i = 0; i < n; i++) {
-            ids[i] = wr_wintab_drop(t, keys[i], start);
-        }
-    } else {
-        wr_wintab_gather(t, keys, n, start, ids);
+    /* the entries first, all of them (prefetched in a pass of their own, so that the misses
+     * overlap), then per window its entry found, its id kept in count[i] (-1: none; a window
+     * that is still its key's last has its accumulator written to acc[id] first) and its
+     * accumulator prefetched and, dropping, the entry removed (acc[id] stays as it is until an
+     * insert takes the id again), then the results read */
+    for (int32_t i = 0; i < n && i < FIRE_AHEAD; i++) {
+        PREFETCH_HOME(a, keys[i], start);
     }
     for (int32_t i = 0; i < n; i++) {
-        if (ids[i] >= 0 && (size_t)ids[i] < a->cap) {
-            __builtin_prefetch(&a->acc[ids[i]]);
+        if (i + FIRE_AHEAD < n) {
+            PREFETCH_HOME(a, keys[i + FIRE_AHEAD], start);
+        }
+        size_t s = probe(a, keys[i], start);
+        int32_t id = entries(a)[s].id;
+        count[i] = id;
+        if (id < 0) {
+            continue;
+        }
+        __builtin_prefetch(&a->acc[id]);
+        wr_aggs_last_t *l = cached(a, keys[i], start);
+        if (l) {
+            a->acc[id] = l->acc;
+            if (drop) {
+                l->key = -1;
+            }
+        }
+        if (drop) {
+            remove_at(a, s);
         }
     }
     for (int32_t i = 0; i < n; i++) {
-        if (ids[i] < 0) {
+        if (count[i] < 0) {
             value[i] = 0;
             count[i] = 0;
             continue;
         }
-        wr_aggs_last_t *l = cached(a, keys[i], start);
-        const wr_agg_t *acc = l ? &l->acc : wr_aggs_at(a, ids[i]);
+        const wr_agg_t *acc = &a->acc[(int32_t)count[i]];
         value[i] = wr_agg_result(a->kind, acc);
         count[i] = acc->n;
-        if (drop && l) {
-            l->key = -1;
-        }
     }
     return n;
 }
@@ -376,10 +498,10 @@ static void created_room(weir_aggs_t *fa, size_t need)
     fa->ccap = cap;
 }
 
-int32_t weir_aggs_apply(weir_aggs_t *fa, weir_wintab_t *ft, int32_t n, const int32_t *keys,
-                        const double *ts, const double *x, double size, double offset)
+int32_t weir_aggs_apply(weir_aggs_t *fa, int32_t n, const int32_t *keys, const double *ts,
+                        const double *x, double size, double offset)
 {
-    if (!fa || !ft || n < 0 || (n > 0 && (!keys || !ts)) || !(size > 0) || !isfinite(size) ||
+    if (!fa || n < 0 || (n > 0 && (!keys || !ts)) || !(size > 0) || !isfinite(size) ||
         !isfinite(offset)) {
         return WEIR_EINVAL;
     }
@@ -387,7 +509,7 @@ int32_t weir_aggs_apply(weir_aggs_t *fa, weir_wintab_t *ft, int32_t n, const int
         return WEIR_EINVAL;
     }
     created_room(fa, fa->nc + (size_t)n);
-    int32_t m = apply(&fa->a, &ft->t, n, keys, ts, x, size, offset, fa->scratch,
+    int32_t m = apply(&fa->a, n, keys, ts, x, size, offset, fa->scratch,
                       fa->cstarts + fa->nc, true);
     for (int32_t j = 0; j < m; j++) {
         fa->ckeys[fa->nc + (size_t)j] = keys[fa->scratch[j]];
@@ -470,11 +592,11 @@ static void sort_created(weir_aggs_t *fa)
     }
 }
 
-int32_t weir_aggs_due(weir_aggs_t *fa, weir_wintab_t *ft, double size, double w, int32_t max,
-                      int32_t *keys, double *starts, int32_t *ids, double *value, double *count)
+int32_t weir_aggs_due(weir_aggs_t *fa, double size, double w, int32_t max, int32_t *keys,
+                      double *starts, double *value, double *count)
 {
-    if (!fa || !ft || !(size > 0) || isnan(w) || max < 0 ||
-        (max > 0 && (!keys || !starts || !ids || !value || !count))) {
+    if (!fa || !(size > 0) || isnan(w) || max < 0 ||
+        (max > 0 && (!keys || !starts || !value || !count))) {
         return WEIR_EINVAL;
     }
     sort_created(fa);
@@ -496,40 +618,33 @@ int32_t weir_aggs_due(weir_aggs_t *fa, weir_wintab_t *ft, double size, double w,
         while (r < m && starts[r] == starts[j]) {
             r++;
         }
-        wr_aggs_fire(&fa->a, &ft->t, keys + j, r - j, wr_ms_from_double(starts[j]), true, ids + j,
-                     value + j, count + j);
+        wr_aggs_fire(&fa->a, keys + j, r - j, wr_ms_from_double(starts[j]), true, value + j,
+                     count + j);
         j = r;
     }
     return m;
 }
 
-int32_t weir_aggs_add(weir_aggs_t *fa, weir_wintab_t *ft, double key, double start, double x,
-                      int32_t *fresh)
+int32_t weir_aggs_add(weir_aggs_t *fa, double key, double start, double x, int32_t *fresh)
 {
-    if (!fa || !ft || !fresh || wr_idtab_key_id(key) < 0 || isnan(start)) {
+    if (!fa || !fresh || wr_idtab_key_id(key) < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }
-    int32_t k = wr_idtab_key_id(key);
-    int64_t s = wr_ms_from_double(start);
     bool is_new;
-    int32_t id = wr_wintab_put(&ft->t, k, s, &is_new);
-    if (id < 0) {
-        return id;
-    }
-    wr_aggs_last_t *l = cached(&fa->a, k, s);
-    wr_agg_t *acc = l ? &l->acc : wr_aggs_at(&fa->a, id);
-    if (is_new) {
-        wr_agg_init(fa->a.kind, acc);
+    wr_agg_t *acc =
+        wr_aggs_put(&fa->a, wr_idtab_key_id(key), wr_ms_from_double(start), &is_new);
+    if (!acc) {
+        return WEIR_ESTATE;
     }
     wr_agg_add(fa->a.kind, acc, x);
     *fresh = is_new;
-    return id;
+    return 0;
 }
 
-int32_t weir_aggs_fire(weir_aggs_t *fa, weir_wintab_t *ft, const int32_t *keys, int32_t n,
-                       double start, int32_t drop, int32_t *ids, double *value, double *count)
+int32_t weir_aggs_fire(weir_aggs_t *fa, const int32_t *keys, int32_t n, double start,
+                       int32_t drop, double *value, double *count)
 {
-    if (!fa || !ft || n < 0 || (n > 0 && (!keys || !ids || !value || !count)) || isnan(start)) {
+    if (!fa || n < 0 || (n > 0 && (!keys || !value || !count)) || isnan(start)) {
         return WEIR_EINVAL;
     }
     for (int32_t i = 0; i < n; i++) {
@@ -537,26 +652,23 @@ int32_t weir_aggs_fire(weir_aggs_t *fa, weir_wintab_t *ft, const int32_t *keys, 
             return WEIR_EINVAL;
         }
     }
-    return wr_aggs_fire(&fa->a, &ft->t, keys, n, wr_ms_from_double(start), drop != 0, ids,
-                        value, count);
+    return wr_aggs_fire(&fa->a, keys, n, wr_ms_from_double(start), drop != 0, value, count);
 }
 
-int32_t weir_aggs_drop(weir_aggs_t *fa, weir_wintab_t *ft, double key, double start)
+int32_t weir_aggs_drop(weir_aggs_t *fa, double key, double start)
 {
-    if (!fa || !ft || wr_idtab_key_id(key) < 0 || isnan(start)) {
+    if (!fa || wr_idtab_key_id(key) < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }
-    return wr_aggs_drop(&fa->a, &ft->t, wr_idtab_key_id(key), wr_ms_from_double(start));
+    return wr_aggs_drop(&fa->a, wr_idtab_key_id(key), wr_ms_from_double(start)) ? 0 : -1;
 }
 
-int32_t weir_aggs_get(weir_aggs_t *fa, const weir_wintab_t *ft, double key, double start,
-                      double *out)
+int32_t weir_aggs_get(weir_aggs_t *fa, double key, double start, double *out)
 {
-    if (!fa || !ft || !out || wr_idtab_key_id(key) < 0 || isnan(start)) {
+    if (!fa || !out || wr_idtab_key_id(key) < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }
-    const wr_agg_t *acc =
-        wr_aggs_find(&fa->a, &ft->t, wr_idtab_key_id(key), wr_ms_from_double(start));
+    const wr_agg_t *acc = wr_aggs_find(&fa->a, wr_idtab_key_id(key), wr_ms_from_double(start));
     if (!acc) {
         return -1;
     }
@@ -566,19 +678,48 @@ int32_t weir_aggs_get(weir_aggs_t *fa, const weir_wintab_t *ft, double key, doub
     return 0;
 }
 
-int32_t weir_aggs_set(weir_aggs_t *fa, weir_wintab_t *ft, double key, double start, double v,
-                      double n)
+int32_t weir_aggs_set(weir_aggs_t *fa, double key, double start, double v, double n)
 {
-    if (!fa || !ft || wr_idtab_key_id(key) < 0 || isnan(start) || isnan(v) || !(n >= 0)) {
+    if (!fa || wr_idtab_key_id(key) < 0 || isnan(start) || isnan(v) || !(n >= 0)) {
         return WEIR_EINVAL;
     }
-    return wr_aggs_set(&fa->a, &ft->t, wr_idtab_key_id(key), wr_ms_from_double(start), v, n);
+    bool is_new;
+    wr_agg_t *acc =
+        wr_aggs_put(&fa->a, wr_idtab_key_id(key), wr_ms_from_double(start), &is_new);
+    if (!acc) {
+        return WEIR_ESTATE;
+    }
+    acc->v = v;
+    acc->n = n;
+    return 0;
+}
+
+int32_t weir_aggs_capacity(const weir_aggs_t *fa)
+{
+    return fa ? (int32_t)fa->a.index.cap : WEIR_EINVAL;
+}
+
+int32_t weir_aggs_at(const weir_aggs_t *fa, int32_t i, double *out)
+{
+    if (!fa || i < 0 || (size_t)i >= fa->a.index.cap || !out) {
+        return WEIR_EINVAL;
+    }
+    const wr_aggs_entry_t *e = &entries(&fa->a)[i];
+    if (e->id < 0) {
+        return -1;
+    }
+    out[0] = (double)e->key;
+    out[1] = wr_ms_to_double(e->start);
+    return 0;
 }
 
 double weir_aggs_stat(const weir_aggs_t *fa, int32_t what)
 {
     if (fa && what == WEIR_STORE_BYTES) {
         return (double)(sizeof *fa + fa->a.bytes + fa->bytes);
+    }
+    if (fa && what == WEIR_STORE_OPEN) {
+        return (double)fa->a.open;
     }
     return NAN;
 }

@@ -9,10 +9,11 @@
  *   sum, the minimum (+inf before any element), the maximum (-inf), or for avg the sum (the
  *   result is v / n). The Lua functions and these give the same doubles for the same values
  *   in the same order.
- * - Accumulators by window id (wr_aggs_t) for the fast operator's tumbling windows: the ids of
- *   a wintab.c table. A batch of elements (key id, timestamp, value) is applied in one call
- *   (each element's window start, its window found or created in the table, the value
- *   added), and a watermark's fires are read, and dropped, in one call per chunk of keys. */
+ * - The windows of the fast operator's tumbling windows with their accumulators (wr_aggs_t):
+ *   a hash table of their own, the accumulator in the entry. A batch of elements (key id,
+ *   timestamp, value) is applied in one call (each element's window start, its window found
+ *   or created in the table, the value added), and a watermark's fires are read, and dropped,
+ *   in one call per chunk of keys. */
 #ifndef WR_AGGS_H
 #define WR_AGGS_H
 
@@ -21,7 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wintab.h"
+#include "idtab.h"
+
 
 typedef enum wr_agg_kind {
     WR_AGG_COUNT = 0,
@@ -112,49 +114,65 @@ typedef struct wr_aggs_last {
 
 enum { WR_AGGS_LAST_MAX = 1 << 22 }; /* key ids (low 30 bits) past it are not cached */
 
-/* Accumulators by window id: acc[id] for every id below cap; last[key & (2^30 - 1)] for key
- * ids below WR_AGGS_LAST_MAX (last_cap entries, grown as keys come), each naming an open
- * window of t (drops go through wr_aggs_drop or wr_aggs_fire, which forget it). Read a
- * window's accumulator with wr_aggs_find. Caller's storage. */
+/* One open window, 16 bytes (four to a cache line): id -1 is an empty entry. */
+typedef struct wr_aggs_entry {
+    int64_t start;
+    int32_t key;
+    int32_t id;
+} wr_aggs_entry_t;
+
+/* The built-in aggregates' windows, in a table of their own: (key id, start) -> id, the
+ * window's accumulator acc[id]. An idtab.h table at a load of at most 3/4, wintab.c's entries
+ * and homes (blocks of four keys: keys 4m .. 4m + 3 of one start share a line, and windows sit
+ * where they sat in wintab), every step in aggs.c's loops; ids from a stack of free ones,
+ * so that the windows a round of keys opens take the ids a watermark's fires of the round
+ * before gave back, and acc[] is walked nearly in order. The table grows past 3/4 and shrinks
+ * back, ids from 0 again, only when it is empty (a watermark's fires drop a window of every
+ * key at once: halving during the burst would rehash only to grow back). last[key & (2^30 -
+ * 1)] for key ids below WR_AGGS_LAST_MAX (last_cap entries, grown as keys come), each naming an
+ * open window. Caller's storage. */
 typedef struct wr_aggs {
     wr_agg_kind_t kind;
-    wr_agg_t *acc;
-    size_t cap;
+    wr_idtab_t index; /* of wr_aggs_entry_t */
+    size_t open;      /* windows in index */
+    wr_agg_t *acc;    /* by id */
+    size_t acc_cap;
+    int32_t *free_ids;
+    size_t nfree, free_cap;
+    int32_t next_id;
     wr_aggs_last_t *last;
     size_t last_cap;
     size_t bytes; /* heap bytes held */
 } wr_aggs_t;
 
+enum { WR_AGGS_MAX = 1 << 30 }; /* open windows at most */
+
 void wr_aggs_init(wr_aggs_t *a, wr_agg_kind_t kind);
 void wr_aggs_close(wr_aggs_t *a);
-/* The accumulator of id (>= 0) in the array by id, the array grown to hold it. */
-wr_agg_t *wr_aggs_at(wr_aggs_t *a, int32_t id);
-/* The accumulator of window (key, start) of t, or NULL when t has none. */
-wr_agg_t *wr_aggs_find(wr_aggs_t *a, const wr_wintab_t *t, int32_t key, int64_t start);
-/* Window (key, start) of t with accumulator (v, n), created when absent (the restore): its
- * id, or WEIR_ESTATE when t is full. */
-int32_t wr_aggs_set(wr_aggs_t *a, wr_wintab_t *t, int32_t key, int64_t start, double v,
-                    double n);
+/* The accumulator of window (key, start), or NULL when there is none. */
+wr_agg_t *wr_aggs_find(wr_aggs_t *a, int32_t key, int64_t start);
+/* The accumulator of window (key, start), created (initialized) when absent, *is_new telling;
+ * NULL when WR_AGGS_MAX windows are open. */
+wr_agg_t *wr_aggs_put(wr_aggs_t *a, int32_t key, int64_t start, bool *is_new);
 
 /* Applies n elements in order: element i of key keys[i] (a key id >= 0) at timestamp ts[i]
  * with value x[i] (ignored by count) goes into its tumbling window of size ms at offset
- * (start = ts - (ts - offset) mod size, the floored modulo, as Lua's %): the window's id is
- * found in t, or created with a fresh accumulator. The elements that created a window are
- * written, in order, as their index into fresh[] and the window's start into fresh_start[]
- * (room for n each; fresh_start is scratch for all n). Returns how many windows were created,
- * or WEIR_ESTATE when t is full (the elements before the failing one are applied). */
-int32_t wr_aggs_apply(wr_aggs_t *a, wr_wintab_t *t, int32_t n, const int32_t *keys,
-                      const double *ts, const double *x, double size, double offset,
-                      int32_t *fresh, double *fresh_start);
+ * (start = ts - (ts - offset) mod size, the floored modulo, as Lua's %): the window is found,
+ * or created with a fresh accumulator. The elements that created a window are written, in
+ * order, as their index into fresh[] and the window's start into fresh_start[] (room for n
+ * each; fresh_start is scratch for all n). Returns how many windows were created, or
+ * WEIR_ESTATE when the table is full (the elements before the failing one are applied). */
+int32_t wr_aggs_apply(wr_aggs_t *a, int32_t n, const int32_t *keys, const double *ts,
+                      const double *x, double size, double offset, int32_t *fresh,
+                      double *fresh_start);
 
-/* Removes window (key, start) from t: the id it had, or -1. */
-int32_t wr_aggs_drop(wr_aggs_t *a, wr_wintab_t *t, int32_t key, int64_t start);
+/* Removes window (key, start): whether it was there. */
+bool wr_aggs_drop(wr_aggs_t *a, int32_t key, int64_t start);
 
-/* The windows (keys[i], start), i < n, of t: value[i] its result and count[i] its element
- * count (0: no such window, value then 0), with the cache misses of the n lookups
- * overlapping; with drop, each window found is removed from t (its id free again). ids is
- * scratch room for n. Returns n. */
-int32_t wr_aggs_fire(wr_aggs_t *a, wr_wintab_t *t, const int32_t *keys, int32_t n,
-                     int64_t start, bool drop, int32_t *ids, double *value, double *count);
+/* The windows (keys[i], start), i < n: value[i] its result and count[i] its element count (0:
+ * no such window, value then 0), with the cache misses of the n lookups overlapping; with drop,
+ * each window found is removed. Returns n. */
+int32_t wr_aggs_fire(wr_aggs_t *a, const int32_t *keys, int32_t n, int64_t start, bool drop,
+                     double *value, double *count);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* idtab.h: the open-addressing core of weir's id tables (the store, wintab, slices, timers):
- * linear probing over a power-of-two array of fixed-size entries, backward-shift deletion (no
- * tombstones), rehash in place of the array, and the memory account's say before a doubling.
+/* idtab.h: the open-addressing core of weir's id tables (the store, wintab, slices, timers,
+ * aggs): linear probing over a power-of-two array of fixed-size entries, backward-shift
+ * deletion (no tombstones), rehash in place of the array, and the memory account's say before
+ * a doubling.
  * Each table keeps its own entry layout, hash, equality and growth policy and passes them in.
  *
  * Static inline, not a .c with callbacks: a table passes its kind and match function as

@@ -772,27 +772,27 @@ int weir_sessions_snap(const weir_sessions_t *t, const int32_t *ksec, const int3
 void weir_sessions_snap_free(weir_sessions_cols_t *s);
 
 /* Built-in aggregates (aggs.c), weir.aggregates on the fast operator's tumbling windows: the
- * accumulators of a wintab's windows by id, each (v, n): n the elements added, v the count,
- * sum, minimum or maximum (avg: the sum; the result is v / n). new takes a WEIR_AGG_* kind
- * (NULL for another). apply: the n elements (keys[i], ts[i], x[i]) in order into their tumbling
- * windows of size at offset in t (created when absent; x may be NULL for count); returns how
- * many were created, WEIR_ESTATE when t is full, WEIR_EINVAL for a negative key, a NaN
- * timestamp or bad arguments. created: the windows the applies created since the last
- * created_clear, in order, as *keys[i], *starts[i] (valid until the next apply); returns how
- * many (they are the windows' pending timers); created_add appends window (key, start), made
- * by add, to them (0, or WEIR_EINVAL). due: of those, the windows whose max timestamp
- * (start + size - 1) is at or below w, in timer order (start, then creation), up to max of
- * them: taken from the list, each removed from t, as keys[j], starts[j], with their result
- * value[j] and element count count[j] (0: absent; ids: scratch for max); returns how many (0:
- * none is due). add: one element into window (key, start);
- * its id, *fresh = 1 when created. fire: per keys[i], i < n, window (keys[i], start): its
- * result into value[i] and element count into count[i] (0: absent), removed from t when drop
- * is not 0 (ids: scratch for n); returns n. drop: removes window (key, start) from t (the id
- * it had, or -1); a window of t a weir_aggs_t fills must be dropped through it (it remembers
- * each key's last window, with its accumulator). get: out[0] = v, out[1] = n, out[2] = the
- * result of window (key, start) of t: 0, or -1 when t has none; set: window (key, start) made
- * in t with accumulator (v, n) (the restore): its id. stat takes WEIR_STORE_BYTES (others:
- * NaN). weir_aggs_free(NULL) is a no-op. */
+ * windows (key, start) of one operator's subtask, each with its accumulator (v, n): n the
+ * elements added, v the count, sum, minimum or maximum (avg: the sum; the result is v / n).
+ * new takes a WEIR_AGG_* kind (NULL for another). apply: the n elements (keys[i], ts[i], x[i])
+ * in order into their tumbling windows of size at offset (created when absent; x may be NULL
+ * for count); returns how many were created, WEIR_ESTATE when the table is full, WEIR_EINVAL
+ * for a negative key, a NaN timestamp or bad arguments. created: the windows the applies
+ * created since the last created_clear, in order, as *keys[i], *starts[i] (valid until the next
+ * apply); returns how many (they are the windows' pending timers); created_add appends window
+ * (key, start), made by add, to them (0, or WEIR_EINVAL). due: of those, the windows whose max
+ * timestamp (start + size - 1) is at or below w, in timer order (start, then creation), up to
+ * max of them: taken from the list, each removed, as keys[j], starts[j], with their result
+ * value[j] and element count count[j] (0: absent); returns how many (0: none is due). add: one
+ * element into window (key, start): 0, *fresh = 1 when created (WEIR_ESTATE: full). fire: per
+ * keys[i], i < n, window (keys[i], start): its result into value[i] and element count into
+ * count[i] (0: absent), removed when drop is not 0; returns n. drop: removes window (key,
+ * start): 0, or -1 when there is none. get: out[0] = v, out[1] = n, out[2] = the result of
+ * window (key, start): 0, or -1 when there is none; set: window (key, start) made with
+ * accumulator (v, n) (the restore): 0 (WEIR_ESTATE: full). capacity and at list the windows:
+ * at(i) for 0 <= i < capacity is 0 with out[0] = key, out[1] = start for a window, -1 for an
+ * empty entry (valid until the next change). stat takes WEIR_STORE_OPEN (open windows) and
+ * WEIR_STORE_BYTES (others: NaN). weir_aggs_free(NULL) is a no-op. */
 enum {
     WEIR_AGG_COUNT = 0,
     WEIR_AGG_SUM = 1,
@@ -803,22 +803,21 @@ enum {
 typedef struct weir_aggs weir_aggs_t; /* opaque */
 weir_aggs_t *weir_aggs_new(int32_t kind);
 void weir_aggs_free(weir_aggs_t *a);
-int32_t weir_aggs_apply(weir_aggs_t *a, weir_wintab_t *t, int32_t n, const int32_t *keys,
-                        const double *ts, const double *x, double size, double offset);
+int32_t weir_aggs_apply(weir_aggs_t *a, int32_t n, const int32_t *keys, const double *ts,
+                        const double *x, double size, double offset);
 int32_t weir_aggs_created(const weir_aggs_t *a, const int32_t **keys, const double **starts);
 int32_t weir_aggs_created_add(weir_aggs_t *a, int32_t key, double start);
 void weir_aggs_created_clear(weir_aggs_t *a);
-int32_t weir_aggs_due(weir_aggs_t *a, weir_wintab_t *t, double size, double w, int32_t max,
-                      int32_t *keys, double *starts, int32_t *ids, double *value, double *count);
-int32_t weir_aggs_add(weir_aggs_t *a, weir_wintab_t *t, double key, double start, double x,
-                      int32_t *fresh);
-int32_t weir_aggs_fire(weir_aggs_t *a, weir_wintab_t *t, const int32_t *keys, int32_t n,
-                       double start, int32_t drop, int32_t *ids, double *value, double *count);
-int32_t weir_aggs_drop(weir_aggs_t *a, weir_wintab_t *t, double key, double start);
-int32_t weir_aggs_get(weir_aggs_t *a, const weir_wintab_t *t, double key, double start,
-                      double *out);
-int32_t weir_aggs_set(weir_aggs_t *a, weir_wintab_t *t, double key, double start, double v,
-                      double n);
+int32_t weir_aggs_due(weir_aggs_t *a, double size, double w, int32_t max, int32_t *keys,
+                      double *starts, double *value, double *count);
+int32_t weir_aggs_add(weir_aggs_t *a, double key, double start, double x, int32_t *fresh);
+int32_t weir_aggs_fire(weir_aggs_t *a, const int32_t *keys, int32_t n, double start,
+                       int32_t drop, double *value, double *count);
+int32_t weir_aggs_drop(weir_aggs_t *a, double key, double start);
+int32_t weir_aggs_get(weir_aggs_t *a, double key, double start, double *out);
+int32_t weir_aggs_set(weir_aggs_t *a, double key, double start, double v, double n);
+int32_t weir_aggs_capacity(const weir_aggs_t *a);
+int32_t weir_aggs_at(const weir_aggs_t *a, int32_t i, double *out);
 double weir_aggs_stat(const weir_aggs_t *a, int32_t what);
 
 /* Field parsing (fields.c): a layout of numeric fields at byte offsets in a record of size

@@ -63,8 +63,7 @@ int32_t wr_wintab_take(wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t s
 /* Back to the initial size, ids from 0 again, when no window is open (as a drop does). */
 void wr_wintab_trim(wr_wintab_t *t);
 
-/* The FFI's handle (weir_wintab_t in weir_ffi.h), here so that the built-in aggregates
- * (aggs.c) can reach the table of the handle Lua holds. */
+/* The FFI's handle (weir_wintab_t in weir_ffi.h). */
 struct weir_wintab {
     wr_wintab_t t;
 };

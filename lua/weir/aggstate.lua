@@ -18,8 +18,9 @@
 --                           pointer (its address as a number: no boxed cdata), elements
 --                           added through it not yet counted in C
 --   tumbling with a built-in aggregate (weir.aggregates; M.cagg_kind):
---     inst.cagg             aggs.c: the accumulators of inst.wtab's windows by id (inst.accs
---                           and inst.counts stay empty)
+--     inst.cagg             aggs.c: the windows (key id, start) in a table of its own, with
+--                           their accumulators (inst.wtab is false; inst.accs and inst.counts
+--                           stay empty); listed by weir_aggs_capacity/weir_aggs_at
 --     inst.batch            the elements not yet applied in C: keys/ts/x[0 .. n) (key id,
 --                           timestamp, value); M.cagg_flush applies it, the windows
 --                           it creates keep their timers in C (weir_aggs_created), where a
@@ -93,7 +94,10 @@ function M.init(inst, k, cagg)
   -- queue and whether it fired; tables there, false otherwise
   inst.tpos, inst.tfired = false, false
   if k == 1 then
-    inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
+    inst.wtab = false -- a built-in aggregate's windows are its own (aggs.c)
+    if not cagg then
+      inst.wtab = ffi.gc(C.weir_wintab_new(), C.weir_wintab_free)
+    end
     inst.tb_apart = 0 -- windows the job's start opened apart (weir.aggwindow, tumbling_push)
   else
     inst.slices = ffi.gc(C.weir_slices_new(), C.weir_slices_free)
@@ -154,7 +158,7 @@ function M.cagg_flush(node, inst)
     return
   end
   b.n = 0
-  local m = C.weir_aggs_apply(inst.cagg, inst.wtab, n, b.keys, b.ts, b.x, node.assigner.size,
+  local m = C.weir_aggs_apply(inst.cagg, n, b.keys, b.ts, b.x, node.assigner.size,
     node.assigner.offset)
   if m < 0 then
     error(("window store: %s"):format(ffi.string(C.weir_strerror(m))), 0)
@@ -204,7 +208,7 @@ end
 ---it (avg: { sum, count }) and its element count.
 local function cagg_acc(node, inst, kid, a)
   local out = inst.g_out
-  C.weir_aggs_get(inst.cagg, inst.wtab, kid, a, out)
+  C.weir_aggs_get(inst.cagg, kid, a, out)
   if node.user_fn.builtin.kind == "avg" then
     return { out[0], out[1] }, out[1]
   end
@@ -260,14 +264,13 @@ end
 ---last that covers it); then its window_state.
 function M.drop(inst, k, kid, a, size)
   if k == 1 then
-    local id
-    if inst.cagg then -- through aggs.c, which remembers each key's last window
-      id = C.weir_aggs_drop(inst.cagg, inst.wtab, kid, a)
+    if inst.cagg then -- its own table in aggs.c
+      C.weir_aggs_drop(inst.cagg, kid, a)
     else
-      id = C.weir_wintab_drop(inst.wtab, kid, a)
-    end
-    if id >= 0 then
-      inst.accs[id], inst.counts[id] = nil, nil
+      local id = C.weir_wintab_drop(inst.wtab, kid, a)
+      if id >= 0 then
+        inst.accs[id], inst.counts[id] = nil, nil
+      end
     end
     if inst.last_start[kid] == a then
       inst.last_start[kid] = nil
@@ -379,8 +382,8 @@ function M.windows(node, inst, keep, with_contents)
     if cagg then
       M.cagg_sync(node, inst)
     end
-    for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
-      local id = C.weir_wintab_at(inst.wtab, i, e)
+    for i = 0, (cagg and C.weir_aggs_capacity(cagg) or C.weir_wintab_capacity(inst.wtab)) - 1 do
+      local id = cagg and C.weir_aggs_at(cagg, i, e) or C.weir_wintab_at(inst.wtab, i, e)
       if id >= 0 and keep(e[0]) then
         local kid, a = e[0], e[1]
         local acc, count = inst.accs[id], inst.counts[id] or 0
@@ -480,7 +483,9 @@ function M.stats(node, inst)
   if node.assigner.size == node.assigner.slide then
     -- with the windows a fire took out of wtab and has not cleared yet (aggwindow: the chunk
     -- of fires in progress), which a window function asking sees as open, as before its clear
-    open = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN) + inst.w_taken
+    local open_of = inst.cagg and C.weir_aggs_stat(inst.cagg, C.WEIR_STORE_OPEN)
+      or C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
+    open = open_of + inst.w_taken
     elements = 0
     if inst.cagg then
       for _, w in ipairs(M.windows(node, inst, function() return true end, false)) do
@@ -490,10 +495,8 @@ function M.stats(node, inst)
     for _, n in pairs(inst.counts) do
       elements = elements + n
     end
-    bytes = C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
-    if inst.cagg then
-      bytes = bytes + C.weir_aggs_stat(inst.cagg, C.WEIR_STORE_BYTES)
-    end
+    bytes = inst.cagg and C.weir_aggs_stat(inst.cagg, C.WEIR_STORE_BYTES)
+      or C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_BYTES)
   else
     -- as the general operator counts them: an element once per window it is in
     local list = M.windows(node, inst, function() return true end, false)

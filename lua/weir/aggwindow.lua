@@ -564,7 +564,7 @@ local function cagg_ops(node, guard, call_window_fn, o)
   -- the window's fire during push (a due window: allowed lateness)
   local function fire(inst, key, kid, a)
     local out = inst.g_out
-    if C.weir_aggs_get(inst.cagg, inst.wtab, kid, a, out) == 0 then
+    if C.weir_aggs_get(inst.cagg, kid, a, out) == 0 then
       fire_value(inst, key, kid, a, out[2])
     end
   end
@@ -590,9 +590,9 @@ local function cagg_ops(node, guard, call_window_fn, o)
     else
       aggstate.cagg_flush(node, inst) -- the batch first (its window may be this one's)
     end
-    local id = C.weir_aggs_add(inst.cagg, inst.wtab, kid, q, x, inst.fresh1)
-    if id < 0 then
-      store_failed(id)
+    local rc = C.weir_aggs_add(inst.cagg, kid, q, x, inst.fresh1)
+    if rc < 0 then
+      store_failed(rc)
     end
     local fresh = inst.fresh1[0] == 1
     if trace then
@@ -734,8 +734,7 @@ local function wire_cagg_watermark(node, guard, o, c)
             m = m + 1
           end
         end
-        C.weir_aggs_fire(inst.cagg, inst.wtab, keys, m, a, drop, inst.g_ids, inst.g_vals,
-          inst.g_cnt)
+        C.weir_aggs_fire(inst.cagg, keys, m, a, drop, inst.g_vals, inst.g_cnt)
         local vals, cnt = inst.g_vals, inst.g_cnt
         local j = 0
         for i = first, last do
@@ -767,8 +766,8 @@ local function wire_cagg_watermark(node, guard, o, c)
         fire_queued(inst, w)
         break
       end
-      local m = C.weir_aggs_due(inst.cagg, inst.wtab, size, w, CHUNK, inst.g_keys,
-        inst.g_starts, inst.g_ids, inst.g_vals, inst.g_cnt)
+      local m = C.weir_aggs_due(inst.cagg, size, w, CHUNK, inst.g_keys, inst.g_starts,
+        inst.g_vals, inst.g_cnt)
       if m <= 0 then
         break
       end

@@ -542,7 +542,9 @@ local function snapshot_sessions(node, inst, out, keep)
 end
 
 local function snapshot_fast(node, inst, out, repr, keep)
-  local hint = repr == "tumbling" and C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN)
+  local hint = repr == "tumbling" and (inst.cagg
+      and C.weir_aggs_stat(inst.cagg, C.WEIR_STORE_OPEN)
+      or C.weir_wintab_stat(inst.wtab, C.WEIR_STORE_OPEN))
     or C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
   local sec = sections(node, inst, repr, aggstate.key_of, out, hint, keep)
   local cols = {} -- per section its Lua columns, packed at the end
@@ -561,8 +563,8 @@ local function snapshot_fast(node, inst, out, repr, keep)
     if cagg then
       aggstate.cagg_sync(node, inst)
     end
-    for i = 0, C.weir_wintab_capacity(inst.wtab) - 1 do
-      local id = C.weir_wintab_at(inst.wtab, i, e)
+    for i = 0, (cagg and C.weir_aggs_capacity(cagg) or C.weir_wintab_capacity(inst.wtab)) - 1 do
+      local id = cagg and C.weir_aggs_at(cagg, i, e) or C.weir_wintab_at(inst.wtab, i, e)
       if id >= 0 then
         local s, ki = sec(e[0])
         local c = col(s)
@@ -571,7 +573,7 @@ local function snapshot_fast(node, inst, out, repr, keep)
         c.wk[n], c.ws[n], c.wn[n] = ki, e[1], inst.counts[id] or 0
         local acc = inst.accs[id]
         if cagg then -- its accumulator's number (avg: the sum; the count is wn)
-          C.weir_aggs_get(cagg, inst.wtab, e[0], e[1], inst.g_out)
+          C.weir_aggs_get(cagg, e[0], e[1], inst.g_out)
           acc, c.wn[n] = inst.g_out[0], inst.g_out[1]
         end
         if type(acc) ~= "number" then
@@ -904,19 +906,22 @@ local function restore_fast(node, inst, sec, kids, timers, old)
     local ws, wn = unpackd(sec.ws), unpacki(sec.wn)
     local wa = sec.wa and unpackd(sec.wa)
     for i = 0, n - 1 do
-      local id = C.weir_wintab_add(inst.wtab, kids[wk[i]], ws[i])
-      if id < 0 then
-        failure.job_error(("%s: cannot restore a window: %s"):format(node.label,
-          ffi.string(C.weir_strerror(id))))
-      end
       if inst.cagg then -- a built-in aggregate in C: (v, n), as the snapshot wrote them
         local v = wa and wa[i] or sec.wv[i + 1]
-        if type(v) ~= "number" or C.weir_aggs_set(inst.cagg, inst.wtab, kids[wk[i]], ws[i], v,
-            wn[i]) < 0 then
+        local rc = type(v) == "number" and C.weir_aggs_set(inst.cagg, kids[wk[i]], ws[i], v, wn[i])
+        if not rc or rc == C.WEIR_EINVAL then
           failure.job_error(("%s: cannot restore a window: its accumulator %s is not a "
             .. "built-in aggregate's"):format(node.label, tostring(v)))
+        elseif rc < 0 then
+          failure.job_error(("%s: cannot restore a window: %s"):format(node.label,
+            ffi.string(C.weir_strerror(rc))))
         end
       else
+        local id = C.weir_wintab_add(inst.wtab, kids[wk[i]], ws[i])
+        if id < 0 then
+          failure.job_error(("%s: cannot restore a window: %s"):format(node.label,
+            ffi.string(C.weir_strerror(id))))
+        end
         inst.counts[id] = wn[i] ~= 0 and wn[i] or nil
         if wa then
           inst.accs[id] = wa[i]

@@ -12,7 +12,6 @@
 #include "aggs.h"
 #include "check_support.h"
 #include "weir.h"
-#include "wintab.h"
 
 START_TEST(test_aggs_one_accumulator_per_kind)
 {
@@ -60,7 +59,6 @@ START_TEST(test_aggs_batch_matches_a_reference_model)
 {
     int kind = _i;
     const double size = 1000, offset = 250;
-    weir_wintab_t *t = weir_wintab_new();
     weir_aggs_t *a = weir_aggs_new(kind);
     ck_assert_ptr_nonnull(a);
     static int32_t keys[N], fresh[N];
@@ -98,18 +96,16 @@ START_TEST(test_aggs_batch_matches_a_reference_model)
      * what was created */
     int total_fresh = 0;
     wr_aggs_t direct;
-    wr_wintab_t dt;
     wr_aggs_init(&direct, (wr_agg_kind_t)kind);
-    wr_wintab_init(&dt);
     for (int from = 0; from < N;) {
         int n = from % 3 == 0 ? 1 : 977;
         if (from + n > N) {
             n = N - from;
         }
-        int32_t m = wr_aggs_apply(&direct, &dt, n, keys + from, ts + from, x + from, size, offset,
+        int32_t m = wr_aggs_apply(&direct, n, keys + from, ts + from, x + from, size, offset,
                                   fresh + total_fresh, fresh_start + total_fresh);
         ck_assert_int_ge(m, 0);
-        ck_assert_int_eq(weir_aggs_apply(a, t, n, keys + from, ts + from, x + from, size, offset),
+        ck_assert_int_eq(weir_aggs_apply(a, n, keys + from, ts + from, x + from, size, offset),
                          m);
         for (int j = 0; j < m; j++) {
             fresh[total_fresh + j] += from; /* batch index -> element index */
@@ -131,9 +127,8 @@ START_TEST(test_aggs_batch_matches_a_reference_model)
     weir_aggs_created_clear(a);
     ck_assert_int_eq(weir_aggs_created(a, &ckeys, &cstarts), 0);
     wr_aggs_close(&direct);
-    wr_wintab_close(&dt);
-    ck_assert(weir_wintab_stat(t, WEIR_STORE_OPEN) == created);
-    int32_t fkeys[KEYS + 1], ids[KEYS + 1];
+    ck_assert(weir_aggs_stat(a, WEIR_STORE_OPEN) == created);
+    int32_t fkeys[KEYS + 1];
     double value[KEYS + 1], count[KEYS + 1];
     for (int w = 0; w < WINS; w++) {
         for (int k = 0; k < KEYS; k++) {
@@ -141,7 +136,7 @@ START_TEST(test_aggs_batch_matches_a_reference_model)
         }
         fkeys[KEYS] = KEYS + 5; /* a key with no window */
         double start = offset - 1000 + 1000.0 * w;
-        ck_assert_int_eq(weir_aggs_fire(a, t, fkeys, KEYS + 1, start, 1, ids, value, count),
+        ck_assert_int_eq(weir_aggs_fire(a, fkeys, KEYS + 1, start, 1, value, count),
                          KEYS + 1);
         ck_assert(count[KEYS] == 0 && value[KEYS] == 0);
         for (int k = 0; k < KEYS; k++) {
@@ -158,46 +153,42 @@ START_TEST(test_aggs_batch_matches_a_reference_model)
                           value[k], want);
         }
         /* dropped: a second fire finds nothing */
-        weir_aggs_fire(a, t, fkeys, KEYS, start, 0, ids, value, count);
+        weir_aggs_fire(a, fkeys, KEYS, start, 0, value, count);
         for (int k = 0; k < KEYS; k++) {
             ck_assert(count[k] == 0);
         }
     }
-    ck_assert(weir_wintab_stat(t, WEIR_STORE_OPEN) == 0);
+    ck_assert(weir_aggs_stat(a, WEIR_STORE_OPEN) == 0);
     weir_aggs_free(a);
-    weir_wintab_free(t);
 }
 END_TEST
 
 START_TEST(test_aggs_add_get_set_and_fire_without_drop)
 {
-    weir_wintab_t *t = weir_wintab_new();
     weir_aggs_t *a = weir_aggs_new(WEIR_AGG_AVG);
     int32_t fresh = -1;
-    int32_t id = weir_aggs_add(a, t, 4, 5000, 3, &fresh);
-    ck_assert_int_ge(id, 0);
+    ck_assert_int_eq(weir_aggs_add(a, 4, 5000, 3, &fresh), 0);
     ck_assert_int_eq(fresh, 1);
-    ck_assert_int_eq(weir_aggs_add(a, t, 4, 5000, 6, &fresh), id);
+    ck_assert_int_eq(weir_aggs_add(a, 4, 5000, 6, &fresh), 0);
     ck_assert_int_eq(fresh, 0);
     double out[3];
-    ck_assert_int_eq(weir_aggs_get(a, t, 4, 5000, out), 0);
+    ck_assert_int_eq(weir_aggs_get(a, 4, 5000, out), 0);
     ck_assert(out[0] == 9 && out[1] == 2 && out[2] == 4.5);
-    ck_assert_int_eq(weir_aggs_get(a, t, 4, 0, out), -1);
+    ck_assert_int_eq(weir_aggs_get(a, 4, 0, out), -1);
     /* a restore: the window made in the table, its accumulator set */
-    int32_t id2 = weir_aggs_set(a, t, 9, 0, 10, 4);
-    ck_assert_int_ge(id2, 0);
-    ck_assert_int_eq(weir_wintab_find(t, 9, 0), id2);
-    int32_t keys[2] = {4, 9}, ids[2];
+    ck_assert_int_eq(weir_aggs_set(a, 9, 0, 10, 4), 0);
+    ck_assert_int_eq(weir_aggs_get(a, 9, 0, out), 0);
+    ck_assert(out[0] == 10 && out[1] == 4 && out[2] == 2.5);
+    int32_t keys[2] = {4, 9};
     double value[2], count[2];
-    ck_assert_int_eq(weir_aggs_fire(a, t, keys, 2, 5000, 0, ids, value, count), 2);
+    ck_assert_int_eq(weir_aggs_fire(a, keys, 2, 5000, 0, value, count), 2);
     ck_assert(value[0] == 4.5 && count[0] == 2 && count[1] == 0); /* key 9's is at 0 */
-    ck_assert_int_eq(weir_aggs_fire(a, t, keys + 1, 1, 0, 0, ids, value, count), 1);
+    ck_assert_int_eq(weir_aggs_fire(a, keys + 1, 1, 0, 0, value, count), 1);
     ck_assert(value[0] == 2.5 && count[0] == 4);
-    ck_assert(weir_wintab_stat(t, WEIR_STORE_OPEN) == 2); /* not dropped */
+    ck_assert(weir_aggs_stat(a, WEIR_STORE_OPEN) == 2); /* not dropped */
     ck_assert(weir_aggs_stat(a, WEIR_STORE_BYTES) > 0);
-    ck_assert(isnan(weir_aggs_stat(a, WEIR_STORE_OPEN)));
+    ck_assert(isnan(weir_aggs_stat(a, 99)));
     weir_aggs_free(a);
-    weir_wintab_free(t);
 }
 END_TEST
 
@@ -205,32 +196,31 @@ START_TEST(test_aggs_refuses_bad_arguments)
 {
     ck_assert_ptr_null(weir_aggs_new(-1));
     ck_assert_ptr_null(weir_aggs_new(5));
-    weir_wintab_t *t = weir_wintab_new();
     weir_aggs_t *a = weir_aggs_new(WEIR_AGG_SUM);
     int32_t keys[1] = {-1}, fresh[1];
     double ts[1] = {0}, x[1] = {1}, fs[1];
-    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, 10, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, 1, keys, ts, x, 10, 0), WEIR_EINVAL);
     keys[0] = 1;
-    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, NULL, 10, 0), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, 0, 0), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, NAN, 0), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_apply(a, t, -1, keys, ts, x, 10, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, 1, keys, ts, NULL, 10, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, 1, keys, ts, x, 0, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, 1, keys, ts, x, NAN, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, -1, keys, ts, x, 10, 0), WEIR_EINVAL);
     ts[0] = NAN;
-    ck_assert_int_eq(weir_aggs_apply(a, t, 1, keys, ts, x, 10, 0), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_apply(a, t, 0, NULL, NULL, NULL, 10, 0), 0);
+    ck_assert_int_eq(weir_aggs_apply(a, 1, keys, ts, x, 10, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_apply(a, 0, NULL, NULL, NULL, 10, 0), 0);
     ck_assert_int_eq(weir_aggs_created(a, NULL, NULL), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_add(a, t, 1.5, 0, 1, fresh), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_add(a, t, 1, NAN, 1, fresh), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_fire(a, t, keys, -1, 0, 1, fresh, x, fs), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_add(a, 1.5, 0, 1, fresh), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_add(a, 1, NAN, 1, fresh), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_fire(a, keys, -1, 0, 1, x, fs), WEIR_EINVAL);
     double out[3];
-    ck_assert_int_eq(weir_aggs_get(a, t, 0, 0, out), -1); /* nothing there yet */
-    ck_assert_int_eq(weir_aggs_get(a, t, -1, 0, out), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_set(a, t, 0, 0, NAN, 1), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_set(a, t, -1, 0, 1, 1), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_get(a, 0, 0, out), -1); /* nothing there yet */
+    ck_assert_int_eq(weir_aggs_get(a, -1, 0, out), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_set(a, 0, 0, NAN, 1), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_set(a, -1, 0, 1, 1), WEIR_EINVAL);
     /* count needs no values */
     weir_aggs_t *c = weir_aggs_new(WEIR_AGG_COUNT);
     ts[0] = 5;
-    ck_assert_int_eq(weir_aggs_apply(c, t, 1, keys, ts, NULL, 10, 0), 1);
+    ck_assert_int_eq(weir_aggs_apply(c, 1, keys, ts, NULL, 10, 0), 1);
     const int32_t *ck;
     const double *cs;
     ck_assert_int_eq(weir_aggs_created(c, &ck, &cs), 1);
@@ -245,7 +235,6 @@ START_TEST(test_aggs_refuses_bad_arguments)
     weir_aggs_free(c);
     weir_aggs_free(a);
     weir_aggs_free(NULL);
-    weir_wintab_free(t);
 }
 END_TEST
 
@@ -254,7 +243,6 @@ END_TEST
  * due; out-of-order timestamps are sorted stably; the list survives its growth and moves. */
 START_TEST(test_aggs_due_in_timer_order)
 {
-    weir_wintab_t *t = weir_wintab_new();
     weir_aggs_t *a = weir_aggs_new(WEIR_AGG_SUM);
     enum { M = 20000, MAXK = 500 };
     static int32_t keys[M];
@@ -276,7 +264,7 @@ START_TEST(test_aggs_due_in_timer_order)
         wcnt[keys[i]][w] += 1;
         wsum[keys[i]][w] += x[i];
     }
-    int32_t k[7], ids[7];
+    int32_t k[7];
     double st[7], v[7], c[7];
     int taken = 0;
     double last_start = -1;
@@ -285,11 +273,11 @@ START_TEST(test_aggs_due_in_timer_order)
      * still to come (elements keep coming into the list while its head is taken: it moves
      * down when it grows), 7 windows a call */
     for (int from = 0; from < M; from += 250) {
-        ck_assert_int_ge(weir_aggs_apply(a, t, 250, keys + from, ts + from, x + from, 100, 0),
+        ck_assert_int_ge(weir_aggs_apply(a, 250, keys + from, ts + from, x + from, 100, 0),
                          0);
         double w = (from + 250) / 10 - 1;
         int32_t m;
-        while ((m = weir_aggs_due(a, t, 100, w, 7, k, st, ids, v, c)) > 0) {
+        while ((m = weir_aggs_due(a, 100, w, 7, k, st, v, c)) > 0) {
             for (int j = 0; j < m; j++) {
                 int wi = (int)(st[j] / 100);
                 ck_assert(st[j] + 99 <= w);
@@ -305,7 +293,7 @@ START_TEST(test_aggs_due_in_timer_order)
         ck_assert_int_eq(m, 0);
     }
     ck_assert_int_gt(taken, seq / 2);
-    ck_assert(weir_wintab_stat(t, WEIR_STORE_OPEN) == seq - taken);
+    ck_assert(weir_aggs_stat(a, WEIR_STORE_OPEN) == seq - taken);
     /* the rest as created() lists it: in timer order, none of them due yet */
     const int32_t *ck;
     const double *cs;
@@ -318,19 +306,104 @@ START_TEST(test_aggs_due_in_timer_order)
     /* more elements, later ones, then everything due: the rest first by start */
     int32_t k2[1] = {3};
     double ts2[1] = {100000}, x2[1] = {1};
-    ck_assert_int_eq(weir_aggs_apply(a, t, 1, k2, ts2, x2, 100, 0), 1);
+    ck_assert_int_eq(weir_aggs_apply(a, 1, k2, ts2, x2, 100, 0), 1);
     int32_t n = 0, m;
-    while ((m = weir_aggs_due(a, t, 100, 1e9, 7, k, st, ids, v, c)) > 0) {
+    while ((m = weir_aggs_due(a, 100, 1e9, 7, k, st, v, c)) > 0) {
         n += m;
     }
     ck_assert_int_eq(n, rest + 1);
     ck_assert(st[(rest + 1 - 1) % 7] == 100000);
     ck_assert_int_eq(weir_aggs_created(a, &ck, &cs), 0);
-    ck_assert(weir_wintab_stat(t, WEIR_STORE_OPEN) == 0);
-    ck_assert_int_eq(weir_aggs_due(a, t, 0, 1, 7, k, st, ids, v, c), WEIR_EINVAL);
-    ck_assert_int_eq(weir_aggs_due(NULL, t, 100, 1, 7, k, st, ids, v, c), WEIR_EINVAL);
+    ck_assert(weir_aggs_stat(a, WEIR_STORE_OPEN) == 0);
+    ck_assert_int_eq(weir_aggs_due(a, 0, 1, 7, k, st, v, c), WEIR_EINVAL);
+    ck_assert_int_eq(weir_aggs_due(NULL, 100, 1, 7, k, st, v, c), WEIR_EINVAL);
     weir_aggs_free(a);
-    weir_wintab_free(t);
+}
+END_TEST
+
+/* The table against a model under random adds, drops, fires and sets: windows of keys that
+ * share homes (blocks of four keys, few starts), key ids past the last-window cache, the
+ * table's growth, its backward-shift deletes and its shrink when empty, and the listing by
+ * capacity/at seeing every open window once. */
+START_TEST(test_aggs_table_matches_a_model)
+{
+    enum { NK = 48, NS = 6, STEPS = 60000 };
+    weir_aggs_t *a = weir_aggs_new(WEIR_AGG_SUM);
+    static double msum[NK][NS], mcnt[NK][NS];
+    memset(mcnt, 0, sizeof mcnt);
+    /* keys 0..39 are small ids; 40..47 are past WR_AGGS_LAST_MAX (not cached) */
+    int32_t kid[NK];
+    for (int k = 0; k < NK; k++) {
+        kid[k] = k < 40 ? k : WR_AGGS_LAST_MAX + 7 * k;
+    }
+    srand(11);
+    int open = 0, emptied = 0;
+    for (int step = 0; step < STEPS; step++) {
+        int k = rand() % NK, w = rand() % NS, op = rand() % 10;
+        double start = 1000.0 * w - 2000;
+        if (op < 6) { /* an element, through the batch or on its own */
+            double x = rand() % 7;
+            if (op < 4) {
+                double ts = start + rand() % 1000;
+                ck_assert_int_ge(weir_aggs_apply(a, 1, &kid[k], &ts, &x, 1000, 0), 0);
+            } else {
+                int32_t fresh;
+                ck_assert_int_eq(weir_aggs_add(a, kid[k], start, x, &fresh), 0);
+                ck_assert_int_eq(fresh, mcnt[k][w] == 0);
+            }
+            open += mcnt[k][w] == 0;
+            msum[k][w] = mcnt[k][w] == 0 ? x : msum[k][w] + x;
+            mcnt[k][w] += 1;
+        } else if (op < 8) { /* a drop */
+            int rc = weir_aggs_drop(a, kid[k], start);
+            ck_assert_int_eq(rc, mcnt[k][w] > 0 ? 0 : -1);
+            open -= mcnt[k][w] > 0;
+            mcnt[k][w] = 0;
+        } else if (op < 9) { /* a fire of every key's window at start, dropping */
+            int32_t keys[NK];
+            double value[NK], count[NK];
+            for (int j = 0; j < NK; j++) {
+                keys[j] = kid[j];
+            }
+            ck_assert_int_eq(weir_aggs_fire(a, keys, NK, start, 1, value, count), NK);
+            for (int j = 0; j < NK; j++) {
+                ck_assert(count[j] == mcnt[j][w]);
+                ck_assert(count[j] == 0 ? value[j] == 0 : value[j] == msum[j][w]);
+                open -= mcnt[j][w] > 0;
+                mcnt[j][w] = 0;
+            }
+        } else { /* a restore's set */
+            double v = rand() % 50, n = 1 + rand() % 3;
+            ck_assert_int_eq(weir_aggs_set(a, kid[k], start, v, n), 0);
+            open += mcnt[k][w] == 0;
+            msum[k][w] = v;
+            mcnt[k][w] = n;
+        }
+        ck_assert(weir_aggs_stat(a, WEIR_STORE_OPEN) == open);
+        emptied += open == 0;
+        if (step % 997 == 0) { /* every window once in the listing, with its accumulator */
+            int seen = 0;
+            double e[2], out[3];
+            for (int32_t i = 0; i < weir_aggs_capacity(a); i++) {
+                if (weir_aggs_at(a, i, e) < 0) {
+                    continue;
+                }
+                seen++;
+                int kk = -1;
+                for (int j = 0; j < NK; j++) {
+                    kk = kid[j] == e[0] ? j : kk;
+                }
+                int ww = (int)((e[1] + 2000) / 1000);
+                ck_assert(kk >= 0 && ww >= 0 && ww < NS && mcnt[kk][ww] > 0);
+                ck_assert_int_eq(weir_aggs_get(a, e[0], e[1], out), 0);
+                ck_assert(out[0] == msum[kk][ww] && out[1] == mcnt[kk][ww]);
+            }
+            ck_assert_int_eq(seen, open);
+        }
+    }
+    ck_assert_int_gt(emptied, 0); /* the table was left empty (and shrunk) on the way */
+    ck_assert_int_lt(weir_aggs_at(a, -1, NULL), 0);
+    weir_aggs_free(a);
 }
 END_TEST
 
@@ -343,6 +416,7 @@ static Suite *aggs_suite(void)
     add_case(s, "add_get_set_and_fire_without_drop", test_aggs_add_get_set_and_fire_without_drop);
     add_case(s, "refuses_bad_arguments", test_aggs_refuses_bad_arguments);
     add_case(s, "due_in_timer_order", test_aggs_due_in_timer_order);
+    add_case(s, "table_matches_a_model", test_aggs_table_matches_a_model);
     return s;
 }
 
