@@ -12,6 +12,7 @@
 
 #include "idtab.h"
 #include "mem.h"
+#include "wintab.h"
 #include "weir.h"
 
 /* MIN_CAP: wintab.c's, so that the windows sit at the positions they had in wintab (the
@@ -25,18 +26,10 @@ enum { MIN_CAP = 32, FIRE_AHEAD = 16 };
  * of one block, placed by Fibonacci hashing (the product's top bits) of (m, start). When keys
  * come round in order, as they do when a watermark's fires or a round of elements open the next
  * windows of every key, a cache line holds the entries of four keys, not one. */
-static inline size_t home_of(int32_t key, int64_t start, size_t mask)
-{
-    uint64_t h = (uint64_t)((uint32_t)key >> 2) + (uint64_t)start * UINT64_C(0xc2b2ae3d27d4eb4f);
-    h *= UINT64_C(0x9e3779b97f4a7c15);
-    size_t block = (size_t)(h >> (64 - (__builtin_ctzll((unsigned long long)mask + 1) - 2)));
-    return (block << 2) | ((uint32_t)key & 3);
-}
-
 static size_t entry_home(const void *entry, size_t mask)
 {
     const wr_aggs_entry_t *e = entry;
-    return home_of(e->key, e->start, mask);
+    return wr_wintab_home(e->key, e->start, mask);
 }
 
 static const wr_idtab_kind_t KIND = {
@@ -78,14 +71,14 @@ static inline size_t probe(const wr_aggs_t *a, int32_t key, int64_t start)
 {
     wr_aggs_entry_t q = {.start = start, .key = key};
     bool found;
-    return wr_idtab_find(&a->index, &KIND, home_of(key, start, a->index.cap - 1), same_window,
-                         &q, &found);
+    size_t home = wr_wintab_home(key, start, a->index.cap - 1);
+    return wr_idtab_find(&a->index, &KIND, home, same_window, &q, &found);
 }
 
 /* Starts loading the entry where (key, start)'s probe begins. A macro: GCC finds a function
  * around the builtin free of side effects and drops its calls. */
 #define PREFETCH_HOME(a, key, start)                                                          \
-    __builtin_prefetch(&entries(a)[home_of((key), (start), (a)->index.cap - 1)])
+    __builtin_prefetch(&entries(a)[wr_wintab_home((key), (start), (a)->index.cap - 1)])
 
 /* Id id is free again. */
 static inline void give_id(wr_aggs_t *a, int32_t id)

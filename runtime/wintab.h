@@ -68,4 +68,16 @@ struct weir_wintab {
     wr_wintab_t t;
 };
 
+/* The home of window (key id, start) in a table of mask + 1 entries (a power of two, >= 4):
+ * blocks of four, key ids 4m .. 4m + 3 of one window in consecutive entries (one 64-byte line
+ * of 16-byte entries), the block placed by Fibonacci hashing (the product's top bits) of (m,
+ * start). Shared by wintab.c and aggs.c, whose tables place windows alike. */
+static inline size_t wr_wintab_home(int32_t key, int64_t start, size_t mask)
+{
+    uint64_t h = (uint64_t)((uint32_t)key >> 2) + (uint64_t)start * UINT64_C(0xc2b2ae3d27d4eb4f);
+    h *= UINT64_C(0x9e3779b97f4a7c15);
+    size_t block = (size_t)(h >> (64 - (__builtin_ctzll((unsigned long long)mask + 1) - 2)));
+    return (block << 2) | ((uint32_t)key & 3);
+}
+
 #endif
