@@ -716,6 +716,8 @@ local function wire_cagg_watermark(node, guard, o, c)
   end
 
   -- the timers of the Lua queue up to w (timerq's order)
+  -- the chunk in progress, for failed(): how it was taken, its size, start and fire
+  local chunk_how, chunk_m, chunk_a, chunk_j = false, 0, 0, 0
   local function fire_queued(inst, w)
     local q = inst.tq
     local times, buckets = q.times, q.buckets
@@ -735,6 +737,7 @@ local function wire_cagg_watermark(node, guard, o, c)
           end
         end
         C.weir_aggs_fire(inst.cagg, keys, m, a, drop, inst.g_vals, inst.g_cnt)
+        chunk_how, chunk_m, chunk_a = "queued", m, a
         local vals, cnt = inst.g_vals, inst.g_cnt
         local j = 0
         for i = first, last do
@@ -742,6 +745,7 @@ local function wire_cagg_watermark(node, guard, o, c)
           b.head = i + 1
           q.count = q.count - 1
           if e > 0 then
+            chunk_j = j
             fired(inst, e, a, j, vals[j], cnt[j])
             j = j + 1
           else
@@ -771,14 +775,42 @@ local function wire_cagg_watermark(node, guard, o, c)
       if m <= 0 then
         break
       end
+      chunk_how, chunk_m = "due", m
       local keys, starts, vals, cnt = inst.g_keys, inst.g_starts, inst.g_vals, inst.g_cnt
       for j = 0, m - 1 do
+        chunk_j = j
         fired(inst, keys[j], starts[j], j, vals[j], cnt[j]) -- lateness is 0 here
       end
     end
+    chunk_how = false
     inst.firing = false
   end
-  return fire_nth
+
+  -- A fire that failed the job (no on_error) left the chunk's windows from the failing one
+  -- on taken out of the table (C took them for the chunk): they go back, so that the state at
+  -- the end is the general operator's: the failing window without its timer, the rest with
+  -- theirs (the queue's still hold them; the windows C timed get theirs back).
+  local function failed(inst)
+    local how = chunk_how
+    chunk_how = false
+    if not how or (how == "queued" and drop == 0) then
+      return
+    end
+    local keys, starts, vals, cnt = inst.g_keys, inst.g_starts, inst.g_vals, inst.g_cnt
+    local avg = node.user_fn.builtin.kind == "avg"
+    for x = chunk_j, chunk_m - 1 do
+      local n = cnt[x]
+      if n > 0 then
+        local a = how == "due" and starts[x] or chunk_a
+        -- the accumulator: the result, or for avg the sum (value = sum / n)
+        C.weir_aggs_set(inst.cagg, keys[x], a, avg and vals[x] * n or vals[x], n)
+        if how == "due" and x > chunk_j then
+          C.weir_aggs_created_add(inst.cagg, keys[x], a)
+        end
+      end
+    end
+  end
+  return fire_nth, failed
 end
 
 -- WindowOperator.onEventTime, over the timerq; fire_gathered returned (the error handler's).
@@ -798,10 +830,12 @@ local function wire_watermark(node, guard, o)
   -- clear_taken clears the rest after each fire.
   local CHUNK = chunk_of(k)
   local take = k == 1 and lateness == 0
+  local taken_m, taken_a = 0, 0 -- the chunk take last took: its size and window start
   local function gather(inst, m, a)
     if take then
       C.weir_wintab_take(inst.wtab, inst.g_keys, m, a, inst.g_ids)
       inst.w_taken = m -- still open to the stats until each one's clear (aggstate.stats)
+      taken_m, taken_a = m, a
       return
     end
     if k == 1 then
@@ -897,7 +931,33 @@ local function wire_watermark(node, guard, o)
     end
     inst.firing = false
   end
-  return fire_gathered
+
+  -- A fire that failed the job (no on_error) left the chunk's windows from the failing one
+  -- on taken out of wtab: they go back (new ids, the same accumulators), so that the state at
+  -- the end is the general operator's: the failing window without its timer, the rest with
+  -- theirs (still in the queue).
+  local function failed(inst)
+    local n = inst.w_taken
+    if not take or n <= 0 then
+      return
+    end
+    local back = {}
+    for x = taken_m - n, taken_m - 1 do
+      local id = inst.g_ids[x]
+      if id >= 0 then
+        back[#back + 1] = { inst.g_keys[x], inst.accs[id], inst.counts[id] }
+        inst.accs[id], inst.counts[id] = nil, nil
+      end
+    end
+    for _, w in ipairs(back) do
+      local id = C.weir_wintab_add(inst.wtab, w[1], taken_a)
+      if id >= 0 then
+        inst.accs[id], inst.counts[id] = w[2], w[3]
+      end
+    end
+    inst.w_taken = 0
+  end
+  return fire_gathered, failed
 end
 
 -- WindowOperator.onEventTime for sliced windows (k > 1): a chunk of a time's fires in one C
@@ -1761,22 +1821,36 @@ function M.instantiate(job, node)
   local guard = job:fire_guard()
   local o = window_ops(node, guard, call_window_fn)
   local intern = aggstate.interner(node)
-  local fire_gathered, run_key
+  local fire_gathered, run_key, failed
   local fire, fire_with, rich_clear = o.fire, o.fire_with, o.rich_clear
   if cagg then
     local c = cagg_ops(node, guard, call_window_fn, o)
     node.push = cagg_push(node, intern, c)
-    fire_gathered = wire_cagg_watermark(node, guard, o, c)
+    fire_gathered, failed = wire_cagg_watermark(node, guard, o, c)
     fire, fire_with = c.fire, c.fire_value
   else
     node.push = k == 1 and tumbling_push(node, intern, o) or sliding_push(node, intern, o)
     if k == 1 then
-      fire_gathered = wire_watermark(node, guard, o)
+      fire_gathered, failed = wire_watermark(node, guard, o)
     else
       fire_gathered, run_key = wire_sliced_watermark(node, guard, o)
     end
   end
   node.on_processing_time = function() end
+  if failed and not guard then
+    -- Without on_error a failing fire fails the job, out of a chunk of fires that took its
+    -- windows from the table: failed() puts back what the chunk had not cleared. The handler
+    -- is the job's, so the failure reads as before (the rethrown info passes the outer one).
+    local on_watermark = node.on_watermark
+    local handler = job:shared_handler()
+    node.on_watermark = function(inst, w)
+      local ok, err = xpcall(on_watermark, handler, inst, w)
+      if not ok then
+        failed(inst)
+        error(err, 0)
+      end
+    end
+  end
 
   -- for the error handler (weir.run, Failures): where a fire is, from these frames' arguments
   job.firers[node.on_watermark] = { node = node }

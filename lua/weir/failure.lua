@@ -377,6 +377,14 @@ local function resumed(ok, ...)
   return false, (...) -- the worker itself failed: cannot happen past its xpcall, but say so
 end
 
+---The job's xpcall handler (Job:error_handler), made once: an operator that catches a failure
+---to tidy its state and raises it again reads it with this one, so that the failure's info is
+---the same (the outer handler passes it on).
+function Job:shared_handler()
+  self.handler = self.handler or self:error_handler()
+  return self.handler
+end
+
 ---xpcall(f, handler, ...) in the job's worker coroutine: returns what xpcall returns.
 function Job:protected(f, ...)
   self.handler = self.handler or self:error_handler()
