@@ -90,6 +90,8 @@ function M.init(inst, k, cagg)
   end
   inst.one = { 0 } -- a fire's one-element list for the window function (reused, read-only)
   inst.w_taken = 0 -- tumbling: windows a chunk of fires took out of wtab, not yet cleared
+  -- sliced: the time of a fire that failed the job, and the keys whose windows there were left
+  inst.failed_at, inst.failed_keys = false, false
   -- a Lua trigger's (weir.aggwindow, "A Lua trigger"): per window id its timer's place in the
   -- queue and whether it fired; tables there, false otherwise
   inst.tpos, inst.tfired = false, false
@@ -402,12 +404,14 @@ function M.windows(node, inst, keep, with_contents)
     return list
   end
   local W, seen = inst.watermark, {}
+  local fat = inst.failed_at -- a fire at this time failed the job (aggwindow, failed)
   local merge = M.merge_of(node)
   for _, sl in ipairs(slices_of(inst)) do
     local kid, a = sl.kid, sl.start
     for _ = 1, keep(kid) and k or 0 do
-      if wc.cleanup_time(node, a + size - 1) <= W then
-        break
+      local c = wc.cleanup_time(node, a + size - 1)
+      if c <= W and (not fat or c < fat or (c == fat and not inst.failed_keys.clean[kid])) then
+        break -- cleaned up (after a failed fire: before its time, or at it before its key)
       end
       local per = seen[kid] -- by number, not by string: a string of a time can round
       if not per then
@@ -416,7 +420,10 @@ function M.windows(node, inst, keep, with_contents)
       end
       local e = per[a]
       if not e then
-        e = { kid = kid, start = a, stop = a + size, count = 0, fired = a + size - 1 <= W,
+        local mt = a + size - 1
+        local fired = mt <= W and (not fat or mt < fat
+                                   or (mt == fat and not inst.failed_keys.fire[kid]))
+        e = { kid = kid, start = a, stop = a + size, count = 0, fired = fired,
               contents = with_contents and M.slices_acc(inst, kid, a, a + size, merge) or nil,
               window_state = window_state_of(inst, kid, a, a + size) }
         per[a] = e

@@ -981,6 +981,7 @@ local function wire_sliced_watermark(node, guard, o)
   local CHUNK = chunk_of(k)
   local band = bit.band
   local at = 0 -- the op running (a failing merge's)
+  local firing_i = 0 -- the bucket entry whose fire runs (0: none yet in this chunk)
 
   local function run_ops(ops, from, to)
     for x = from, to - 1 do
@@ -1075,6 +1076,7 @@ local function wire_sliced_watermark(node, guard, o)
           end
         end
         local d = 0
+        firing_i = 0
         if m > 0 then
           d = C.weir_slices_fire(inst.slices, keys, m, a, a + size, drop, inst.f_res, flags,
             inst.f_off, inst.f_ops, inst.f_cap, inst.g_ids)
@@ -1097,6 +1099,7 @@ local function wire_sliced_watermark(node, guard, o)
           q.count = q.count - 1
           if e > 0 then
             local key = key_of(inst, e)
+            firing_i = i
             if guard then
               guard(fire_sliced, inst, key, e, a, j)
             else
@@ -1123,7 +1126,31 @@ local function wire_sliced_watermark(node, guard, o)
     end
     inst.firing = false
   end
-  return fire_sliced, run_key
+
+  -- A fire that failed the job (no on_error): the windows at its time from the failing one on
+  -- are still there (the failing one without its timer), those before it are not, which the
+  -- watermark alone cannot say: aggstate.windows reads inst.failed_at (the time) and
+  -- inst.failed_keys. The slices C dropped for the chunk's windows are gone with them.
+  local function failed(inst)
+    local q = inst.tq
+    if q.n == 0 then
+      return
+    end
+    local t = q.times[1]
+    local b = q.buckets[t]
+    local fire, clean = {}, {} -- the keys whose fire, and whose cleanup, there is left
+    for i = firing_i > 0 and firing_i or b.head, b.len do
+      local e = b[i]
+      if e > 0 then
+        fire[e] = true
+      end
+      if e < 0 or lateness == 0 then
+        clean[e < 0 and -e or e] = true
+      end
+    end
+    inst.failed_at, inst.failed_keys = t, { fire = fire, clean = clean }
+  end
+  return fire_sliced, run_key, failed
 end
 
 -- A Lua trigger on tumbling windows ------------------------------------------------------------
@@ -1833,7 +1860,7 @@ function M.instantiate(job, node)
     if k == 1 then
       fire_gathered, failed = wire_watermark(node, guard, o)
     else
-      fire_gathered, run_key = wire_sliced_watermark(node, guard, o)
+      fire_gathered, run_key, failed = wire_sliced_watermark(node, guard, o)
     end
   end
   node.on_processing_time = function() end
