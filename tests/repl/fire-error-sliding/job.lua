@@ -1,7 +1,7 @@
--- A REPL session: a window function fails for key "b" in a watermark's fires (no on_error, so
--- the job fails); the state at the end is the general operator's (recorded with
--- require("weir.aggwindow").disabled = true): b's window without its timer, c's and d's, which
--- the fires had not reached, with theirs.
+-- A REPL session: a window function fails for key "b" in a watermark's fires on sliding windows
+-- (no on_error, so the job fails); the state at the end is the general operator's (recorded
+-- with require("weir.aggwindow").disabled = true): the windows of the failing time that the
+-- fires had not reached are still there.
 local weir = require("weir")
 local env = weir.env()
 env:manual()
