@@ -13,7 +13,9 @@ env:manual()
     :with_timestamp_assigner(function(e) return e[2] end))
   :key_by(function(e) return e[1] end)
   :window(weir.windows.sliding_event_time("10s", "5s"))
-  :aggregate({ create = function() return 0 end, add = function(_, c) return c + 1 end, result = function(c) return c end, merge = function(a, b) return a + b end }, function(key, ctx, res, out)
+  :aggregate({ create = function() return 0 end, add = function(_, c) return c + 1 end,
+               result = function(c) return c end, merge = function(a, b) return a + b end },
+             function(key, ctx, res, out)
     if key == "b" then error("no b") end
     out({ key, tostring(ctx:window()), res[1] })
   end)
