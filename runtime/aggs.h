@@ -161,6 +161,8 @@ typedef struct wr_aggs {
     size_t thead, tsorted, tn, tcap;
     double *qs; /* apply's window starts, qs_cap */
     size_t qs_cap;
+    size_t probes;  /* elements of this apply that probed the table */
+    bool prefetch;  /* the last apply probed for more than 1 element in 16 */
     size_t bytes; /* heap bytes held */
 } wr_aggs_t;
 
