@@ -328,6 +328,20 @@ __attribute__((always_inline)) static inline wr_agg_t *acc_of(wr_aggs_t *a, int3
             *is_new = false;
             return &l->acc;
         }
+        /* a window opened ahead, here: no call for the usual move of elements in time order */
+        if (isnan(*q)) {
+            *q = window_start(ts, size, offset);
+        }
+        if (opens_ahead(a, li, *q) && a->open < WR_AGGS_MAX) {
+            write_back(a, l);
+            int32_t id = take_id(a);
+            a->unindexed++;
+            a->top[li] = wr_ms_from_double(*q);
+            *l = (wr_aggs_last_t){.start = *q, .key = key, .id = id};
+            *is_new = true;
+            *tid = id;
+            return &l->acc;
+        }
     }
     return acc_moved(a, key, ts, size, offset, q, is_new, tid);
 }
