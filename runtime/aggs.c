@@ -4,6 +4,7 @@
 #include "aggs.h"
 #include "ms.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -63,6 +64,16 @@ void wr_aggs_close(wr_aggs_t *a)
     wr_release_counted(&a->bytes, a->acc, a->acc_cap, sizeof *a->acc);
     wr_release_counted(&a->bytes, a->free_ids, a->free_cap, sizeof *a->free_ids);
     wr_release_counted(&a->bytes, a->last, a->last_cap, sizeof *a->last);
+    wr_release_counted(&a->bytes, a->top, a->last_cap, sizeof *a->top);
+    wr_release_counted(&a->bytes, a->tkeys, a->tcap, sizeof *a->tkeys);
+    wr_release_counted(&a->bytes, a->tids, a->tcap, sizeof *a->tids);
+    wr_release_counted(&a->bytes, a->tstarts, a->tcap, sizeof *a->tstarts);
+    if (a->skeys) {
+        wr_release_counted(&a->bytes, a->skeys, a->tcap, sizeof *a->skeys);
+        wr_release_counted(&a->bytes, a->sids, a->tcap, sizeof *a->sids);
+        wr_release_counted(&a->bytes, a->sstarts, a->tcap, sizeof *a->sstarts);
+    }
+    wr_release_counted(&a->bytes, a->qs, a->qs_cap, sizeof *a->qs);
     memset(a, 0, sizeof *a);
 }
 
@@ -92,12 +103,10 @@ static inline void give_id(wr_aggs_t *a, int32_t id)
     a->free_ids[a->nfree++] = id;
 }
 
-/* Empties the entry at hole (backward shift), its id free again; back to the initial size,
- * ids from 0 again, when the table is left empty. */
-static void remove_at(wr_aggs_t *a, size_t hole)
+/* A window is gone (its id given back): back to the initial size, ids from 0 again, when no
+ * window is left. */
+static inline void closed_one(wr_aggs_t *a)
 {
-    give_id(a, entries(a)[hole].id);
-    wr_idtab_remove_at(&a->index, &KIND, hole);
     a->open--;
     if (a->open == 0) {
         a->nfree = 0;
@@ -106,6 +115,14 @@ static void remove_at(wr_aggs_t *a, size_t hole)
             wr_idtab_rehash(&a->index, &KIND, MIN_CAP, &a->bytes);
         }
     }
+}
+
+/* Empties the entry at hole (backward shift), its id free again. */
+static void remove_at(wr_aggs_t *a, size_t hole)
+{
+    give_id(a, entries(a)[hole].id);
+    wr_idtab_remove_at(&a->index, &KIND, hole);
+    closed_one(a);
 }
 
 /* Out of line: the growth is rare, and inlined it would put its registers on every add. */
@@ -119,13 +136,75 @@ __attribute__((noinline)) static void grow_acc(wr_aggs_t *a, size_t need)
     a->acc_cap = cap;
 }
 
+static inline size_t last_of(int32_t key)
+{
+    return (size_t)key & ((1u << 30) - 1);
+}
+
+/* Makes room for last[i] and top[i] (i < WR_AGGS_LAST_MAX). Out of line: rare. */
+__attribute__((noinline)) static void grow_last(wr_aggs_t *a, size_t i)
+{
+    size_t cap = a->last_cap ? a->last_cap : 1024;
+    while (cap <= i) {
+        cap *= 2;
+    }
+    a->last = wr_xresize_counted(&a->bytes, a->last, a->last_cap, cap, sizeof *a->last);
+    a->top = wr_xresize_counted(&a->bytes, a->top, a->last_cap, cap, sizeof *a->top);
+    for (size_t j = a->last_cap; j < cap; j++) {
+        a->last[j] = (wr_aggs_last_t){.start = 0, .key = -1, .id = -1};
+        a->top[j] = INT64_MIN;
+    }
+    a->last_cap = cap;
+}
+
+/* The id of a new window (its accumulator not set up). */
+static inline int32_t take_id(wr_aggs_t *a)
+{
+    int32_t id = a->nfree > 0 ? a->free_ids[--a->nfree] : a->next_id++;
+    if ((size_t)id >= a->acc_cap) {
+        grow_acc(a, (size_t)id + 1);
+    }
+    a->open++;
+    return id;
+}
+
+/* Puts every unindexed window into the table, in creation order (their timers' order), so that
+ * a lookup by key finds it; their timers then say -1. Out of line: called before any lookup
+ * that may need them, rarely while elements come in time order. */
+__attribute__((noinline)) static void index_all(wr_aggs_t *a)
+{
+    for (size_t i = a->thead; i < a->tn && a->unindexed > 0; i++) {
+        int32_t id = a->tids[i];
+        if (id < 0) {
+            continue;
+        }
+        size_t indexed = a->open - a->unindexed;
+        if (wr_idtab_should_grow(&a->index, &KIND, indexed + 1, 3, 4)) {
+            wr_idtab_rehash(&a->index, &KIND, a->index.cap * 2, &a->bytes);
+        }
+        int64_t start = wr_ms_from_double(a->tstarts[i]);
+        size_t at = probe(a, a->tkeys[i], start); /* an empty entry: the window is in no other */
+        entries(a)[at] = (wr_aggs_entry_t){.start = start, .key = a->tkeys[i], .id = id};
+        a->tids[i] = -1;
+        a->unindexed--;
+    }
+}
+
+static inline void index_if_needed(wr_aggs_t *a)
+{
+    if (a->unindexed > 0) {
+        index_all(a);
+    }
+}
+
 /* The entry of (key, start), created (its id taken, its accumulator not set up) when absent;
  * NULL when WR_AGGS_MAX windows are open. The table grows past a load of 3/4 (as
  * wr_idtab_should_grow: a table the memory limit refuses keeps filling until one empty entry
- * would be left). */
+ * would be left). Every window is indexed first; a new one raises its key's top start. */
 static inline wr_aggs_entry_t *entry_put(wr_aggs_t *a, int32_t key, int64_t start,
                                          bool *is_new)
 {
+    index_if_needed(a);
     wr_aggs_entry_t *e = &entries(a)[probe(a, key, start)];
     *is_new = e->id < 0;
     if (*is_new) {
@@ -136,33 +215,18 @@ static inline wr_aggs_entry_t *entry_put(wr_aggs_t *a, int32_t key, int64_t star
             wr_idtab_rehash(&a->index, &KIND, a->index.cap * 2, &a->bytes);
             e = &entries(a)[probe(a, key, start)];
         }
-        int32_t id = a->nfree > 0 ? a->free_ids[--a->nfree] : a->next_id++;
-        if ((size_t)id >= a->acc_cap) {
-            grow_acc(a, (size_t)id + 1);
+        size_t li = last_of(key);
+        if (li < WR_AGGS_LAST_MAX) {
+            if (li >= a->last_cap) {
+                grow_last(a, li);
+            }
+            if (start > a->top[li]) {
+                a->top[li] = start;
+            }
         }
-        *e = (wr_aggs_entry_t){.start = start, .key = key, .id = id};
-        a->open++;
+        *e = (wr_aggs_entry_t){.start = start, .key = key, .id = take_id(a)};
     }
     return e;
-}
-
-static inline size_t last_of(int32_t key)
-{
-    return (size_t)key & ((1u << 30) - 1);
-}
-
-/* Makes room for last[i] (i < WR_AGGS_LAST_MAX). Out of line: rare. */
-__attribute__((noinline)) static void grow_last(wr_aggs_t *a, size_t i)
-{
-    size_t cap = a->last_cap ? a->last_cap : 1024;
-    while (cap <= i) {
-        cap *= 2;
-    }
-    a->last = wr_xresize_counted(&a->bytes, a->last, a->last_cap, cap, sizeof *a->last);
-    for (size_t j = a->last_cap; j < cap; j++) {
-        a->last[j] = (wr_aggs_last_t){.start = 0, .key = -1, .id = -1};
-    }
-    a->last_cap = cap;
 }
 
 /* The cache entry of window (key, start), or NULL when it is not its key's last. */
@@ -186,6 +250,7 @@ static inline void write_back(wr_aggs_t *a, wr_aggs_last_t *l)
 
 bool wr_aggs_drop(wr_aggs_t *a, int32_t key, int64_t start)
 {
+    index_if_needed(a);
     wr_aggs_last_t *l = cached(a, key, start);
     if (l) {
         l->key = -1; /* the window goes: nothing to write back */
@@ -204,6 +269,7 @@ wr_agg_t *wr_aggs_find(wr_aggs_t *a, int32_t key, int64_t start)
     if (l) {
         return &l->acc;
     }
+    index_if_needed(a);
     size_t i = probe(a, key, start);
     return entries(a)[i].id < 0 ? NULL : &a->acc[entries(a)[i].id];
 }
@@ -234,19 +300,26 @@ static inline double window_start(double ts, double size, double offset)
     return ts - (a - floor(a / size) * size);
 }
 
+/* Whether window start q of key (with its cache entry) opens past every start the key has had:
+ * then it cannot exist yet, and with timers it needs no table entry. */
+static inline bool opens_ahead(const wr_aggs_t *a, size_t li, double q)
+{
+    return a->timers && li < a->last_cap && wr_ms_from_double(q) > a->top[li];
+}
+
 /* The accumulator of element (key, ts): its key's last window's when ts is in it; else the
- * key's entry moves to the element's window, found or created in the table (then *q is its
- * start and *is_new whether it was created, its accumulator not yet set up; *q comes in as that
- * start when the caller knows it already, else NaN). Keys past the cache go to acc[id]
- * directly. NULL when the table is full. */
+ * key's entry moves to the element's window, found or created (then *q is its start and *is_new
+ * whether it was created, its accumulator not yet set up, and *tid the id of a window created
+ * unindexed, else -1; *q comes in as that start when the caller knows it already, else NaN).
+ * Keys past the cache go to acc[id] directly. NULL when the table is full. */
 __attribute__((noinline)) static wr_agg_t *acc_moved(wr_aggs_t *a, int32_t key, double ts,
                                                      double size, double offset, double *q,
-                                                     bool *is_new);
+                                                     bool *is_new, int32_t *tid);
 
 __attribute__((always_inline)) static inline wr_agg_t *acc_of(wr_aggs_t *a, int32_t key,
                                                               double ts, double size,
                                                               double offset, double *q,
-                                                              bool *is_new)
+                                                              bool *is_new, int32_t *tid)
 {
     size_t li = last_of(key);
     if (li < a->last_cap) {
@@ -255,27 +328,54 @@ __attribute__((always_inline)) static inline wr_agg_t *acc_of(wr_aggs_t *a, int3
             *is_new = false;
             return &l->acc;
         }
+        /* a window opened ahead, here: no call for the usual move of elements in time order */
+        if (isnan(*q)) {
+            *q = window_start(ts, size, offset);
+        }
+        if (opens_ahead(a, li, *q) && a->open < WR_AGGS_MAX) {
+            write_back(a, l);
+            int32_t id = take_id(a);
+            a->unindexed++;
+            a->top[li] = wr_ms_from_double(*q);
+            *l = (wr_aggs_last_t){.start = *q, .key = key, .id = id};
+            *is_new = true;
+            *tid = id;
+            return &l->acc;
+        }
     }
-    return acc_moved(a, key, ts, size, offset, q, is_new);
+    return acc_moved(a, key, ts, size, offset, q, is_new, tid);
 }
 
 /* acc_of's other case: the key's entry moves to another window (the old one's accumulator
  * written back to acc[id]). */
 static wr_agg_t *acc_moved(wr_aggs_t *a, int32_t key, double ts, double size, double offset,
-                           double *q, bool *is_new)
+                           double *q, bool *is_new, int32_t *tid)
 {
     size_t li = last_of(key);
-    wr_aggs_last_t *l = li < a->last_cap ? &a->last[li] : NULL;
+    *tid = -1;
     if (isnan(*q)) {
         *q = window_start(ts, size, offset);
     }
-    if (!l && li < WR_AGGS_LAST_MAX) {
+    if (li >= a->last_cap && li < WR_AGGS_LAST_MAX) {
         grow_last(a, li);
-        l = &a->last[li];
     }
+    wr_aggs_last_t *l = li < a->last_cap ? &a->last[li] : NULL;
     if (l) {
         write_back(a, l);
     }
+    if (opens_ahead(a, li, *q)) {
+        if (a->open >= WR_AGGS_MAX) {
+            return NULL;
+        }
+        int32_t id = take_id(a);
+        a->unindexed++;
+        a->top[li] = wr_ms_from_double(*q);
+        *l = (wr_aggs_last_t){.start = *q, .key = key, .id = id};
+        *is_new = true;
+        *tid = id;
+        return &l->acc;
+    }
+    a->probes++;
     wr_aggs_entry_t *e = entry_put(a, key, wr_ms_from_double(*q), is_new);
     if (!e) {
         return NULL;
@@ -290,21 +390,69 @@ static wr_agg_t *acc_moved(wr_aggs_t *a, int32_t key, double ts, double size, do
     return &l->acc;
 }
 
+/* Room for need timers: the list moved down to thead 0 first when that makes room. */
+static void timers_room(wr_aggs_t *a, size_t need)
+{
+    if (need <= a->tcap) {
+        return;
+    }
+    if (a->thead > 0) {
+        size_t n = a->tn - a->thead;
+        memmove(a->tkeys, a->tkeys + a->thead, n * sizeof *a->tkeys);
+        memmove(a->tids, a->tids + a->thead, n * sizeof *a->tids);
+        memmove(a->tstarts, a->tstarts + a->thead, n * sizeof *a->tstarts);
+        need -= a->thead;
+        a->tsorted = a->tsorted > a->thead ? a->tsorted - a->thead : 0;
+        a->tn = n;
+        a->thead = 0;
+        if (need <= a->tcap) {
+            return;
+        }
+    }
+    size_t cap = a->tcap ? a->tcap : 1024;
+    while (cap < need) {
+        cap *= 2;
+    }
+    a->tkeys = wr_xresize_counted(&a->bytes, a->tkeys, a->tcap, cap, sizeof *a->tkeys);
+    a->tids = wr_xresize_counted(&a->bytes, a->tids, a->tcap, cap, sizeof *a->tids);
+    a->tstarts = wr_xresize_counted(&a->bytes, a->tstarts, a->tcap, cap, sizeof *a->tstarts);
+    if (a->skeys) {
+        a->skeys = wr_xresize_counted(&a->bytes, a->skeys, a->tcap, cap, sizeof *a->skeys);
+        a->sids = wr_xresize_counted(&a->bytes, a->sids, a->tcap, cap, sizeof *a->sids);
+        a->sstarts = wr_xresize_counted(&a->bytes, a->sstarts, a->tcap, cap, sizeof *a->sstarts);
+    }
+    a->tcap = cap;
+}
+
+/* Appends a timer (the list has room). */
+static inline void timer_push(wr_aggs_t *a, int32_t key, double start, int32_t id)
+{
+    a->tkeys[a->tn] = key;
+    a->tstarts[a->tn] = start;
+    a->tids[a->tn] = id;
+    a->tn++;
+}
+
 /* One loop per kind: the switch of wr_agg_add folds away and the loop is the kind's. qs[i] is
- * element i's window start when the first pass computed it (NaN otherwise); fresh_start is the
- * same array, written at m <= i once element i has read it. */
+ * element i's window start when the first pass computed it (NaN otherwise). A created window
+ * becomes a timer (with timers), else it is written to fresh[m] and fresh_start[m]. */
 #define APPLY_LOOP(KIND)                                                                      \
     for (int32_t i = 0; i < n; i++) {                                                         \
-        double q = qs[i];                                                                     \
+        double q = qs ? qs[i] : NAN;                                                          \
         bool is_new;                                                                          \
-        wr_agg_t *acc = acc_of(a, keys[i], ts[i], size, offset, &q, &is_new);                 \
+        int32_t tid;                                                                          \
+        wr_agg_t *acc = acc_of(a, keys[i], ts[i], size, offset, &q, &is_new, &tid);           \
         if (!acc) {                                                                           \
             return WEIR_ESTATE;                                                               \
         }                                                                                     \
         if (is_new) {                                                                         \
             wr_agg_init(KIND, acc);                                                           \
-            fresh[m] = i;                                                                     \
-            fresh_start[m] = q;                                                               \
+            if (a->timers) {                                                                  \
+                timer_push(a, keys[i], q, tid);                                               \
+            } else {                                                                          \
+                fresh[m] = i;                                                                 \
+                fresh_start[m] = q;                                                           \
+            }                                                                                 \
             m++;                                                                              \
         }                                                                                     \
         wr_agg_add(KIND, acc, x ? x[i] : 0);                                                  \
@@ -319,27 +467,46 @@ static inline bool in_last(const wr_aggs_t *a, int32_t key, double ts, double si
 }
 
 /* wr_aggs_apply; with check, WEIR_EINVAL before anything is applied when a key is negative or
- * a timestamp NaN (the FFI's check, in the first pass rather than a pass of its own). */
+ * a timestamp NaN (the FFI's check, in the first pass rather than a pass of its own). qs:
+ * scratch for n starts. With timers, the list has room for n more. */
 static int32_t apply(wr_aggs_t *a, int32_t n, const int32_t *keys, const double *ts,
                      const double *x, double size, double offset, int32_t *fresh,
-                     double *fresh_start, bool check)
+                     double *fresh_start, double *qs, bool check)
 {
     /* The table entries of the elements that will probe, all of them first: a watermark comes
      * every few hundred thousand elements, so the table holds many windows per key and its
-     * lines are rarely in the cache; their misses overlap instead of queueing. Their starts
-     * are kept for the second pass (the division and floor once per new window). */
-    double *qs = fresh_start;
-    for (int32_t i = 0; i < n; i++) {
+     * lines are rarely in the cache; their misses overlap instead of queueing. A window that
+     * opens past its key's top start probes nothing: its key's last accumulator is written
+     * back, so that line is the one loaded. The starts are kept for the second pass (the
+     * division and floor once per new window). With timers, that pass runs only while the
+     * applies probe (the last one did for more than 1 element in 16): elements in time order
+     * probe nothing, and a pass of their own read each key's cache entry twice. */
+    if (a->timers && !a->prefetch) {
+        for (int32_t i = 0; check && i < n; i++) {
+            if (keys[i] < 0 || isnan(ts[i])) {
+                return WEIR_EINVAL;
+            }
+        }
+        qs = NULL;
+    }
+    for (int32_t i = 0; qs && i < n; i++) {
         int32_t key = keys[i];
         if (check && (key < 0 || isnan(ts[i]))) {
             return WEIR_EINVAL;
         }
         qs[i] = NAN;
         if (!in_last(a, key, ts[i], size)) {
-            qs[i] = window_start(ts[i], size, offset);
-            PREFETCH_HOME(a, key, wr_ms_from_double(qs[i]));
+            double q = window_start(ts[i], size, offset);
+            size_t li = last_of(key);
+            qs[i] = q;
+            if (!opens_ahead(a, li, q)) {
+                PREFETCH_HOME(a, key, wr_ms_from_double(q));
+            } else if (a->last[li].key >= 0) {
+                __builtin_prefetch(&a->acc[a->last[li].id], 1);
+            }
         }
     }
+    a->probes = 0;
     int32_t m = 0;
     switch (a->kind) {
     case WR_AGG_COUNT:
@@ -359,18 +526,34 @@ static int32_t apply(wr_aggs_t *a, int32_t n, const int32_t *keys, const double 
         APPLY_LOOP(WR_AGG_AVG)
         break;
     }
+    a->prefetch = a->probes * 16 > (size_t)n;
     return m;
+}
+
+/* Room for n window starts in qs. */
+static void qs_room(wr_aggs_t *a, size_t n)
+{
+    if (n > a->qs_cap) {
+        size_t cap = a->qs_cap ? a->qs_cap : 512;
+        while (cap < n) {
+            cap *= 2;
+        }
+        a->qs = wr_xresize_counted(&a->bytes, a->qs, a->qs_cap, cap, sizeof *a->qs);
+        a->qs_cap = cap;
+    }
 }
 
 int32_t wr_aggs_apply(wr_aggs_t *a, int32_t n, const int32_t *keys, const double *ts,
                       const double *x, double size, double offset, int32_t *fresh,
                       double *fresh_start)
 {
-    return apply(a, n, keys, ts, x, size, offset, fresh, fresh_start, false);
+    assert(!a->timers);
+    return apply(a, n, keys, ts, x, size, offset, fresh, fresh_start, fresh_start, false);
 }
 
-int32_t wr_aggs_fire(wr_aggs_t *a, const int32_t *keys, int32_t n, int64_t start, bool drop,
-                     double *value, double *count)
+/* wr_aggs_fire of windows in the table (none of them unindexed). */
+static int32_t fire_indexed(wr_aggs_t *a, const int32_t *keys, int32_t n, int64_t start,
+                            bool drop, double *value, double *count)
 {
     /* the entries first, all of them (prefetched in a pass of their own, so that the misses
      * overlap), then per window its entry found, its id kept in count[i] (-1: none; a window
@@ -415,22 +598,44 @@ int32_t wr_aggs_fire(wr_aggs_t *a, const int32_t *keys, int32_t n, int64_t start
     return n;
 }
 
+int32_t wr_aggs_fire(wr_aggs_t *a, const int32_t *keys, int32_t n, int64_t start, bool drop,
+                     double *value, double *count)
+{
+    index_if_needed(a);
+    return fire_indexed(a, keys, n, start, drop, value, count);
+}
+
+/* Fires and drops the unindexed window id of key: its result and count. */
+static inline void fire_unindexed(wr_aggs_t *a, int32_t key, int32_t id, double *value,
+                                  double *count)
+{
+    size_t li = last_of(key);
+    const wr_agg_t *acc = &a->acc[id];
+    wr_agg_t held;
+    if (li < a->last_cap && a->last[li].key == key && a->last[li].id == id) {
+        held = a->last[li].acc;
+        a->last[li].key = -1;
+        acc = &held;
+    }
+    *value = wr_agg_result(a->kind, acc);
+    *count = acc->n;
+    give_id(a, id);
+    a->unindexed--;
+    closed_one(a);
+}
+
 /* --- FFI --------------------------------------------------------------------------------- */
 
-/* The FFI's handle keeps the windows its applies created (key, start), in order, from head on:
- * they are the pending timers of the windows (each window's one timer, at its max timestamp,
- * registered when it was created). Lua either takes them over into its timer queue
- * (weir_aggs_created, then weir_aggs_created_clear) or fires them from here (weir_aggs_due), so
- * that the per-element path only appends and applies, and a watermark's timers need no Lua
- * work. [head, sorted) is in start order, stably: timer order, since every window has the
- * same size. */
+/* The FFI's handle: a table with timers (wr_aggs_t). Lua either takes the timers over into its
+ * timer queue (weir_aggs_created, then weir_aggs_created_clear) or fires them from here
+ * (weir_aggs_due), so that the per-element path only appends and applies, and a watermark's
+ * timers need no Lua work. due_keys, due_value and due_count (due_cap): the indexed windows of
+ * a run of due timers, fired together. */
 struct weir_aggs {
     wr_aggs_t a;
-    int32_t *ckeys;
-    double *cstarts;
-    int32_t *scratch; /* apply's fresh indices, room for ccap; the sort's keys */
-    double *sscratch; /* the sort's starts, room for ccap (NULL until a sort) */
-    size_t head, sorted, nc, ccap;
+    int32_t *due_keys;
+    double *due_value, *due_count;
+    size_t due_cap;
     size_t bytes;
 };
 
@@ -441,6 +646,7 @@ weir_aggs_t *weir_aggs_new(int32_t kind)
     }
     weir_aggs_t *fa = wr_xcalloc(1, sizeof *fa);
     wr_aggs_init(&fa->a, (wr_agg_kind_t)kind);
+    fa->a.timers = true;
     return fa;
 }
 
@@ -450,45 +656,10 @@ void weir_aggs_free(weir_aggs_t *fa)
         return;
     }
     wr_aggs_close(&fa->a);
-    wr_release_counted(&fa->bytes, fa->ckeys, fa->ccap, sizeof *fa->ckeys);
-    wr_release_counted(&fa->bytes, fa->cstarts, fa->ccap, sizeof *fa->cstarts);
-    wr_release_counted(&fa->bytes, fa->scratch, fa->ccap, sizeof *fa->scratch);
-    if (fa->sscratch) {
-        wr_release_counted(&fa->bytes, fa->sscratch, fa->ccap, sizeof *fa->sscratch);
-    }
+    wr_release_counted(&fa->bytes, fa->due_keys, fa->due_cap, sizeof *fa->due_keys);
+    wr_release_counted(&fa->bytes, fa->due_value, fa->due_cap, sizeof *fa->due_value);
+    wr_release_counted(&fa->bytes, fa->due_count, fa->due_cap, sizeof *fa->due_count);
     wr_free(fa);
-}
-
-/* Room for need created windows: the list moved down to head 0 first when that makes room. */
-static void created_room(weir_aggs_t *fa, size_t need)
-{
-    if (need <= fa->ccap) {
-        return;
-    }
-    if (fa->head > 0) {
-        size_t n = fa->nc - fa->head;
-        memmove(fa->ckeys, fa->ckeys + fa->head, n * sizeof *fa->ckeys);
-        memmove(fa->cstarts, fa->cstarts + fa->head, n * sizeof *fa->cstarts);
-        need -= fa->head;
-        fa->sorted = fa->sorted > fa->head ? fa->sorted - fa->head : 0;
-        fa->nc = n;
-        fa->head = 0;
-        if (need <= fa->ccap) {
-            return;
-        }
-    }
-    size_t cap = fa->ccap ? fa->ccap : 1024;
-    while (cap < need) {
-        cap *= 2;
-    }
-    fa->ckeys = wr_xresize_counted(&fa->bytes, fa->ckeys, fa->ccap, cap, sizeof *fa->ckeys);
-    fa->cstarts = wr_xresize_counted(&fa->bytes, fa->cstarts, fa->ccap, cap, sizeof *fa->cstarts);
-    fa->scratch = wr_xresize_counted(&fa->bytes, fa->scratch, fa->ccap, cap, sizeof *fa->scratch);
-    if (fa->sscratch) {
-        fa->sscratch =
-            wr_xresize_counted(&fa->bytes, fa->sscratch, fa->ccap, cap, sizeof *fa->sscratch);
-    }
-    fa->ccap = cap;
 }
 
 int32_t weir_aggs_apply(weir_aggs_t *fa, int32_t n, const int32_t *keys, const double *ts,
@@ -501,26 +672,20 @@ int32_t weir_aggs_apply(weir_aggs_t *fa, int32_t n, const int32_t *keys, const d
     if (n > 0 && !x && fa->a.kind != WR_AGG_COUNT) {
         return WEIR_EINVAL;
     }
-    created_room(fa, fa->nc + (size_t)n);
-    int32_t m = apply(&fa->a, n, keys, ts, x, size, offset, fa->scratch,
-                      fa->cstarts + fa->nc, true);
-    for (int32_t j = 0; j < m; j++) {
-        fa->ckeys[fa->nc + (size_t)j] = keys[fa->scratch[j]];
-    }
-    if (m > 0) {
-        fa->nc += (size_t)m;
-    }
-    return m;
+    timers_room(&fa->a, fa->a.tn + (size_t)n);
+    qs_room(&fa->a, (size_t)n);
+    return apply(&fa->a, n, keys, ts, x, size, offset, NULL, NULL, fa->a.qs, true);
 }
 
-int32_t weir_aggs_created(const weir_aggs_t *fa, const int32_t **keys, const double **starts)
+int32_t weir_aggs_created(weir_aggs_t *fa, const int32_t **keys, const double **starts)
 {
     if (!fa || !keys || !starts) {
         return WEIR_EINVAL;
     }
-    *keys = fa->ckeys + fa->head;
-    *starts = fa->cstarts + fa->head;
-    return (int32_t)(fa->nc - fa->head);
+    index_if_needed(&fa->a); /* Lua fires them by key */
+    *keys = fa->a.tkeys + fa->a.thead;
+    *starts = fa->a.tstarts + fa->a.thead;
+    return (int32_t)(fa->a.tn - fa->a.thead);
 }
 
 int32_t weir_aggs_created_add(weir_aggs_t *fa, int32_t key, double start)
@@ -528,60 +693,130 @@ int32_t weir_aggs_created_add(weir_aggs_t *fa, int32_t key, double start)
     if (!fa || key < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }
-    created_room(fa, fa->nc + 1);
-    fa->ckeys[fa->nc] = key;
-    fa->cstarts[fa->nc] = start;
-    fa->nc++;
+    timers_room(&fa->a, fa->a.tn + 1);
+    timer_push(&fa->a, key, start, -1);
     return 0;
 }
 
 void weir_aggs_created_clear(weir_aggs_t *fa)
 {
     if (fa) {
-        fa->head = fa->sorted = fa->nc = 0;
+        index_if_needed(&fa->a); /* their windows stay */
+        fa->a.thead = fa->a.tsorted = fa->a.tn = 0;
     }
 }
 
-/* Sorts [head, nc) by start, stably (a bottom-up merge sort through the scratch arrays), when
+/* Sorts [thead, tn) by start, stably (a bottom-up merge sort through the scratch arrays), when
  * it is not in order already: with timestamps in order, as they mostly are, windows are
  * created in start order and the check is all it costs. */
-static void sort_created(weir_aggs_t *fa)
+static void sort_timers(wr_aggs_t *t)
 {
-    size_t lo = fa->head, hi = fa->nc;
-    size_t i = fa->sorted > lo ? fa->sorted : lo + 1;
-    while (i < hi && fa->cstarts[i] >= fa->cstarts[i - 1]) {
+    size_t lo = t->thead, hi = t->tn;
+    size_t i = t->tsorted > lo ? t->tsorted : lo + 1;
+    while (i < hi && t->tstarts[i] >= t->tstarts[i - 1]) {
         i++;
     }
-    fa->sorted = hi;
+    t->tsorted = hi;
     if (i >= hi) {
         return;
     }
-    if (!fa->sscratch) {
-        fa->sscratch = wr_xresize_counted(&fa->bytes, NULL, 0, fa->ccap, sizeof *fa->sscratch);
+    if (!t->skeys) {
+        t->skeys = wr_xresize_counted(&t->bytes, NULL, 0, t->tcap, sizeof *t->skeys);
+        t->sids = wr_xresize_counted(&t->bytes, NULL, 0, t->tcap, sizeof *t->sids);
+        t->sstarts = wr_xresize_counted(&t->bytes, NULL, 0, t->tcap, sizeof *t->sstarts);
     }
-    int32_t *k = fa->ckeys + lo, *tk = fa->scratch;
-    double *s = fa->cstarts + lo, *ts = fa->sscratch;
+    int32_t *k = t->tkeys + lo, *tk = t->skeys, *d = t->tids + lo, *td = t->sids;
+    double *s = t->tstarts + lo, *ts = t->sstarts;
     size_t n = hi - lo;
     for (size_t w = 1; w < n; w *= 2) {
         for (size_t a = 0; a < n; a += 2 * w) {
             size_t m = a + w < n ? a + w : n, b = a + 2 * w < n ? a + 2 * w : n;
             size_t p = a, q = m, o = a;
             while (p < m && q < b) {
-                bool right = s[q] < s[p]; /* equal starts: the left (earlier) one first */
-                tk[o] = right ? k[q] : k[p];
-                ts[o++] = right ? s[q++] : s[p++];
+                size_t from = s[q] < s[p] ? q++ : p++; /* equal starts: the left one first */
+                tk[o] = k[from];
+                td[o] = d[from];
+                ts[o++] = s[from];
             }
-            while (p < m) {
+            for (; p < m; p++, o++) {
                 tk[o] = k[p];
-                ts[o++] = s[p++];
+                td[o] = d[p];
+                ts[o] = s[p];
             }
-            while (q < b) {
+            for (; q < b; q++, o++) {
                 tk[o] = k[q];
-                ts[o++] = s[q++];
+                td[o] = d[q];
+                ts[o] = s[q];
             }
         }
         memcpy(k, tk, n * sizeof *k);
+        memcpy(d, td, n * sizeof *d);
         memcpy(s, ts, n * sizeof *s);
+    }
+}
+
+/* Room for n indexed windows of one run of due timers. */
+static void due_room(weir_aggs_t *fa, size_t n)
+{
+    if (n <= fa->due_cap) {
+        return;
+    }
+    size_t cap = fa->due_cap ? fa->due_cap : 1024;
+    while (cap < n) {
+        cap *= 2;
+    }
+    fa->due_keys =
+        wr_xresize_counted(&fa->bytes, fa->due_keys, fa->due_cap, cap, sizeof *fa->due_keys);
+    fa->due_value =
+        wr_xresize_counted(&fa->bytes, fa->due_value, fa->due_cap, cap, sizeof *fa->due_value);
+    fa->due_count =
+        wr_xresize_counted(&fa->bytes, fa->due_count, fa->due_cap, cap, sizeof *fa->due_count);
+    fa->due_cap = cap;
+}
+
+/* The due timers [j, r) of one start, ids[] theirs: the unindexed windows fired by id (their
+ * accumulators prefetched FIRE_AHEAD ahead), then the indexed ones in one wr_aggs_fire, their
+ * results put back in place. */
+static void fire_run(weir_aggs_t *fa, const int32_t *keys, const int32_t *ids, int32_t n,
+                     double start, double *value, double *count)
+{
+    wr_aggs_t *a = &fa->a;
+    int32_t ni = 0;
+    for (int32_t i = 0; i < n && i < FIRE_AHEAD; i++) {
+        if (ids[i] >= 0) {
+            __builtin_prefetch(&a->acc[ids[i]]);
+        }
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (i + FIRE_AHEAD < n && ids[i + FIRE_AHEAD] >= 0) {
+            __builtin_prefetch(&a->acc[ids[i + FIRE_AHEAD]]);
+        }
+        if (ids[i] >= 0) {
+            fire_unindexed(a, keys[i], ids[i], &value[i], &count[i]);
+        } else {
+            ni++;
+        }
+    }
+    if (ni == 0) {
+        return;
+    }
+    due_room(fa, (size_t)ni);
+    int32_t k = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (ids[i] < 0) {
+            fa->due_keys[k++] = keys[i];
+        }
+    }
+    /* a timer of -1 names a window in the table or none: an unindexed window of the same key
+     * and start would have been indexed before any other could be made */
+    fire_indexed(a, fa->due_keys, ni, wr_ms_from_double(start), true, fa->due_value,
+                 fa->due_count);
+    k = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (ids[i] < 0) {
+            value[i] = fa->due_value[k];
+            count[i] = fa->due_count[k++];
+        }
     }
 }
 
@@ -592,28 +827,30 @@ int32_t weir_aggs_due(weir_aggs_t *fa, double size, double w, int32_t max, int32
         (max > 0 && (!keys || !starts || !value || !count))) {
         return WEIR_EINVAL;
     }
-    sort_created(fa);
-    size_t i = fa->head;
+    wr_aggs_t *a = &fa->a;
+    sort_timers(a);
+    size_t from = a->thead, i = from;
     int32_t m = 0;
-    while (m < max && i < fa->nc && fa->cstarts[i] + size - 1 <= w) {
-        keys[m] = fa->ckeys[i];
-        starts[m] = fa->cstarts[i];
+    while (m < max && i < a->tn && a->tstarts[i] + size - 1 <= w) {
+        keys[m] = a->tkeys[i];
+        starts[m] = a->tstarts[i];
         m++;
         i++;
     }
-    fa->head = i;
-    if (i == fa->nc) {
-        fa->head = fa->sorted = fa->nc = 0;
-    }
-    /* by runs of one start (one time's windows): the one-start fire, its start converted once */
+    /* by runs of one start (one time's windows); the ids read in place: nothing below moves
+     * the list (fires append nothing) */
+    const int32_t *ids = a->tids + from;
     for (int32_t j = 0; j < m;) {
         int32_t r = j + 1;
         while (r < m && starts[r] == starts[j]) {
             r++;
         }
-        wr_aggs_fire(&fa->a, keys + j, r - j, wr_ms_from_double(starts[j]), true, value + j,
-                     count + j);
+        fire_run(fa, keys + j, ids + j, r - j, starts[j], value + j, count + j);
         j = r;
+    }
+    a->thead = i;
+    if (i == a->tn) {
+        a->thead = a->tsorted = a->tn = 0;
     }
     return m;
 }
@@ -687,9 +924,13 @@ int32_t weir_aggs_set(weir_aggs_t *fa, double key, double start, double v, doubl
     return 0;
 }
 
-int32_t weir_aggs_capacity(const weir_aggs_t *fa)
+int32_t weir_aggs_capacity(weir_aggs_t *fa)
 {
-    return fa ? (int32_t)fa->a.index.cap : WEIR_EINVAL;
+    if (!fa) {
+        return WEIR_EINVAL;
+    }
+    index_if_needed(&fa->a); /* the listing is the table's */
+    return (int32_t)fa->a.index.cap;
 }
 
 int32_t weir_aggs_at(const weir_aggs_t *fa, int32_t i, double *out)

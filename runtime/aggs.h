@@ -130,23 +130,46 @@ typedef struct wr_aggs_entry {
  * back, ids from 0 again, only when it is empty (a watermark's fires drop a window of every
  * key at once: halving during the burst would rehash only to grow back). last[key & (2^30 -
  * 1)] for key ids below WR_AGGS_LAST_MAX (last_cap entries, grown as keys come), each naming an
- * open window. Caller's storage. */
+ * open window; top[] beside it, the highest start any window of those keys has had (INT64_MIN:
+ * none), so that no open window of them starts later.
+ *
+ * With timers (the FFI's handle), the table also keeps the pending timers of the windows its
+ * applies create (each window's one timer, at its max timestamp), in creation order from thead
+ * on: tkeys, tstarts, tids. A window an apply opens past its key's top start cannot exist yet:
+ * it takes an id but goes in no table entry (tids[] holds its id; -1 for a window in the table),
+ * until a lookup that could need it (any find, put, drop or fire by key, a listing, the timers
+ * handed over) puts every such window into the table first (index_all, in creation order).
+ * Elements in time order thus open and fire their windows without a probe: a watermark's due
+ * timers name their ids. unindexed counts those windows; open counts all. Caller's storage. */
 typedef struct wr_aggs {
     wr_agg_kind_t kind;
     wr_idtab_t index; /* of wr_aggs_entry_t */
-    size_t open;      /* windows in index */
+    size_t open;      /* windows open: in index, and the unindexed */
+    size_t unindexed; /* windows named by tids[] only */
+    bool timers;      /* set by its owner after init, before any window */
     wr_agg_t *acc;    /* by id */
     size_t acc_cap;
     int32_t *free_ids;
     size_t nfree, free_cap;
     int32_t next_id;
     wr_aggs_last_t *last;
+    int64_t *top; /* by last index */
     size_t last_cap;
+    /* the pending timers (timers only): [thead, tsorted) in start order, stably; sort scratch */
+    int32_t *tkeys, *tids, *skeys, *sids;
+    double *tstarts, *sstarts;
+    size_t thead, tsorted, tn, tcap;
+    double *qs; /* apply's window starts, qs_cap */
+    size_t qs_cap;
+    size_t probes;  /* elements of this apply that probed the table */
+    bool prefetch;  /* the last apply probed for more than 1 element in 16 */
     size_t bytes; /* heap bytes held */
 } wr_aggs_t;
 
 enum { WR_AGGS_MAX = 1 << 30 }; /* open windows at most */
 
+/* Without timers (the FFI's handle sets them): every window in the table, as wr_aggs_apply
+ * needs. */
 void wr_aggs_init(wr_aggs_t *a, wr_agg_kind_t kind);
 void wr_aggs_close(wr_aggs_t *a);
 /* The accumulator of window (key, start), or NULL when there is none. */
@@ -161,7 +184,8 @@ wr_agg_t *wr_aggs_put(wr_aggs_t *a, int32_t key, int64_t start, bool *is_new);
  * or created with a fresh accumulator. The elements that created a window are written, in
  * order, as their index into fresh[] and the window's start into fresh_start[] (room for n
  * each; fresh_start is scratch for all n). Returns how many windows were created, or
- * WEIR_ESTATE when the table is full (the elements before the failing one are applied). */
+ * WEIR_ESTATE when the table is full (the elements before the failing one are applied). A
+ * table without timers only. */
 int32_t wr_aggs_apply(wr_aggs_t *a, int32_t n, const int32_t *keys, const double *ts,
                       const double *x, double size, double offset, int32_t *fresh,
                       double *fresh_start);

@@ -791,7 +791,8 @@ void weir_sessions_snap_free(weir_sessions_cols_t *s);
  * window (key, start): 0, or -1 when there is none; set: window (key, start) made with
  * accumulator (v, n) (the restore): 0 (WEIR_ESTATE: full). capacity and at list the windows:
  * at(i) for 0 <= i < capacity is 0 with out[0] = key, out[1] = start for a window, -1 for an
- * empty entry (valid until the next change). stat takes WEIR_STORE_OPEN (open windows) and
+ * empty entry (valid until the next change; capacity first: it puts the windows that applies
+ * opened ahead of their keys' earlier ones into the table). stat takes WEIR_STORE_OPEN (open windows) and
  * WEIR_STORE_BYTES (others: NaN). weir_aggs_free(NULL) is a no-op. */
 enum {
     WEIR_AGG_COUNT = 0,
@@ -805,7 +806,7 @@ weir_aggs_t *weir_aggs_new(int32_t kind);
 void weir_aggs_free(weir_aggs_t *a);
 int32_t weir_aggs_apply(weir_aggs_t *a, int32_t n, const int32_t *keys, const double *ts,
                         const double *x, double size, double offset);
-int32_t weir_aggs_created(const weir_aggs_t *a, const int32_t **keys, const double **starts);
+int32_t weir_aggs_created(weir_aggs_t *a, const int32_t **keys, const double **starts);
 int32_t weir_aggs_created_add(weir_aggs_t *a, int32_t key, double start);
 void weir_aggs_created_clear(weir_aggs_t *a);
 int32_t weir_aggs_due(weir_aggs_t *a, double size, double w, int32_t max, int32_t *keys,
@@ -816,7 +817,7 @@ int32_t weir_aggs_fire(weir_aggs_t *a, const int32_t *keys, int32_t n, double st
 int32_t weir_aggs_drop(weir_aggs_t *a, double key, double start);
 int32_t weir_aggs_get(weir_aggs_t *a, double key, double start, double *out);
 int32_t weir_aggs_set(weir_aggs_t *a, double key, double start, double v, double n);
-int32_t weir_aggs_capacity(const weir_aggs_t *a);
+int32_t weir_aggs_capacity(weir_aggs_t *a);
 int32_t weir_aggs_at(const weir_aggs_t *a, int32_t i, double *out);
 double weir_aggs_stat(const weir_aggs_t *a, int32_t what);
 

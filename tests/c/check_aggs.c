@@ -321,6 +321,108 @@ START_TEST(test_aggs_due_in_timer_order)
 }
 END_TEST
 
+/* Elements in time order open each key's windows past every start it had: such a window is in
+ * no table entry until a lookup may need it (aggs.h, wr_aggs_t). Every way of reaching a
+ * window finds it then: an element back in an older window, get, add, drop, fire by key, the
+ * listing, created(); and a watermark's due timers fire both kinds in timer order. */
+START_TEST(test_aggs_windows_opened_ahead_are_found_by_every_lookup)
+{
+    enum { K = 8, W = 8 };
+    weir_aggs_t *a = weir_aggs_new(WEIR_AGG_SUM);
+    double sum[K][W] = {{0}}, cnt[K][W] = {{0}};
+    int32_t keys[K];
+    double ts[K], x[K], out[3];
+    int open = 0;
+    /* a round: key k's element into window w (one per key), each a new window */
+#define ROUND(w)                                                                              \
+    do {                                                                                      \
+        for (int k = 0; k < K; k++) {                                                         \
+            keys[k] = k;                                                                      \
+            ts[k] = 100.0 * (w) + 10 + k;                                                     \
+            x[k] = (w) * 10 + k;                                                              \
+            sum[k][w] += x[k];                                                                \
+            cnt[k][w] += 1;                                                                   \
+        }                                                                                     \
+        ck_assert_int_eq(weir_aggs_apply(a, K, keys, ts, x, 100, 0), K);                      \
+        open += K;                                                                            \
+        ck_assert(weir_aggs_stat(a, WEIR_STORE_OPEN) == open);                                \
+    } while (0)
+    ROUND(0);
+    ROUND(1);
+    ck_assert_int_eq(weir_aggs_get(a, 5, 0, out), 0); /* not key 5's last window */
+    ck_assert(out[0] == sum[5][0] && out[1] == 1);
+    ROUND(2);
+    int32_t fresh = -1;
+    ck_assert_int_eq(weir_aggs_add(a, 2, 100, 7, &fresh), 0);
+    ck_assert_int_eq(fresh, 0); /* the window of the round before, not a second one */
+    sum[2][1] += 7;
+    cnt[2][1] += 1;
+    ROUND(3);
+    int listed = 0;
+    int32_t cap = weir_aggs_capacity(a);
+    for (int32_t i = 0; i < cap; i++) {
+        if (weir_aggs_at(a, i, out) == 0) {
+            ck_assert(cnt[(int)out[0]][(int)out[1] / 100] > 0);
+            listed++;
+        }
+    }
+    ck_assert_int_eq(listed, open);
+    ROUND(4);
+    int32_t back[2] = {1, 6};
+    double back_ts[2] = {350, 420}, back_x[2] = {1000, 2000};
+    ck_assert_int_eq(weir_aggs_apply(a, 2, back, back_ts, back_x, 100, 0), 0);
+    sum[1][3] += 1000;
+    cnt[1][3] += 1;
+    sum[6][4] += 2000;
+    cnt[6][4] += 1;
+    ROUND(5);
+    ck_assert_int_eq(weir_aggs_drop(a, 4, 500), 0);
+    cnt[4][5] = 0;
+    open--;
+    ROUND(6);
+    int32_t fk[1] = {3};
+    double fv[1], fc[1];
+    ck_assert_int_eq(weir_aggs_fire(a, fk, 1, 600, 1, fv, fc), 1);
+    ck_assert(fv[0] == sum[3][6] && fc[0] == 1);
+    cnt[3][6] = 0;
+    open--;
+    ROUND(7);
+    ck_assert(weir_aggs_stat(a, WEIR_STORE_OPEN) == open);
+    /* every timer due: each window once, in timer order, with its sum; the two taken above
+     * have no window left (count 0) */
+    int32_t dk[5];
+    double ds[5], dv[5], dc[5], last = -1;
+    int fired = 0, m;
+    int seen[K][W] = {{0}};
+    while ((m = weir_aggs_due(a, 100, 1e9, 5, dk, ds, dv, dc)) > 0) {
+        for (int j = 0; j < m; j++) {
+            int w = (int)ds[j] / 100;
+            ck_assert(ds[j] >= last);
+            last = ds[j];
+            ck_assert(!seen[dk[j]][w]);
+            seen[dk[j]][w] = 1;
+            ck_assert_msg(dc[j] == cnt[dk[j]][w], "key %d window %d", dk[j], w);
+            if (dc[j] > 0) {
+                ck_assert(dv[j] == sum[dk[j]][w]);
+                fired++;
+            }
+        }
+    }
+    ck_assert_int_eq(fired, open);
+    ck_assert(weir_aggs_stat(a, WEIR_STORE_OPEN) == 0);
+    /* empty again: ids from 0, and the next windows open as before (past the keys' tops:
+     * a fired window's key keeps its top) */
+    open = 0;
+    memset(sum, 0, sizeof sum);
+    memset(cnt, 0, sizeof cnt);
+    ROUND(7);
+    ck_assert_int_eq(weir_aggs_get(a, 0, 700, out), 0);
+    ck_assert(out[0] == sum[0][7] && out[1] == 1);
+#undef ROUND
+    weir_aggs_free(a);
+}
+END_TEST
+
 /* The table against a model under random adds, drops, fires and sets: windows of keys that
  * share homes (blocks of four keys, few starts), key ids past the last-window cache, the
  * table's growth, its backward-shift deletes and its shrink when empty, and the listing by
@@ -417,6 +519,8 @@ static Suite *aggs_suite(void)
     add_case(s, "refuses_bad_arguments", test_aggs_refuses_bad_arguments);
     add_case(s, "due_in_timer_order", test_aggs_due_in_timer_order);
     add_case(s, "table_matches_a_model", test_aggs_table_matches_a_model);
+    add_case(s, "windows_opened_ahead_are_found_by_every_lookup",
+             test_aggs_windows_opened_ahead_are_found_by_every_lookup);
     return s;
 }
 
