@@ -728,10 +728,13 @@ dropping:
     return 1;
 }
 
-/* The slice lines a fire of key record id reads and writes: the queue's ends (or the head),
- * and where the key's next slice goes (a key that slides on by a slice per fire inserts there
- * soon). The fire's loop asks for them AHEAD keys before it needs them: all of a chunk's at
- * once would be more than the cache keeps in flight. */
+/* The slice lines a fire of key record id reads: the queue's ends (or the head). Not where
+ * the key's next slice goes: its insert comes after the rest of the watermark's fires (tens of
+ * thousands of keys later in a job of many keys), by when the line is gone again, and a fire of
+ * many keys is bound by the lines it has in flight (~3 per key: its record, its window's first
+ * and last slices). The fire's loop asks for a key's slices AHEAD keys before it needs them,
+ * and for its record (which says where they are) 2 AHEAD before: all of a chunk's at once would
+ * be more than the cache keeps in flight. */
 enum { AHEAD = 32 };
 
 static void prefetch_fire(const wr_slices_t *t, int32_t id)
@@ -744,31 +747,39 @@ static void prefetch_fire(const wr_slices_t *t, int32_t id)
     if (k->qlo >= 0 && k->qhi < k->head + k->len) {
         __builtin_prefetch(&AT(k, k->qhi));
     }
-    __builtin_prefetch(&AT(k, k->head + k->len), 1);
+}
+
+static void prefetch_key(const wr_slices_t *t, int32_t id)
+{
+    if (id >= 0) {
+        __builtin_prefetch(&t->keys[id]);
+    }
 }
 
 int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t lo, int64_t hi,
                        int drop, double *res, int32_t *flags, int32_t *off, wr_slices_op_t *ops,
                        int32_t cap, int32_t *scratch)
 {
-    /* in passes, as wr_slices_gather: index entries, key records; then the slices, AHEAD
-     * keys ahead */
+    /* the index entries in a pass, as wr_slices_gather; then the key records 2 AHEAD keys
+     * ahead and their slices AHEAD keys ahead */
     size_t mask = t->index.cap - 1;
     for (int32_t i = 0; i < n; i++) {
         __builtin_prefetch(lookup_line(t, keys[i], mask));
     }
     for (int32_t i = 0; i < n; i++) {
-        int32_t id = lookup(t, keys[i]);
-        scratch[i] = id;
-        if (id >= 0) {
-            __builtin_prefetch(&t->keys[id]);
-        }
+        scratch[i] = lookup(t, keys[i]);
+    }
+    for (int32_t i = 0; i < n && i < 2 * AHEAD; i++) {
+        prefetch_key(t, scratch[i]);
     }
     for (int32_t i = 0; i < n && i < AHEAD; i++) {
         prefetch_fire(t, scratch[i]);
     }
     int32_t nops = 0;
     for (int32_t i = 0; i < n; i++) {
+        if (i + 2 * AHEAD < n) {
+            prefetch_key(t, scratch[i + 2 * AHEAD]);
+        }
         if (i + AHEAD < n) {
             prefetch_fire(t, scratch[i + AHEAD]);
         }

@@ -392,6 +392,86 @@ START_TEST(test_slices_fire_equals_the_window_merge)
 }
 END_TEST
 
+/* A fire of more keys than its prefetches run ahead (slices.c: key records and slices some
+ * dozens of keys before their turn), in chunks of 1 to all of them, in a shuffled order: dense
+ * and sparse keys, keys asked for that have no slices (never had, or lost their last), with
+ * and without a running sum. Every key's result and flags are those of a direct merge. */
+START_TEST(test_slices_fire_of_many_keys_equals_the_window_merge)
+{
+    enum { KEYS = 700, SLIDE = 10, K = 6, STEPS = 40 };
+    static const int32_t chunks[] = {1, 33, 64, 65, 129, KEYS};
+    for (int run = 0; run < 2 + M_KINDS; run++) {
+        int kind = run < 2 ? M_SUM : run - 2;
+        wr_slices_t t;
+        wr_slices_init(&t);
+        wr_slices_span(&t, K);
+        wr_slices_running(&t, run == 0);
+        srand(41 + (unsigned)run);
+        int32_t order[KEYS];
+        for (int32_t i = 0; i < KEYS; i++) {
+            /* a fifth sparse (past any direct array), a sixth never with a slice */
+            order[i] = i % 5 == 0 ? (1 << 24) + i : i;
+        }
+        static int32_t keys[KEYS];
+        static double res[KEYS];
+        static int32_t flags[KEYS];
+        static int32_t off[KEYS + 1];
+        static int32_t scratch[KEYS];
+        static wr_slices_op_t ops[KEYS * (K + 2)];
+        static double want[KEYS];
+        static int has[KEYS];
+        int64_t fired = 0;
+        for (int step = 0; step < STEPS; step++) {
+            int64_t now = (int64_t)step * SLIDE;
+            for (int32_t i = 0; i < KEYS; i++) {
+                if (order[i] % 6 == 1 || rand() % 8 == 0) {
+                    continue;
+                }
+                int fresh;
+                double *acc = wr_slices_acc(&t, order[i], now, &fresh);
+                ck_assert_ptr_nonnull(acc);
+                double v = (double)(rand() % 1000);
+                *acc = fresh ? v : merge(kind, *acc, v);
+            }
+            for (int32_t i = KEYS - 1; i > 0; i--) { /* a shuffled fire order */
+                int32_t j = rand() % (i + 1);
+                int32_t x = order[i];
+                order[i] = order[j];
+                order[j] = x;
+            }
+            int64_t lo = now - (int64_t)K * SLIDE;
+            int64_t hi = lo + (int64_t)K * SLIDE;
+            for (int32_t i = 0; i < KEYS; i++) {
+                keys[i] = order[i];
+                has[i] = direct(&t, keys[i], lo, hi, kind, &want[i]);
+            }
+            int32_t chunk = chunks[step % (int)(sizeof chunks / sizeof chunks[0])];
+            for (int32_t done = 0; done < KEYS;) {
+                int32_t n = KEYS - done < chunk ? KEYS - done : chunk;
+                int32_t d = wr_slices_fire(&t, keys + done, n, lo, hi, 1, res + done,
+                                           flags + done, off, ops, KEYS * (K + 2), scratch);
+                ck_assert_int_eq(d, n);
+                run_ops(ops, off[d], kind);
+                done += d;
+            }
+            for (int32_t i = 0; i < KEYS; i++) {
+                ck_assert_int_eq((flags[i] & WR_SLICES_HAS) != 0, has[i]);
+                if (has[i]) {
+                    ck_assert_msg(res[i] == want[i], "run %d step %d key %d: %g, want %g", run,
+                                  step, keys[i], res[i], want[i]);
+                    fired++;
+                }
+                if (!(flags[i] & WR_SLICES_DROPPED)) {
+                    wr_slices_drop(&t, keys[i], lo);
+                }
+            }
+        }
+        ck_assert_int_gt(fired, (int64_t)STEPS * KEYS / 2);
+        wr_slices_close(&t);
+    }
+}
+END_TEST
+
 /* A running sum (wr_slices_running): windows of 8 slices fire as in the test above, with
  * elements into queued slices, gaps, drops by the fire and by the caller, small caps. Most keys
  * get whole numbers only: they have a running sum, so no ops at all. Key 0 mod 5 gets a
@@ -595,6 +675,8 @@ static Suite *slices_suite(void)
              test_slices_dense_and_sparse_keys_find_their_slices);
     add_case(s, "gather_equals_ranges", test_slices_gather_equals_ranges);
     add_case(s, "fire_equals_the_window_merge", test_slices_fire_equals_the_window_merge);
+    add_case(s, "fire_of_many_keys_equals_the_window_merge",
+             test_slices_fire_of_many_keys_equals_the_window_merge);
     add_case(s, "running_sums_equal_the_window_sum",
              test_slices_running_sums_equal_the_window_sum);
     add_case(s, "fire_refuses_bad_arguments", test_slices_fire_refuses_bad_arguments);
