@@ -166,6 +166,7 @@ void wr_slices_close(wr_slices_t *t)
         }
     }
     free_keys(t);
+    wr_free(t->dropped);
     wr_free(t->direct);
     wr_free(t->index.entries);
     memset(t, 0, sizeof *t);
@@ -631,7 +632,7 @@ static int fire_run(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, d
  * into *res; 0 when they would not fit in cap (nothing changed then, *need says how many). */
 static int fire_key(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, int drop,
                     double *res, int32_t *flag, wr_slices_op_t *ops, int32_t cap, int32_t *nops,
-                    int32_t *need)
+                    int32_t *need, wr_slice_t *dropped)
 {
     int32_t end = k->head + k->len;
     bool queued = k->qlo >= 0;
@@ -722,6 +723,7 @@ dropping:
              * left without slices goes, and with it its record, but none of its ops exist (a
              * one-slice window is that slice's accumulator) */
             *flag |= k->len == 1 ? WR_SLICES_DROPPED | WR_SLICES_GONE : WR_SLICES_DROPPED;
+            *dropped = AT(k, pl);
             drop_at(t, k, pl);
         }
     }
@@ -760,6 +762,10 @@ int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t l
                        int drop, double *res, int32_t *flags, int32_t *off, wr_slices_op_t *ops,
                        int32_t cap, int32_t *scratch)
 {
+    if (drop && n > t->dropped_cap) {
+        t->dropped = resize(t, t->dropped, (size_t)t->dropped_cap, (size_t)n, sizeof *t->dropped);
+        t->dropped_cap = n;
+    }
     /* the index entries in a pass, as wr_slices_gather; then the key records 2 AHEAD keys
      * ahead and their slices AHEAD keys ahead */
     size_t mask = t->index.cap - 1;
@@ -784,13 +790,16 @@ int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t l
             prefetch_fire(t, scratch[i + AHEAD]);
         }
         off[i] = nops;
+        if (drop) {
+            t->dropped[i].count = 0;
+        }
         if (scratch[i] < 0) {
             flags[i] = drop ? WR_SLICES_DROPPED : 0;
             continue;
         }
         int32_t need = 0;
         if (!fire_key(t, &t->keys[scratch[i]], lo, hi, drop, &res[i], &flags[i], ops, cap, &nops,
-                      &need)) {
+                      &need, drop ? &t->dropped[i] : NULL)) {
             return i; /* off[i] set: the ops of the keys done end there */
         }
     }
@@ -824,6 +833,37 @@ int wr_slices_run_ops(int32_t kind, const wr_slices_op_t *ops, int32_t n)
         }
     }
     return 0;
+}
+
+int32_t wr_slices_undrop(wr_slices_t *t, const int32_t *keys, int32_t from, int32_t n,
+                         int64_t lo)
+{
+    int32_t back = 0;
+    for (int32_t i = from < 0 ? 0 : from; i < n && i < t->dropped_cap; i++) {
+        const wr_slice_t d = t->dropped[i];
+        if (d.count <= 0 || d.start != lo) {
+            continue;
+        }
+        t->dropped[i].count = 0;
+        int fresh = 0;
+        wr_slice_key_t *k;
+        int32_t p;
+        int64_t prev;
+        double *acc = acc_in(t, keys[i], lo, &fresh, &k, &p, &prev);
+        if (!acc) {
+            continue; /* the key is at WR_SLICES_MAX: cannot happen (it had the slice) */
+        }
+        if (!fresh) { /* there again (cannot happen: nothing ran since): leave it */
+            AT(k, p).count--;
+            t->elements--;
+            continue;
+        }
+        AT(k, p).acc = d.acc;
+        AT(k, p).count = d.count;
+        t->elements += d.count - 1;
+        back++;
+    }
+    return back;
 }
 
 void wr_slices_forget(wr_slices_t *t, int32_t key)
@@ -1012,6 +1052,15 @@ int32_t weir_slices_fire(weir_slices_t *fs, const int32_t *keys, int32_t n, doub
     }
     return wr_slices_fire(&fs->t, keys, n, wr_ms_from_double(lo), wr_ms_from_double(hi),
                           drop != 0, res, flags, off, ops, cap, scratch);
+}
+
+int32_t weir_slices_undrop(weir_slices_t *fs, const int32_t *keys, int32_t from, int32_t n,
+                           double lo)
+{
+    if ((n > 0 && !keys) || isnan(lo)) {
+        return WEIR_EINVAL;
+    }
+    return wr_slices_undrop(&fs->t, keys, from, n, wr_ms_from_double(lo));
 }
 
 int weir_slices_forget(weir_slices_t *fs, double key)

@@ -83,6 +83,8 @@ typedef struct wr_slices {
     double exact; /* with running: the largest |acc| a running sum takes (2^53 / span) */
     int64_t open;
     int64_t elements;
+    wr_slice_t *dropped; /* the last wr_slices_fire's drops: dropped[i] the slice dropped for */
+    int32_t dropped_cap; /* its key i (count 0: none), for wr_slices_undrop */
     size_t bytes;
 } wr_slices_t;
 
@@ -150,6 +152,11 @@ int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t l
 /* Runs ops[0 .. n) in order with a built-in aggregate's merge (weir_slices_run_ops). */
 int wr_slices_run_ops(int32_t kind, const wr_slices_op_t *ops, int32_t n);
 void wr_slices_forget(wr_slices_t *t, int32_t key);
+/* Puts back the slices the last wr_slices_fire (with drop) dropped for its keys[from .. n)
+ * (the same keys and lo), as they were: for a fire that failed the job after the pass, so
+ * that the windows it had not fired keep their first slice. Returns how many went back. */
+int32_t wr_slices_undrop(wr_slices_t *t, const int32_t *keys, int32_t from, int32_t n,
+                         int64_t lo);
 /* An element went into key's slice at start: the fire queue forgets it when it holds it. */
 void wr_slices_touch(wr_slices_t *t, int32_t key, int64_t start);
 /* Every slice as (key, start, count) triples into out (at most max triples); returns how many

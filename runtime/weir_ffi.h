@@ -692,6 +692,11 @@ int weir_slices_run_ops(int32_t kind, const weir_slices_op_t *ops, int32_t n);
 int weir_slices_running(weir_slices_t *t, int32_t kind);
 int weir_slices_touch(weir_slices_t *t, double key, double start);
 int weir_slices_forget(weir_slices_t *t, double key);
+/* The slices the last weir_slices_fire (with drop, of window [lo, ...)) dropped for its keys
+ * [from .. n), put back as they were (wr_slices_undrop: a fire that failed the job after the
+ * pass). Returns how many, or WEIR_EINVAL. */
+int32_t weir_slices_undrop(weir_slices_t *t, const int32_t *keys, int32_t from, int32_t n,
+                           double lo);
 
 /* Sessions (sessions.c), weir.sessionop's state for event-time session windows: per key id (an
  * integer >= 1) its in-flight windows sorted by start, each with its state window (Flink's

@@ -982,6 +982,7 @@ local function wire_sliced_watermark(node, guard, o)
   local band = bit.band
   local at = 0 -- the op running (a failing merge's)
   local firing_i = 0 -- the bucket entry whose fire runs (0: none yet in this chunk)
+  local firing_j, chunk_d, chunk_a = 0, 0, 0 -- its index in the chunk; the chunk's fires, start
 
   local function run_ops(ops, from, to)
     for x = from, to - 1 do
@@ -1083,6 +1084,7 @@ local function wire_sliced_watermark(node, guard, o)
           if d <= 0 then
             store_failed(d)
           end
+          chunk_d, chunk_a = d, a
           if c_merge then
             C.weir_slices_run_ops(c_merge, inst.f_ops, inst.f_off[d])
           else
@@ -1099,7 +1101,7 @@ local function wire_sliced_watermark(node, guard, o)
           q.count = q.count - 1
           if e > 0 then
             local key = key_of(inst, e)
-            firing_i = i
+            firing_i, firing_j = i, j
             if guard then
               guard(fire_sliced, inst, key, e, a, j)
             else
@@ -1130,11 +1132,20 @@ local function wire_sliced_watermark(node, guard, o)
   -- A fire that failed the job (no on_error): the windows at its time from the failing one on
   -- are still there (the failing one without its timer), those before it are not, which the
   -- watermark alone cannot say: aggstate.windows reads inst.failed_at (the time) and
-  -- inst.failed_keys. The slices C dropped for the chunk's windows are gone with them.
+  -- inst.failed_keys. The slices C dropped for the chunk's windows from the failing one on go
+  -- back (weir_slices_undrop), the keys' kept slice pointers counted and forgotten (an undrop
+  -- can move a ring).
   local function failed(inst)
     local q = inst.tq
     if q.n == 0 then
       return
+    end
+    if drop == 1 and chunk_d > 0 then
+      local from = firing_i > 0 and firing_j or 0
+      C.weir_slices_undrop(inst.slices, inst.g_keys, from, chunk_d, chunk_a)
+      for x = from, chunk_d - 1 do -- their current slice's hits, by its start
+        aggstate.flush_slice(inst, inst.g_keys[x])
+      end
     end
     local t = q.times[1]
     local b = q.buckets[t]

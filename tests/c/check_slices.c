@@ -663,6 +663,80 @@ START_TEST(test_slices_fire_refuses_bad_arguments)
 }
 END_TEST
 
+/* wr_slices_undrop: after a fire pass with drop, the slices it dropped for keys [from, n) go
+ * back as they were (start, accumulator, count), keys left without slices (gone) included; the
+ * keys before from keep theirs dropped; the stats count them again. */
+START_TEST(test_slices_undrop_puts_back_what_the_fire_dropped)
+{
+    enum { KEYS = 40, SLIDE = 10, K = 3 };
+    for (int running = 0; running < 2; running++) {
+        wr_slices_t t;
+        wr_slices_init(&t);
+        wr_slices_span(&t, K);
+        wr_slices_running(&t, running);
+        int32_t keys[KEYS];
+        for (int32_t i = 0; i < KEYS; i++) {
+            keys[i] = i % 4 == 0 ? (1 << 24) + i : i; /* some sparse */
+            /* slices at 0, 10, 20; every third key only at 0 (its fire leaves it gone) */
+            for (int64_t s0 = 0; s0 < (i % 3 == 0 ? 1 : K) * SLIDE; s0 += SLIDE) {
+                int fresh;
+                double *acc = wr_slices_acc(&t, keys[i], s0, &fresh);
+                *acc = (double)(i * 10 + s0 / SLIDE);
+                ck_assert(wr_slices_count_add(&t, keys[i], s0, i % 5) == 1);
+            }
+        }
+        int64_t open = t.open;
+        int64_t elements = t.elements;
+        double res[KEYS];
+        int32_t flags[KEYS];
+        int32_t off[KEYS + 1];
+        int32_t scratch[KEYS];
+        static wr_slices_op_t ops[KEYS * (K + 2)];
+        int32_t d = wr_slices_fire(&t, keys, KEYS, 0, K * SLIDE, 1, res, flags, off, ops,
+                                   KEYS * (K + 2), scratch);
+        ck_assert_int_eq(d, KEYS);
+        ck_assert_int_eq(t.open, open - KEYS);
+        int32_t from = 13;
+        ck_assert_int_eq(wr_slices_undrop(&t, keys, from, d, 0), KEYS - from);
+        ck_assert_int_eq(wr_slices_undrop(&t, keys, from, d, 0), 0); /* once */
+        ck_assert_int_eq(t.open, open - from);
+        int64_t lost = 0;
+        for (int32_t i = 0; i < KEYS; i++) {
+            double out[K];
+            int32_t n = wr_slices_range(&t, keys[i], 0, SLIDE, out, 1);
+            if (i < from) {
+                ck_assert_int_eq(n, 0);
+                lost += 1 + i % 5;
+                continue;
+            }
+            ck_assert_int_eq(n, 1);
+            ck_assert(out[0] == (double)(i * 10));
+            ck_assert_int_eq(wr_slices_count_add(&t, keys[i], 0, 0), 1);
+            ck_assert_int_eq(wr_slices_range(&t, keys[i], 0, K * SLIDE, out, K),
+                             i % 3 == 0 ? 1 : K);
+        }
+        ck_assert_int_eq(t.elements, elements - lost);
+        /* a later fire with drop sees the slices as if never dropped */
+        d = wr_slices_fire(&t, keys + from, KEYS - from, 0, K * SLIDE, 1, res, flags, off, ops,
+                           KEYS * (K + 2), scratch);
+        run_ops(ops, off[d], M_SUM);
+        for (int32_t i = from; i < KEYS; i++) {
+            double want = i % 3 == 0 ? i * 10 : 3.0 * i * 10 + 3;
+            ck_assert_msg(res[i - from] == want, "key %d: %g, want %g", keys[i], res[i - from],
+                          want);
+            ck_assert(flags[i - from] & WR_SLICES_DROPPED);
+        }
+        ck_assert_int_eq(wr_slices_undrop(&t, keys, 0, 0, 0), 0);
+        wr_slices_close(&t);
+    }
+    weir_slices_t *fs = weir_slices_new();
+    ck_assert_int_eq(weir_slices_undrop(fs, NULL, 0, 1, 0), WEIR_EINVAL);
+    ck_assert_int_eq(weir_slices_undrop(fs, NULL, 0, 0, NAN), WEIR_EINVAL);
+    ck_assert_int_eq(weir_slices_undrop(fs, NULL, 0, 0, 0), 0);
+    weir_slices_free(fs);
+}
+END_TEST
+
 static Suite *slices_suite(void)
 {
     Suite *s = suite_create("slices");
@@ -680,6 +754,8 @@ static Suite *slices_suite(void)
     add_case(s, "running_sums_equal_the_window_sum",
              test_slices_running_sums_equal_the_window_sum);
     add_case(s, "fire_refuses_bad_arguments", test_slices_fire_refuses_bad_arguments);
+    add_case(s, "undrop_puts_back_what_the_fire_dropped",
+             test_slices_undrop_puts_back_what_the_fire_dropped);
     add_case(s, "span_rings_and_aligned_records", test_slices_span_rings_and_aligned_records);
     return s;
 }
