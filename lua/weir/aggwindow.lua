@@ -1071,9 +1071,9 @@ end
 -- without allowed lateness, reduce/aggregate without a rich function, runs here while what it
 -- asks of its context is what the window's state already has: Flink's timer at the window's
 -- max timestamp, which is also the window's cleanup timer. Per window (by its wtab id) beside
--- the accumulator: the place of its timer in the timer queue (inst.tpos[id]: the index of its
--- live entry in the bucket of its max timestamp, nil when it has none) and whether it has
--- fired (inst.tfired[id]). The trigger gets a window object per call (equal, not the same:
+-- the accumulator, in one number (inst.tst[id], weir.aggstate says how): the place of its timer
+-- in the timer queue (the index of its live entry in the bucket of its max timestamp) and
+-- whether it has fired. The trigger gets a window object per call (equal, not the same:
 -- docs/API.md), which is not allocated when it does not keep it; the window function none
 -- unless it asks (ctx:window()), as on the other fast paths. A
 -- registration of that timer is a no-op when it is registered (Flink's timer service is a
@@ -1100,6 +1100,7 @@ end
 -- flag's test); moved, the general operator's context once the node moved there, else false.
 local Window = getmetatable(windows.window(0, 1)) -- a window object made inline (no call)
 local add_at = timerq.add_at
+local t_at, t_fired = aggstate.t_at, aggstate.t_fired
 
 -- The accumulation of element v into window id (its count and accumulator, accs[id]): the
 -- tumbling windows' element step (tumbling_push has it inline) as a function of the node, for
@@ -1157,7 +1158,7 @@ local function collect(node, inst)
     if id >= 0 then
       local kid, a = e[0], e[1]
       out.windows[#out.windows + 1] = { key = key_of(inst, kid), start = a,
-        acc = inst.accs[id], count = inst.counts[id] or 0, fired = inst.tfired[id] == true }
+        acc = inst.accs[id], count = inst.counts[id] or 0, fired = t_fired(inst, id) }
     end
   end
   local q, times = inst.tq, {}
@@ -1170,7 +1171,7 @@ local function collect(node, inst)
     for i = b.head, b.len do
       local kid, a = b[i], t - size + 1
       local id = C.weir_wintab_find(inst.wtab, kid, a)
-      if id >= 0 and inst.tpos[id] == i then
+      if id >= 0 and t_at(inst, id) == i then
         out.timers[#out.timers + 1] = { key = key_of(inst, kid), start = a }
       end
     end
@@ -1236,7 +1237,7 @@ end
 -- Makes a subtask's pieces of this mode (aggstate.init made the rest): the per-window tables
 -- and the trigger's context with the node's methods in it (wire_triggered made them).
 local function init_triggered(job, node, inst)
-  inst.tpos, inst.tfired = {}, {}
+  inst.tst = {}
   inst.t_tombs = 0 -- deleted timers' entries still in the queue
   -- a fire loop's taken chunk (untake): the entry at (false: none), its first and last, start
   inst.tk_at, inst.tk_first, inst.tk_last, inst.tk_a = false, 0, 0, 0
@@ -1274,10 +1275,10 @@ local function wire_triggered(job, node)
     local back = {}
     for i = inst.tk_at, inst.tk_last do
       local id = ids[i - first]
-      if id >= 0 and (i == inst.tk_at or inst.tpos[id] == i) then
+      if id >= 0 and (i == inst.tk_at or t_at(inst, id) == i) then
         back[#back + 1] = { kid = b[i], i = i, acc = inst.accs[id], count = inst.counts[id],
-                            fired = inst.tfired[id], pos = inst.tpos[id] }
-        inst.accs[id], inst.counts[id], inst.tfired[id], inst.tpos[id] = nil, nil, nil, nil
+                            tst = inst.tst[id] }
+        inst.accs[id], inst.counts[id], inst.tst[id] = nil, nil, nil
       end
     end
     for _, x in ipairs(back) do
@@ -1285,8 +1286,7 @@ local function wire_triggered(job, node)
       if id < 0 then
         store_failed(id)
       end
-      inst.accs[id], inst.counts[id], inst.tfired[id], inst.tpos[id] = x.acc, x.count,
-        x.fired, x.pos
+      inst.accs[id], inst.counts[id], inst.tst[id] = x.acc, x.count, x.tst
       if inst.last_start[x.kid] == a then
         inst.last_id[x.kid] = id
       end
@@ -1382,7 +1382,8 @@ local function wire_triggered(job, node)
     if t == ctx.maxts and ctx.id >= 0 then
       if not ctx.treg then
         local inst = ctx.inst
-        inst.tpos[ctx.id] = add_at(inst.tq, t, ctx.kid)
+        local n, tst, id = add_at(inst.tq, t, ctx.kid), inst.tst, ctx.id
+        tst[id] = tst[id] == 0 and -n or n -- fired early: it stays fired
         ctx.treg = true
       end
       return
@@ -1396,7 +1397,8 @@ local function wire_triggered(job, node)
     if t == ctx.maxts then
       if ctx.id >= 0 and ctx.treg then -- its entry stays, a tombstone
         local inst = ctx.inst
-        inst.tpos[ctx.id] = nil
+        local tst, id = inst.tst, ctx.id
+        tst[id] = tst[id] < 0 and 0 or nil
         inst.tq.count = inst.tq.count - 1
         inst.t_tombs = inst.t_tombs + 1
         ctx.treg = false
@@ -1416,13 +1418,10 @@ local function wire_triggered(job, node)
   end
   node.trig_methods = m
 
-  -- no window object: the function's context makes one if asked (wincontext.caller)
-  local function fire(inst, key, kid, a, id)
-    local acc = inst.accs[id]
-    if acc == nil then
-      return
-    end
-    inst.tfired[id] = true
+  -- no window object: the function's context makes one if asked (wincontext.caller). A fire
+  -- from on_element keeps the window's timer (its place, negated: fired); fire_timed's window
+  -- has none (its timer has just fired)
+  local function fire_with(inst, key, kid, a, acc)
     local one = inst.one
     if reduce then
       one[1] = acc
@@ -1430,6 +1429,28 @@ local function wire_triggered(job, node)
       one[1] = result(acc)
     end
     call_window_fn(inst, key, nil, one, kid, a, a + size)
+  end
+  local function fire(inst, key, kid, a, id)
+    local acc = inst.accs[id]
+    if acc == nil then
+      return
+    end
+    local tst = inst.tst
+    local p = tst[id]
+    if p == nil then
+      tst[id] = 0
+    elseif p > 0 then
+      tst[id] = -p
+    end
+    fire_with(inst, key, kid, a, acc)
+  end
+  local function fire_timed(inst, key, kid, a, id)
+    local acc = inst.accs[id]
+    if acc == nil then
+      return
+    end
+    inst.tst[id] = 0
+    fire_with(inst, key, kid, a, acc)
   end
 
   -- on_element moved the node: the rest of its element on the general operator
@@ -1485,10 +1506,7 @@ local function wire_triggered(job, node)
         store_failed(id)
       end
       inst.last_start[kid], inst.last_id[kid] = q, id
-      treg = inst.tpos[id] ~= nil -- false: a new window (one found again keeps its timer)
-      if not treg then
-        inst.tfired[id] = false
-      end
+      treg = (inst.tst[id] or 0) ~= 0 -- false: a new window (one found again keeps its timer)
     end
     accumulate(inst, id, v)
     -- a window object per call (Windows compare by value, docs/API.md): one that the trigger
@@ -1513,7 +1531,8 @@ local function wire_triggered(job, node)
       end
     end
     if not ctx.treg then -- WindowOperator.registerCleanupTimer
-      inst.tpos[id] = add_at(inst.tq, maxts, kid)
+      local at, tst = add_at(inst.tq, maxts, kid), inst.tst
+      tst[id] = tst[id] == 0 and -at or at
     end
   end
 
@@ -1573,14 +1592,16 @@ local function wire_triggered(job, node)
         else
           C.weir_wintab_gather(inst.wtab, keys, last - first + 1, a, inst.g_ids)
         end
-        local ids, tpos = inst.g_ids, inst.tpos
+        local ids, tst = inst.g_ids, inst.tst
         for i = first, last do
           b.head = i + 1
           local id = ids[i - first]
-          if id >= 0 and tpos[id] == i then
+          local p = tst[id]
+          if id >= 0 and (p == i or p == -i) then
+            -- popped: its entry is behind b.head now (tst[id] still says the place, which
+            -- nothing reads behind the head; the cleanup below clears it)
             local kid = b[i]
             q.count = q.count - 1
-            tpos[id] = nil -- popped
             local key = key_of(inst, kid)
             local win = setmetatable({ start = a, stop = a + size }, Window) -- per call
             ctx.kid = kid
@@ -1596,7 +1617,7 @@ local function wire_triggered(job, node)
                 r = check_result(node, r, "on_event_time")
               end
               if r == 1 or r == 3 then
-                fire(inst, key, kid, a, id)
+                fire_timed(inst, key, kid, a, id)
               end
             end
             -- the cleanup (this timer is the window's cleanup time): its contents, the
@@ -1607,7 +1628,7 @@ local function wire_triggered(job, node)
             if moved then
               return clear_moved(inst, w)
             end
-            inst.tfired[id] = false
+            tst[id] = nil
             if take then
               inst.w_taken = inst.w_taken - 1
             else
@@ -1631,7 +1652,9 @@ local function wire_triggered(job, node)
 
   job.firers[node.on_watermark] = { node = node }
   job.places[call_window_fn] = { node = node, key = 2, win = 3, start = 6, stop = 7 }
-  job.places[fire] = { node = node, key = 2, start = 4, size = size }
+  for _, f in ipairs({ fire, fire_timed, fire_with }) do
+    job.places[f] = { node = node, key = 2, start = 4, size = size }
+  end
 end
 
 ---A Lua-trigger node's checkpoint sections: the general operator's (weir.winckpt's "general"
@@ -1699,7 +1722,9 @@ function M.restore(job, node, groups)
         store_failed(id)
       end
       inst.accs[id], inst.counts[id] = x.contents, x.count ~= 0 and x.count or nil
-      inst.tfired[id] = x.fired == true
+      if x.fired then
+        inst.tst[id] = 0
+      end
       if x.window_state ~= nil then
         inst.wstate[C.weir_store_slot(inst.wstore, kid, x.start, x.stop)] = x.window_state
       end
@@ -1707,7 +1732,8 @@ function M.restore(job, node, groups)
     for _, t in ipairs(ts) do
       local kid = intern(inst, sh.keys[t.kid])
       local id = C.weir_wintab_find(inst.wtab, kid, t.start)
-      inst.tpos[id] = add_at(inst.tq, t.time, kid)
+      local n, tst = add_at(inst.tq, t.time, kid), inst.tst
+      tst[id] = tst[id] == 0 and -n or n
     end
     for kid, g in pairs(sh.gstate) do
       inst.gstate[intern(inst, sh.keys[kid])] = g

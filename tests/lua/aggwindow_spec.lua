@@ -223,15 +223,16 @@ local function extreme(pick, start)
 end
 
 -- The window operator's part of env:status(): what both operators must show alike (all of it
--- but the valve's channels, which are the job's).
+-- but the valve's channels, which are the job's), with whether each window has fired (a Lua
+-- trigger's early FIRE: an open window that fired).
 local function window_status(status)
   for _, op in ipairs(status.operators) do
     local sub = op.subtasks[1]
     if sub.windows then
       local windows = {}
       for i, w in ipairs(sub.windows) do
-        windows[i] = ("%s %s %d %s"):format(tostring(w.key), tostring(w.window), w.elements,
-          tostring(w.waits_for))
+        windows[i] = ("%s %s %d %s %s"):format(tostring(w.key), tostring(w.window), w.elements,
+          tostring(w.waits_for), w.fired and "fired" or "not fired")
       end
       return { watermark = sub.watermark, open = sub.open_windows, elements = sub.elements,
                next_event_timer = sub.next_event_timer, windows = windows,
