@@ -1088,10 +1088,11 @@ end
 -- registration after its window's timer fired) moves the node to the general operator there
 -- and then, with its state (move below): the call goes on there, and so does the job.
 
--- The trigger's context is one table per subtask (inst.ftctx), filled by field writes before
--- each call, with its methods in it (no metatable: a method is one lookup, a field write no
--- guard), closures of the node (wire_triggered: the move's flag is their upvalue). Its
--- fields: inst, node, job; kid, the window's key id (its timer's entry; the key is key_of it);
+-- The trigger's context is one table per node (an upvalue of its push and fire loop: no
+-- lookup per call; a call of one subtask never runs inside another's, the graph has no cycle),
+-- filled by field writes before each call, with its methods in it (no metatable: a method is
+-- one lookup, a field write no guard), closures of the node (wire_triggered: the move's flag
+-- is their upvalue). Its fields: inst, the call's subtask; node, job; kid, the window's key id (its timer's entry; the key is key_of it);
 -- id, the window's id during on_element, -1 during on_event_time and the cleanup's clear (its
 -- timer has fired); maxts, the window's max timestamp; wm, the
 -- watermark on_element sees (push has it), false while timers fire (computed when asked);
@@ -1234,19 +1235,13 @@ local function stand_in_node(node, insts)
   return setmetatable({ instances = insts }, { __index = node })
 end
 
--- Makes a subtask's pieces of this mode (aggstate.init made the rest): the per-window tables
--- and the trigger's context with the node's methods in it (wire_triggered made them).
-local function init_triggered(job, node, inst)
+-- Makes a subtask's pieces of this mode (aggstate.init made the rest): the per-window table
+-- and the fire loop's.
+local function init_triggered(inst)
   inst.tst = {}
   inst.t_tombs = 0 -- deleted timers' entries still in the queue
   -- a fire loop's taken chunk (untake): the entry at (false: none), its first and last, start
   inst.tk_at, inst.tk_first, inst.tk_last, inst.tk_a = false, 0, 0, 0
-  local ctx = { inst = inst, node = node, job = job, kid = -1, id = -1, maxts = 0,
-                wm = false, treg = false, moved = false }
-  for name, f in pairs(node.trig_methods) do
-    ctx[name] = f
-  end
-  inst.ftctx = ctx
 end
 
 local function wire_triggered(job, node)
@@ -1416,7 +1411,13 @@ local function wire_triggered(job, node)
       return move(ctx, name, ...)
     end
   end
-  node.trig_methods = m
+  -- The context, one for the node (an upvalue: no lookup per call), with its methods in it;
+  -- a call's subtask is its field inst.
+  local tctx = { inst = false, node = node, job = job, kid = -1, id = -1, maxts = 0, wm = false,
+                 treg = false, moved = false }
+  for name, f in pairs(m) do
+    tctx[name] = f
+  end
 
   -- no window object: the function's context makes one if asked (wincontext.caller). A fire
   -- from on_element keeps the window's timer (its place, negated: fired); fire_timed's window
@@ -1512,9 +1513,9 @@ local function wire_triggered(job, node)
     -- a window object per call (Windows compare by value, docs/API.md): one that the trigger
     -- does not keep is never allocated (the JIT sinks it)
     local w = setmetatable({ start = q, stop = q + size }, Window)
-    local ctx = inst.ftctx
+    local ctx = tctx
     local maxts = q + size - 1
-    ctx.kid, ctx.id, ctx.maxts, ctx.wm, ctx.treg = kid, id, maxts, W, treg
+    ctx.inst, ctx.kid, ctx.id, ctx.maxts, ctx.wm, ctx.treg = inst, kid, id, maxts, W, treg
     local r = on_element(trigger, v, ts, w, ctx)
     if moved then
       return element_moved(inst, key, r)
@@ -1566,9 +1567,9 @@ local function wire_triggered(job, node)
     end
     local q = inst.tq
     local times, buckets = q.times, q.buckets
-    local ctx = inst.ftctx
+    local ctx = tctx
     inst.firing = true
-    ctx.id, ctx.wm = -1, false
+    ctx.inst, ctx.id, ctx.wm = inst, -1, false
     while q.n > 0 and times[1] <= w do
       local t = times[1]
       local b = buckets[t]
@@ -1745,7 +1746,7 @@ end
 function M.reset(job, node)
   for _, inst in ipairs(node.instances) do
     aggstate.init(inst, 1, nil)
-    init_triggered(job, node, inst)
+    init_triggered(inst)
   end
 end
 
@@ -1776,7 +1777,7 @@ function M.instantiate(job, node)
   if node.lua_trigger then
     wire_triggered(job, node)
     for _, inst in ipairs(node.instances) do
-      init_triggered(job, node, inst)
+      init_triggered(inst)
     end
     node.on_processing_time = function() end
     wc.user_places(job, node)
