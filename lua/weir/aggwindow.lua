@@ -1470,11 +1470,17 @@ local function wire_triggered(job, node)
   end
   jit.off(open_apart)
 
+  -- the subtasks by st + 0.5: keys in the hash part (small whole numbers would be an array
+  -- part, whose bound check and guards cost the trace more than a hash slot's key check)
+  local by_st = {}
+  for i, inst in ipairs(instances) do
+    by_st[i - 0.5] = inst
+  end
   node.push = function(st, v, ts, key)
     if moved then
       return general_push(st, v, ts, key)
     end
-    local inst = instances[st + 1]
+    local inst = by_st[st + 0.5]
     local n = inst.records + 1
     inst.records = n
     if ts == nil or abs(ts) > MAX_TIME then
