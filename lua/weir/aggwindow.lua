@@ -229,8 +229,12 @@ local function tumbling_push(node, intern, o)
     return C.weir_wintab_add(inst.wtab, kid, q)
   end
   jit.off(open_apart)
+  local by_st = {} -- the subtasks by st + 0.5 (the Lua-trigger push says why)
+  for i, inst in ipairs(instances) do
+    by_st[i - 0.5] = inst
+  end
   return function(st, v, ts, key)
-    local inst = instances[st + 1]
+    local inst = by_st[st + 0.5]
     local r = inst.records + 1
     inst.records = r
     if ts == nil or abs(ts) > MAX_TIME then
