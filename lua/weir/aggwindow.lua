@@ -1096,13 +1096,14 @@ end
 -- lookup per call; a call of one subtask never runs inside another's, the graph has no cycle),
 -- filled by field writes before each call, with its methods in it (no metatable: a method is
 -- one lookup, a field write no guard), closures of the node (wire_triggered: the move's flag
--- is their upvalue). Its fields: inst, the call's subtask; node, job; kid, the window's key id (its timer's entry; the key is key_of it);
--- id, the window's id during on_element, -1 during on_event_time and the cleanup's clear (its
--- timer has fired); maxts, the window's max timestamp; wm, the
--- watermark on_element sees (push has it), false while timers fire (computed when asked);
--- treg, whether the window's timer is registered (on_element: an open window's is, from the
--- element that made it on, so the push sets it without a lookup: registering it again is this
--- flag's test); moved, the general operator's context once the node moved there, else false.
+-- is their upvalue). Its fields: inst, the call's subtask; node, job; kid, the window's key
+-- id (its timer's entry; the key is key_of it); id, the window's id during on_element, -1
+-- during on_event_time and the cleanup's clear (its timer has fired); maxts, the window's max
+-- timestamp; wm, the watermark on_element sees (push has it), false while timers fire
+-- (computed when asked); treg, whether the window's timer is registered (on_element: an open
+-- window's is, from the element that made it on, so the push sets it without a lookup:
+-- registering it again is this flag's test); moved, the general operator's context once the
+-- node moved there, else false.
 local Window = getmetatable(windows.window(0, 1)) -- a window object made inline (no call)
 local add_at = timerq.add_at
 local t_at, t_fired = aggstate.t_at, aggstate.t_fired
@@ -1753,7 +1754,7 @@ function M.restore(job, node, groups)
 end
 
 ---Makes a Lua-trigger node's subtasks' state fresh (the round-trip mode).
-function M.reset(job, node)
+function M.reset(_, node)
   for _, inst in ipairs(node.instances) do
     aggstate.init(inst, 1, nil)
     init_triggered(inst)
