@@ -126,14 +126,18 @@ function M.bucket(q, t)
   return b
 end
 
----M.bucket with room for n entries made up front when it is new (a caller that knows about how
----many timers the time gets, weir.aggwindow's sliced windows: the previous time's, saves the
----bucket's doublings as it fills).
+---M.bucket with room for n entries made up front when it is new and no popped bucket is kept
+---(a caller that knows about how many timers the time gets, weir.aggwindow's sliced windows:
+---the previous time's, saves the bucket's doublings as it fills; a kept one has grown already).
 function M.bucket_sized(q, t, n)
   local b = q.buckets[t]
   if not b then
-    b = tnew(n, 2)
-    b.head, b.len = 1, 0
+    if q.n_spare > 0 then
+      b = new_bucket(q)
+    else
+      b = tnew(n, 2)
+      b.head, b.len = 1, 0
+    end
     q.buckets[t] = b
     heap_push(q, t)
   end

@@ -194,4 +194,19 @@ it("a watermark's popped buckets are all reused by the next times, their old ent
     eq(q.count, 0)
   end)
 
+it("bucket_sized takes a kept bucket before it makes one", function()
+  local q = timerq.new()
+  local b = timerq.bucket_sized(q, 10, 100)
+  for e = 1, 3 do
+    b.len, b[e] = e, e
+  end
+  q.count = 3
+  eq(#take_upto(q, 10, {}), 3)
+  eq(q.n_spare, 1)
+  local again = timerq.bucket_sized(q, 20, 100)
+  eq(again == b, true)
+  eq({ again.head, again.len, q.n_spare }, { 1, 0, 0 })
+  eq(timerq.bucket_sized(q, 30, 100) == b, false) -- none kept: a new one
+end)
+
 spec.finish()
