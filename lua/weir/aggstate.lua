@@ -93,8 +93,8 @@ function M.init(inst, k, cagg)
   -- sliced: the time of a fire that failed the job, and the keys whose windows there were left
   inst.failed_at, inst.failed_keys = false, false
   -- a Lua trigger's (weir.aggwindow, "A Lua trigger"): per window id its timer's place in the
-  -- queue and whether it fired; tables there, false otherwise
-  inst.tpos, inst.tfired = false, false
+  -- queue and whether it fired, in one number (M.t_at, M.t_fired); a table there, else false
+  inst.tst = false
   if k == 1 then
     inst.wtab = false -- a built-in aggregate's windows are its own (aggs.c)
     if not cagg then
@@ -361,6 +361,26 @@ local function slices_of(inst)
   return out
 end
 
+-- A Lua trigger's window id in inst.tst: p > 0, its timer is the entry at place p of the
+-- bucket of its max timestamp and it has not fired; -p, the same and it has fired; 0, it has
+-- fired and has no timer; nil, neither (a deleted timer's entry stays, a tombstone: the place
+-- no longer says it).
+
+---The place of window id's timer in its bucket (inst.tst), or nil.
+function M.t_at(inst, id)
+  local p = inst.tst[id]
+  if p == nil or p == 0 then
+    return nil
+  end
+  return p > 0 and p or -p
+end
+
+---Whether window id has fired (inst.tst).
+function M.t_fired(inst, id)
+  local p = inst.tst[id]
+  return p ~= nil and p <= 0
+end
+
 local function window_state_of(inst, kid, a, stop)
   if next(inst.wstate) == nil then
     return nil
@@ -393,8 +413,8 @@ function M.windows(node, inst, keep, with_contents)
           acc, count = cagg_acc(node, inst, kid, a)
         end
         list[#list + 1] = { kid = kid, start = a, stop = a + size,
-                            fired = inst.tfired and inst.tfired[id] == true
-                              or (not inst.tfired and a + size - 1 <= inst.watermark
+                            fired = inst.tst and M.t_fired(inst, id)
+                              or (not inst.tst and a + size - 1 <= inst.watermark
                                   and acc ~= nil),
                             contents = with_contents and acc or nil,
                             count = count,
@@ -472,7 +492,7 @@ function M.timers(node, inst)
         kid, a = -e, t - lateness - size + 1
       end
       -- a Lua trigger's deleted timer leaves its entry (a tombstone): its window's place says
-      local live = not inst.tpos or inst.tpos[C.weir_wintab_find(inst.wtab, kid, a)] == i
+      local live = not inst.tst or M.t_at(inst, C.weir_wintab_find(inst.wtab, kid, a)) == i
       if live then
         out[#out + 1] = { domain = "event", time = t, kid = kid, start = a, stop = a + size }
       end
@@ -515,7 +535,7 @@ function M.stats(node, inst)
   end
   local q = inst.tq
   local nxt = timerq.next(q)
-  if inst.tpos then -- the earliest time may have tombstones only
+  if inst.tst then -- the earliest time may have tombstones only
     local first = M.timers(node, inst)[1]
     nxt = first and first.time or INF
   end

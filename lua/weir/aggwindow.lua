@@ -229,8 +229,12 @@ local function tumbling_push(node, intern, o)
     return C.weir_wintab_add(inst.wtab, kid, q)
   end
   jit.off(open_apart)
+  local by_st = {} -- the subtasks by st + 0.5 (the Lua-trigger push says why)
+  for i, inst in ipairs(instances) do
+    by_st[i - 0.5] = inst
+  end
   return function(st, v, ts, key)
-    local inst = instances[st + 1]
+    local inst = by_st[st + 0.5]
     local r = inst.records + 1
     inst.records = r
     if ts == nil or abs(ts) > MAX_TIME then
@@ -1169,9 +1173,9 @@ end
 -- without allowed lateness, reduce/aggregate without a rich function, runs here while what it
 -- asks of its context is what the window's state already has: Flink's timer at the window's
 -- max timestamp, which is also the window's cleanup timer. Per window (by its wtab id) beside
--- the accumulator: the place of its timer in the timer queue (inst.tpos[id]: the index of its
--- live entry in the bucket of its max timestamp, nil when it has none) and whether it has
--- fired (inst.tfired[id]). The trigger gets a window object per call (equal, not the same:
+-- the accumulator, in one number (inst.tst[id], weir.aggstate says how): the place of its timer
+-- in the timer queue (the index of its live entry in the bucket of its max timestamp) and
+-- whether it has fired. The trigger gets a window object per call (equal, not the same:
 -- docs/API.md), which is not allocated when it does not keep it; the window function none
 -- unless it asks (ctx:window()), as on the other fast paths. A
 -- registration of that timer is a no-op when it is registered (Flink's timer service is a
@@ -1186,18 +1190,21 @@ end
 -- registration after its window's timer fired) moves the node to the general operator there
 -- and then, with its state (move below): the call goes on there, and so does the job.
 
--- The trigger's context is one table per subtask (inst.ftctx), filled by field writes before
--- each call, with its methods in it (no metatable: a method is one lookup, a field write no
--- guard), closures of the node (wire_triggered: the move's flag is their upvalue). Its
--- fields: inst, node, job; kid, the window's key id (its timer's entry; the key is key_of it);
--- id, the window's id during on_element, -1 during on_event_time and the cleanup's clear (its
--- timer has fired); maxts, the window's max timestamp; wm, the
--- watermark on_element sees (push has it), false while timers fire (computed when asked);
--- treg, whether the window's timer is registered (on_element: an open window's is, from the
--- element that made it on, so the push sets it without a lookup: registering it again is this
--- flag's test); moved, the general operator's context once the node moved there, else false.
+-- The trigger's context is one table per node (an upvalue of its push and fire loop: no
+-- lookup per call; a call of one subtask never runs inside another's, the graph has no cycle),
+-- filled by field writes before each call, with its methods in it (no metatable: a method is
+-- one lookup, a field write no guard), closures of the node (wire_triggered: the move's flag
+-- is their upvalue). Its fields: inst, the call's subtask; node, job; kid, the window's key
+-- id (its timer's entry; the key is key_of it); id, the window's id during on_element, -1
+-- during on_event_time and the cleanup's clear (its timer has fired); maxts, the window's max
+-- timestamp; wm, the watermark on_element sees (push has it), false while timers fire
+-- (computed when asked); treg, whether the window's timer is registered (on_element: an open
+-- window's is, from the element that made it on, so the push sets it without a lookup:
+-- registering it again is this flag's test); moved, the general operator's context once the
+-- node moved there, else false.
 local Window = getmetatable(windows.window(0, 1)) -- a window object made inline (no call)
 local add_at = timerq.add_at
+local t_at, t_fired = aggstate.t_at, aggstate.t_fired
 
 -- The accumulation of element v into window id (its count and accumulator, accs[id]): the
 -- tumbling windows' element step (tumbling_push has it inline) as a function of the node, for
@@ -1255,7 +1262,7 @@ local function collect(node, inst)
     if id >= 0 then
       local kid, a = e[0], e[1]
       out.windows[#out.windows + 1] = { key = key_of(inst, kid), start = a,
-        acc = inst.accs[id], count = inst.counts[id] or 0, fired = inst.tfired[id] == true }
+        acc = inst.accs[id], count = inst.counts[id] or 0, fired = t_fired(inst, id) }
     end
   end
   local q, times = inst.tq, {}
@@ -1268,7 +1275,7 @@ local function collect(node, inst)
     for i = b.head, b.len do
       local kid, a = b[i], t - size + 1
       local id = C.weir_wintab_find(inst.wtab, kid, a)
-      if id >= 0 and inst.tpos[id] == i then
+      if id >= 0 and t_at(inst, id) == i then
         out.timers[#out.timers + 1] = { key = key_of(inst, kid), start = a }
       end
     end
@@ -1331,19 +1338,13 @@ local function stand_in_node(node, insts)
   return setmetatable({ instances = insts }, { __index = node })
 end
 
--- Makes a subtask's pieces of this mode (aggstate.init made the rest): the per-window tables
--- and the trigger's context with the node's methods in it (wire_triggered made them).
-local function init_triggered(job, node, inst)
-  inst.tpos, inst.tfired = {}, {}
+-- Makes a subtask's pieces of this mode (aggstate.init made the rest): the per-window table
+-- and the fire loop's.
+local function init_triggered(inst)
+  inst.tst = {}
   inst.t_tombs = 0 -- deleted timers' entries still in the queue
   -- a fire loop's taken chunk (untake): the entry at (false: none), its first and last, start
   inst.tk_at, inst.tk_first, inst.tk_last, inst.tk_a = false, 0, 0, 0
-  local ctx = { inst = inst, node = node, job = job, kid = -1, id = -1, maxts = 0,
-                wm = false, treg = false, moved = false }
-  for name, f in pairs(node.trig_methods) do
-    ctx[name] = f
-  end
-  inst.ftctx = ctx
 end
 
 local function wire_triggered(job, node)
@@ -1372,10 +1373,10 @@ local function wire_triggered(job, node)
     local back = {}
     for i = inst.tk_at, inst.tk_last do
       local id = ids[i - first]
-      if id >= 0 and (i == inst.tk_at or inst.tpos[id] == i) then
+      if id >= 0 and (i == inst.tk_at or t_at(inst, id) == i) then
         back[#back + 1] = { kid = b[i], i = i, acc = inst.accs[id], count = inst.counts[id],
-                            fired = inst.tfired[id], pos = inst.tpos[id] }
-        inst.accs[id], inst.counts[id], inst.tfired[id], inst.tpos[id] = nil, nil, nil, nil
+                            tst = inst.tst[id] }
+        inst.accs[id], inst.counts[id], inst.tst[id] = nil, nil, nil
       end
     end
     for _, x in ipairs(back) do
@@ -1383,8 +1384,7 @@ local function wire_triggered(job, node)
       if id < 0 then
         store_failed(id)
       end
-      inst.accs[id], inst.counts[id], inst.tfired[id], inst.tpos[id] = x.acc, x.count,
-        x.fired, x.pos
+      inst.accs[id], inst.counts[id], inst.tst[id] = x.acc, x.count, x.tst
       if inst.last_start[x.kid] == a then
         inst.last_id[x.kid] = id
       end
@@ -1480,7 +1480,8 @@ local function wire_triggered(job, node)
     if t == ctx.maxts and ctx.id >= 0 then
       if not ctx.treg then
         local inst = ctx.inst
-        inst.tpos[ctx.id] = add_at(inst.tq, t, ctx.kid)
+        local n, tst, id = add_at(inst.tq, t, ctx.kid), inst.tst, ctx.id
+        tst[id] = tst[id] == 0 and -n or n -- fired early: it stays fired
         ctx.treg = true
       end
       return
@@ -1494,7 +1495,8 @@ local function wire_triggered(job, node)
     if t == ctx.maxts then
       if ctx.id >= 0 and ctx.treg then -- its entry stays, a tombstone
         local inst = ctx.inst
-        inst.tpos[ctx.id] = nil
+        local tst, id = inst.tst, ctx.id
+        tst[id] = tst[id] < 0 and 0 or nil
         inst.tq.count = inst.tq.count - 1
         inst.t_tombs = inst.t_tombs + 1
         ctx.treg = false
@@ -1512,15 +1514,18 @@ local function wire_triggered(job, node)
       return move(ctx, name, ...)
     end
   end
-  node.trig_methods = m
+  -- The context, one for the node (an upvalue: no lookup per call), with its methods in it;
+  -- a call's subtask is its field inst.
+  local tctx = { inst = false, node = node, job = job, kid = -1, id = -1, maxts = 0, wm = false,
+                 treg = false, moved = false }
+  for name, f in pairs(m) do
+    tctx[name] = f
+  end
 
-  -- no window object: the function's context makes one if asked (wincontext.caller)
-  local function fire(inst, key, kid, a, id)
-    local acc = inst.accs[id]
-    if acc == nil then
-      return
-    end
-    inst.tfired[id] = true
+  -- no window object: the function's context makes one if asked (wincontext.caller). A fire
+  -- from on_element keeps the window's timer (its place, negated: fired); fire_timed's window
+  -- has none (its timer has just fired)
+  local function fire_with(inst, key, kid, a, acc)
     local one = inst.one
     if reduce then
       one[1] = acc
@@ -1528,6 +1533,28 @@ local function wire_triggered(job, node)
       one[1] = result(acc)
     end
     call_window_fn(inst, key, nil, one, kid, a, a + size)
+  end
+  local function fire(inst, key, kid, a, id)
+    local acc = inst.accs[id]
+    if acc == nil then
+      return
+    end
+    local tst = inst.tst
+    local p = tst[id]
+    if p == nil then
+      tst[id] = 0
+    elseif p > 0 then
+      tst[id] = -p
+    end
+    fire_with(inst, key, kid, a, acc)
+  end
+  local function fire_timed(inst, key, kid, a, id)
+    local acc = inst.accs[id]
+    if acc == nil then
+      return
+    end
+    inst.tst[id] = 0
+    fire_with(inst, key, kid, a, acc)
   end
 
   -- on_element moved the node: the rest of its element on the general operator
@@ -1546,11 +1573,17 @@ local function wire_triggered(job, node)
   end
   jit.off(open_apart)
 
+  -- the subtasks by st + 0.5: keys in the hash part (small whole numbers would be an array
+  -- part, whose bound check and guards cost the trace more than a hash slot's key check)
+  local by_st = {}
+  for i, inst in ipairs(instances) do
+    by_st[i - 0.5] = inst
+  end
   node.push = function(st, v, ts, key)
     if moved then
       return general_push(st, v, ts, key)
     end
-    local inst = instances[st + 1]
+    local inst = by_st[st + 0.5]
     local n = inst.records + 1
     inst.records = n
     if ts == nil or abs(ts) > MAX_TIME then
@@ -1583,18 +1616,15 @@ local function wire_triggered(job, node)
         store_failed(id)
       end
       inst.last_start[kid], inst.last_id[kid] = q, id
-      treg = inst.tpos[id] ~= nil -- false: a new window (one found again keeps its timer)
-      if not treg then
-        inst.tfired[id] = false
-      end
+      treg = (inst.tst[id] or 0) ~= 0 -- false: a new window (one found again keeps its timer)
     end
     accumulate(inst, id, v)
     -- a window object per call (Windows compare by value, docs/API.md): one that the trigger
     -- does not keep is never allocated (the JIT sinks it)
     local w = setmetatable({ start = q, stop = q + size }, Window)
-    local ctx = inst.ftctx
+    local ctx = tctx
     local maxts = q + size - 1
-    ctx.kid, ctx.id, ctx.maxts, ctx.wm, ctx.treg = kid, id, maxts, W, treg
+    ctx.inst, ctx.kid, ctx.id, ctx.maxts, ctx.wm, ctx.treg = inst, kid, id, maxts, W, treg
     local r = on_element(trigger, v, ts, w, ctx)
     if moved then
       return element_moved(inst, key, r)
@@ -1611,7 +1641,8 @@ local function wire_triggered(job, node)
       end
     end
     if not ctx.treg then -- WindowOperator.registerCleanupTimer
-      inst.tpos[id] = add_at(inst.tq, maxts, kid)
+      local at, tst = add_at(inst.tq, maxts, kid), inst.tst
+      tst[id] = tst[id] == 0 and -at or at
     end
   end
 
@@ -1645,9 +1676,9 @@ local function wire_triggered(job, node)
     end
     local q = inst.tq
     local times, buckets = q.times, q.buckets
-    local ctx = inst.ftctx
+    local ctx = tctx
     inst.firing = true
-    ctx.id, ctx.wm = -1, false
+    ctx.inst, ctx.id, ctx.wm = inst, -1, false
     while q.n > 0 and times[1] <= w do
       local t = times[1]
       local b = buckets[t]
@@ -1671,14 +1702,16 @@ local function wire_triggered(job, node)
         else
           C.weir_wintab_gather(inst.wtab, keys, last - first + 1, a, inst.g_ids)
         end
-        local ids, tpos = inst.g_ids, inst.tpos
+        local ids, tst = inst.g_ids, inst.tst
         for i = first, last do
           b.head = i + 1
           local id = ids[i - first]
-          if id >= 0 and tpos[id] == i then
+          local p = tst[id]
+          if id >= 0 and (p == i or p == -i) then
+            -- popped: its entry is behind b.head now (tst[id] still says the place, which
+            -- nothing reads behind the head; the cleanup below clears it)
             local kid = b[i]
             q.count = q.count - 1
-            tpos[id] = nil -- popped
             local key = key_of(inst, kid)
             local win = setmetatable({ start = a, stop = a + size }, Window) -- per call
             ctx.kid = kid
@@ -1694,7 +1727,7 @@ local function wire_triggered(job, node)
                 r = check_result(node, r, "on_event_time")
               end
               if r == 1 or r == 3 then
-                fire(inst, key, kid, a, id)
+                fire_timed(inst, key, kid, a, id)
               end
             end
             -- the cleanup (this timer is the window's cleanup time): its contents, the
@@ -1705,7 +1738,7 @@ local function wire_triggered(job, node)
             if moved then
               return clear_moved(inst, w)
             end
-            inst.tfired[id] = false
+            tst[id] = nil
             if take then
               inst.w_taken = inst.w_taken - 1
             else
@@ -1729,7 +1762,9 @@ local function wire_triggered(job, node)
 
   job.firers[node.on_watermark] = { node = node }
   job.places[call_window_fn] = { node = node, key = 2, win = 3, start = 6, stop = 7 }
-  job.places[fire] = { node = node, key = 2, start = 4, size = size }
+  for _, f in ipairs({ fire, fire_timed, fire_with }) do
+    job.places[f] = { node = node, key = 2, start = 4, size = size }
+  end
 end
 
 ---A Lua-trigger node's checkpoint sections: the general operator's (weir.winckpt's "general"
@@ -1797,7 +1832,9 @@ function M.restore(job, node, groups)
         store_failed(id)
       end
       inst.accs[id], inst.counts[id] = x.contents, x.count ~= 0 and x.count or nil
-      inst.tfired[id] = x.fired == true
+      if x.fired then
+        inst.tst[id] = 0
+      end
       if x.window_state ~= nil then
         inst.wstate[C.weir_store_slot(inst.wstore, kid, x.start, x.stop)] = x.window_state
       end
@@ -1805,7 +1842,8 @@ function M.restore(job, node, groups)
     for _, t in ipairs(ts) do
       local kid = intern(inst, sh.keys[t.kid])
       local id = C.weir_wintab_find(inst.wtab, kid, t.start)
-      inst.tpos[id] = add_at(inst.tq, t.time, kid)
+      local n, tst = add_at(inst.tq, t.time, kid), inst.tst
+      tst[id] = tst[id] == 0 and -n or n
     end
     for kid, g in pairs(sh.gstate) do
       inst.gstate[intern(inst, sh.keys[kid])] = g
@@ -1814,10 +1852,10 @@ function M.restore(job, node, groups)
 end
 
 ---Makes a Lua-trigger node's subtasks' state fresh (the round-trip mode).
-function M.reset(job, node)
+function M.reset(_, node)
   for _, inst in ipairs(node.instances) do
     aggstate.init(inst, 1, nil)
-    init_triggered(job, node, inst)
+    init_triggered(inst)
   end
 end
 
@@ -1848,7 +1886,7 @@ function M.instantiate(job, node)
   if node.lua_trigger then
     wire_triggered(job, node)
     for _, inst in ipairs(node.instances) do
-      init_triggered(job, node, inst)
+      init_triggered(inst)
     end
     node.on_processing_time = function() end
     wc.user_places(job, node)

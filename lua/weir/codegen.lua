@@ -319,6 +319,13 @@ local type, abs, MIN = type, math.abs, -math.huge
 -- generator, then __index: ~45 machine instructions per record)
 local _, g0 = next(gens)
 local on_event = g0.on_event
+-- each subtask's generator and emitter by st + 0.5 (they are set before this and restored in
+-- place): hash-part keys, whose loads no array store of a later operator on the trace (window
+-- state by id) may alias, so the JIT keeps them out of the loop; gens[st] was loaded again
+local gen_of, em_of = {}, {}
+for st, g in pairs(gens) do
+  gen_of[st + 0.5], em_of[st + 0.5] = g, emitters[st]
+end
 return function(st, v, ts, key)
   local t = ts
   if assign then
@@ -328,7 +335,7 @@ return function(st, v, ts, key)
     if type(t) ~= "number" or not (abs(t) <= MAX) or t % 1 ~= 0 then bad_ts(t) end
   end
   emit(st, v, t)
-  on_event(gens[st], v, t or MIN, emitters[st])
+  on_event(gen_of[st + 0.5], v, t or MIN, em_of[st + 0.5])
 end]]
 
 -- The entry of a window or timestamps operator, whose code is not a template: records the

@@ -23,16 +23,23 @@ local NAN = 0 / 0
 -- none or popped), so that a run of registrations at one time (every key's window of one time
 -- range) finds its bucket without a hash lookup
 function M.new()
-  return { times = {}, n = 0, buckets = {}, count = 0, spare = false, at = NAN, at_b = false }
+  return { times = {}, n = 0, buckets = {}, count = 0, spares = {}, n_spare = 0, at = NAN,
+           at_b = false }
 end
 
--- A popped time's bucket is kept for the next new time (spare): a bucket grows to the
--- time's every entry (one per key), and a fresh one per time was its array's doublings in
--- garbage (about 5 bytes per timer in windows_typed). Only head .. len of a bucket is ever read.
+-- Popped times' buckets are kept for the next new times (q.spares[1 .. q.n_spare], at most
+-- SPARES): a bucket grows to the time's every entry (one per key), and a fresh one per time
+-- was its array's doublings in garbage (about 5 bytes per timer in windows_typed). One spare
+-- was not enough: a watermark that pops several times at once (a periodic watermark behind
+-- fast input: several windows of every key) kept only the last, and the next times grew new
+-- buckets. Only head .. len of a bucket is ever read.
+local SPARES = 16
 local function new_bucket(q)
-  local b = q.spare
-  if b then
-    q.spare = false
+  local n = q.n_spare
+  if n > 0 then
+    local b = q.spares[n]
+    q.spares[n] = nil
+    q.n_spare = n - 1
     b.head, b.len = 1, 0
     return b
   end
@@ -119,14 +126,18 @@ function M.bucket(q, t)
   return b
 end
 
----M.bucket with room for n entries made up front when it is new (a caller that knows about how
----many timers the time gets, weir.aggwindow's sliced windows: the previous time's, saves the
----bucket's doublings as it fills).
+---M.bucket with room for n entries made up front when it is new and no popped bucket is kept
+---(a caller that knows about how many timers the time gets, weir.aggwindow's sliced windows:
+---the previous time's, saves the bucket's doublings as it fills; a kept one has grown already).
 function M.bucket_sized(q, t, n)
   local b = q.buckets[t]
   if not b then
-    b = tnew(n, 2)
-    b.head, b.len = 1, 0
+    if q.n_spare > 0 then
+      b = new_bucket(q)
+    else
+      b = tnew(n, 2)
+      b.head, b.len = 1, 0
+    end
     q.buckets[t] = b
     heap_push(q, t)
   end
@@ -136,7 +147,12 @@ end
 ---Drops the earliest time and its bucket (walked by the caller).
 function M.pop(q)
   local t = q.times[1]
-  q.spare = q.buckets[t]
+  local n = q.n_spare
+  if n < SPARES then
+    n = n + 1
+    q.spares[n] = q.buckets[t]
+    q.n_spare = n
+  end
   q.buckets[t] = nil
   if t == q.at then
     q.at, q.at_b = NAN, false

@@ -170,4 +170,43 @@ it("add finds a run's bucket by the time it last added to, also across pops and 
   eq(q.count, 0)
 end)
 
+it("a watermark's popped buckets are all reused by the next times, their old entries unseen",
+  function()
+    local q = timerq.new()
+    local old = {}
+    for t = 1, 20 do -- 20 times of 3 entries: more than the spares kept (16)
+      for e = 1, 3 do
+        timerq.add(q, t * 10, t * 100 + e)
+      end
+      old[q.buckets[t * 10]] = true
+    end
+    eq(#take_upto(q, 200, {}), 60) -- one watermark pops every time
+    eq(q.n_spare, 16)
+    local reused, want = 0, {}
+    for t = 21, 40 do
+      eq(timerq.add_at(q, t * 10, -t), 1) -- a reused bucket starts empty: place 1
+      want[#want + 1] = { t * 10, -t }
+      reused = reused + (old[q.buckets[t * 10]] and 1 or 0)
+    end
+    eq(reused, 16)
+    eq(q.n_spare, 0)
+    eq(take_upto(q, math.huge, {}), want)
+    eq(q.count, 0)
+  end)
+
+it("bucket_sized takes a kept bucket before it makes one", function()
+  local q = timerq.new()
+  local b = timerq.bucket_sized(q, 10, 100)
+  for e = 1, 3 do
+    b.len, b[e] = e, e
+  end
+  q.count = 3
+  eq(#take_upto(q, 10, {}), 3)
+  eq(q.n_spare, 1)
+  local again = timerq.bucket_sized(q, 20, 100)
+  eq(again == b, true)
+  eq({ again.head, again.len, q.n_spare }, { 1, 0, 0 })
+  eq(timerq.bucket_sized(q, 30, 100) == b, false) -- none kept: a new one
+end)
+
 spec.finish()
