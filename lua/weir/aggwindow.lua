@@ -37,7 +37,9 @@
 --   and the windows dropped in one C call per chunk (wire_cagg_watermark); without a window
 --   function each fire emits its record (key, start, stop, value) straight from them. An
 --   element at or behind the watermark (maybe late, maybe due) goes one at a time, after the
---   batch.
+--   batch. On sliced windows a built-in count, sum, min or max batches its elements the same
+--   way (weir_slices_apply, sliding_push's end), the timers of the windows they create
+--   registered after each batch in the elements' order.
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
