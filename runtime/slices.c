@@ -474,11 +474,25 @@ int32_t wr_slices_apply(wr_slices_t *t, int32_t kind, int32_t n, const int32_t *
             prefetch_insert(t, keys[i + APPLY_AHEAD],
                             wr_ms_from_double(starts[i + APPLY_AHEAD]));
         }
+        int64_t start = wr_ms_from_double(starts[i]);
+        double xi = x ? x[i] : 0;
+        uint32_t key = (uint32_t)keys[i];
+        if (key < (uint32_t)t->direct_cap && t->direct[key] >= 0) {
+            /* into the key's last slice (a hot key's elements): acc_in's first case, inline */
+            wr_slice_key_t *k = &t->keys[t->direct[key]];
+            if (k->len > 0 && k->last == start) {
+                wr_slice_t *sl = &AT(k, k->head + k->len - 1);
+                sl->count++;
+                t->elements++;
+                sl->acc = add_builtin(kind, sl->acc, xi);
+                continue;
+            }
+        }
         int f = 0;
         wr_slice_key_t *k;
         int32_t p;
         int64_t prev = INT64_MIN;
-        double *acc = acc_in(t, keys[i], wr_ms_from_double(starts[i]), &f, &k, &p, &prev);
+        double *acc = acc_in(t, keys[i], start, &f, &k, &p, &prev);
         if (!acc) {
             return -(i + 1);
         }
@@ -490,7 +504,7 @@ int32_t wr_slices_apply(wr_slices_t *t, int32_t kind, int32_t n, const int32_t *
                 p + 1 < k->head + k->len ? wr_ms_to_double(AT(k, p + 1).start) : INFINITY;
             m++;
         }
-        *acc = add_builtin(kind, *acc, x ? x[i] : 0);
+        *acc = add_builtin(kind, *acc, xi);
     }
     return m;
 }

@@ -657,6 +657,10 @@ START_TEST(test_slices_apply_equals_elements_one_at_a_time)
             for (int32_t i = 0; i < n; i++) {
                 keys[i] = rand() % 4 == 0 ? 1000000 + rand() % 50 : rand() % 700;
                 starts[i] = (double)(rand() % 40 + round / 2) * 10 - 100;
+                if (i > 0 && rand() % 3 == 0) { /* a hot key: into its last slice again */
+                    keys[i] = keys[i - 1];
+                    starts[i] = starts[i - 1];
+                }
                 x[i] = (double)(rand() % 19) - 9 + (rand() % 2 ? 0.5 : 0);
             }
             int32_t m = weir_slices_apply(batched, kind, n, keys, starts, x, fresh, near);
