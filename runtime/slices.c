@@ -411,6 +411,105 @@ double *wr_slices_acc(wr_slices_t *t, int32_t key, int64_t start, int *fresh)
     return acc_in(t, key, start, fresh, &k, &p, &prev);
 }
 
+/* How far ahead wr_slices_apply asks for a key's record (2 APPLY_AHEAD elements) and for the
+ * line its element's slice goes to (APPLY_AHEAD): a batch's inserts touch lines that were last
+ * touched a slide of event time ago, after the other keys' fires, so their misses overlap as
+ * the fire's do instead of queueing one per element. */
+enum { APPLY_AHEAD = 16 };
+
+static void prefetch_record(const wr_slices_t *t, int32_t key)
+{
+    if ((uint32_t)key < (uint32_t)t->direct_cap) {
+        int32_t id = t->direct[key];
+        if (id >= 0) {
+            __builtin_prefetch(&t->keys[id], 1);
+        }
+    } else if (t->index.cap > 0) {
+        __builtin_prefetch(lookup_line(t, key, t->index.cap - 1));
+    }
+}
+
+/* The line an element of key at start writes: its key's last slice or the one after it. */
+static void prefetch_insert(const wr_slices_t *t, int32_t key, int64_t start)
+{
+    int32_t id = lookup(t, key);
+    if (id < 0) {
+        return;
+    }
+    const wr_slice_key_t *k = &t->keys[id];
+    int32_t end = k->head + k->len;
+    if (k->len > 0 && k->last == start) {
+        __builtin_prefetch(&AT(k, end - 1), 1);
+    } else if (k->len < k->cap) {
+        __builtin_prefetch(&AT(k, end), 1);
+    }
+}
+
+static inline double add_builtin(int32_t kind, double acc, double x)
+{
+    switch (kind) {
+    case WEIR_AGG_COUNT:
+        return acc + 1;
+    case WEIR_AGG_SUM:
+        return acc + x;
+    case WEIR_AGG_MIN:
+        return x < acc ? x : acc;
+    default:
+        return x > acc ? x : acc;
+    }
+}
+
+int32_t wr_slices_apply(wr_slices_t *t, int32_t kind, int32_t n, const int32_t *keys,
+                        const double *starts, const double *x, int32_t *fresh, double *near)
+{
+    double identity = kind == WEIR_AGG_MIN ? INFINITY : kind == WEIR_AGG_MAX ? -INFINITY : 0;
+    for (int32_t i = 0; i < n && i < 2 * APPLY_AHEAD; i++) {
+        prefetch_record(t, keys[i]);
+    }
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (i + 2 * APPLY_AHEAD < n) {
+            prefetch_record(t, keys[i + 2 * APPLY_AHEAD]);
+        }
+        if (i + APPLY_AHEAD < n) {
+            prefetch_insert(t, keys[i + APPLY_AHEAD],
+                            wr_ms_from_double(starts[i + APPLY_AHEAD]));
+        }
+        int64_t start = wr_ms_from_double(starts[i]);
+        double xi = x ? x[i] : 0;
+        uint32_t key = (uint32_t)keys[i];
+        if (key < (uint32_t)t->direct_cap && t->direct[key] >= 0) {
+            /* into the key's last slice (a hot key's elements): acc_in's first case, inline */
+            wr_slice_key_t *k = &t->keys[t->direct[key]];
+            if (k->len > 0 && k->last == start) {
+                wr_slice_t *sl = &AT(k, k->head + k->len - 1);
+                sl->count++;
+                t->elements++;
+                sl->acc = add_builtin(kind, sl->acc, xi);
+                continue;
+            }
+        }
+        int f = 0;
+        wr_slice_key_t *k;
+        int32_t p;
+        int64_t prev = INT64_MIN;
+        double *acc = acc_in(t, keys[i], start, &f, &k, &p, &prev);
+        if (!acc) {
+            return -(i + 1);
+        }
+        if (f) {
+            *acc = identity;
+            fresh[m] = i;
+            near[2 * m] = prev != INT64_MIN ? wr_ms_to_double(prev) : -INFINITY;
+            near[2 * m + 1] =
+                p + 1 < k->head + k->len ? wr_ms_to_double(AT(k, p + 1).start) : INFINITY;
+            m++;
+        }
+        *acc = add_builtin(kind, *acc, xi);
+    }
+    return m;
+}
+
 int32_t wr_slices_range(const wr_slices_t *t, int32_t key, int64_t lo, int64_t hi, double *out,
                         int32_t max)
 {
@@ -1018,6 +1117,23 @@ double *weir_slices_acc_near(weir_slices_t *fs, double key, double start, double
         out[2] = p + 1 < k->head + k->len ? wr_ms_to_double(AT(k, p + 1).start) : INFINITY;
     }
     return acc;
+}
+
+int32_t weir_slices_apply(weir_slices_t *fs, int32_t kind, int32_t n, const int32_t *keys,
+                          const double *starts, const double *x, int32_t *fresh, double *near)
+{
+    if (!fs || kind < WEIR_AGG_COUNT || kind > WEIR_AGG_MAX || n < 0 ||
+        (n > 0 && (!keys || !starts || !fresh || !near || (kind != WEIR_AGG_COUNT && !x)))) {
+        return WEIR_EINVAL;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (keys[i] < 0 || isnan(starts[i])) {
+            return WEIR_EINVAL;
+        }
+    }
+    int32_t m = wr_slices_apply(&fs->t, kind, n, keys, starts, kind == WEIR_AGG_COUNT ? NULL : x,
+                                fresh, near);
+    return m < 0 ? WEIR_ESTATE : m;
 }
 
 int weir_slices_running(weir_slices_t *fs, int32_t kind)

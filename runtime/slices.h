@@ -111,6 +111,16 @@ void wr_slices_running(wr_slices_t *t, int on_);
  * on the same key. NULL when the key already has WR_SLICES_MAX slices. Expected O(1) for
  * slices arriving in start order, O(slices of the key) otherwise. */
 double *wr_slices_acc(wr_slices_t *t, int32_t key, int64_t start, int *fresh);
+/* Applies n elements of a built-in aggregate of kind (WEIR_AGG_COUNT, _SUM, _MIN or _MAX) in
+ * order, element i into key keys[i]'s slice at starts[i] as wr_slices_acc does (a new slice
+ * starts at the kind's identity: 0, +inf, -inf), then its value x[i] added as weir.aggregates'
+ * Lua add() adds it (x unread for count). The elements that created their slice are listed:
+ * fresh[j] the element's index, near[2 j] and near[2 j + 1] the starts of the key's slices
+ * just before and after it then (-inf / +inf: none). Returns how many were (j < n), or
+ * -(i + 1) when element i's key already has WR_SLICES_MAX slices (those before it applied).
+ * The misses of the batch's key records and slice lines overlap (prefetched ahead). */
+int32_t wr_slices_apply(wr_slices_t *t, int32_t kind, int32_t n, const int32_t *keys,
+                        const double *starts, const double *x, int32_t *fresh, double *near);
 /* The accumulators of key's slices starting in [lo, hi), in start order: writes the first
  * min(max, n) to out and returns n. O(log slices of the key + n). */
 int32_t wr_slices_range(const wr_slices_t *t, int32_t key, int64_t lo, int64_t hi, double *out,

@@ -690,6 +690,14 @@ int weir_slices_run_ops(int32_t kind, const weir_slices_op_t *ops, int32_t n);
  * is exact (slices.h wr_slices_running) and the keys that have one get no ops (res[i] is their
  * result at once). 0, or WEIR_EINVAL for another kind. */
 int weir_slices_running(weir_slices_t *t, int32_t kind);
+/* A batch of a built-in count, sum, min or max's elements (kind WEIR_AGG_*): element i into
+ * key id keys[i]'s slice at starts[i] with value x[i] (x unread for count; slices.h
+ * wr_slices_apply), in order; the elements that created their slice are fresh[0 .. m) (their
+ * indexes), with near[2 j], near[2 j + 1] the starts of the key's slices just before and after
+ * (-inf / +inf: none) then (as acc_near's). Returns m, WEIR_EINVAL (nothing applied), or
+ * WEIR_ESTATE when a key has too many slices (the elements before it applied). */
+int32_t weir_slices_apply(weir_slices_t *t, int32_t kind, int32_t n, const int32_t *keys,
+                          const double *starts, const double *x, int32_t *fresh, double *near);
 int weir_slices_touch(weir_slices_t *t, double key, double start);
 int weir_slices_forget(weir_slices_t *t, double key);
 /* The slices the last weir_slices_fire (with drop, of window [lo, ...)) dropped for its keys

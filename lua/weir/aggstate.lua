@@ -73,9 +73,27 @@ function M.cagg_kind(node)
   return node.user_fn.builtin.code
 end
 
+---The WEIR_AGG_* kind of a sliced node (k > 1) whose elements a built-in count, sum, min or
+---max applies in C in batches (weir_slices_apply), or nil.
+function M.sliced_kind(node)
+  local a = node.assigner
+  if node.lua_trigger or a.size == a.slide or node.fn_kind ~= "aggregate"
+      or not node.user_fn.builtin or node.user_fn.builtin.code > C.WEIR_AGG_MAX then
+    return nil
+  end
+  return node.user_fn.builtin.code
+end
+
+-- A sliced built-in aggregate's batch: per element its key id, slice start and value (w: the
+-- watermark its elements met); per new slice (fresh[j]: the element) its neighbours' starts.
+local SBATCH_T = ffi.typeof(("struct { int32_t n; double w; int32_t keys[%d]; double q[%d]; "
+  .. "double x[%d]; int32_t fresh[%d]; double near[%d]; }")
+  :format(BATCH, BATCH, BATCH, BATCH, 2 * BATCH))
+
 ---Makes every piece of a subtask's state for a node of k slices per window, and the buffers
----of its C calls; cagg: the WEIR_AGG_* kind of a built-in aggregate in C (M.cagg_kind), or nil.
-function M.init(inst, k, cagg)
+---of its C calls; cagg: the WEIR_AGG_* kind of a built-in aggregate in C (M.cagg_kind), or nil;
+---skind: a sliced node's (M.sliced_kind), or nil.
+function M.init(inst, k, cagg, skind)
   inst.cagg = false
   if cagg then
     local a = C.weir_aggs_new(cagg)
@@ -107,6 +125,11 @@ function M.init(inst, k, cagg)
     inst.sl_start, inst.sl_cell, inst.sl_hits = {}, {}, {}
     inst.sl_apart = 0 -- slices whose windows the job's start registered apart (weir.aggwindow)
     inst.sl_bucket = false -- the timer bucket its slices' windows last made (weir.aggwindow)
+    -- a built-in aggregate's elements not yet applied (M.sliced_kind; weir.aggwindow's
+    -- node.sl_flush applies them), and whether sl_start may hold a key (set by the elements
+    -- that went one at a time: the batch's applies move rings, so it is flushed first)
+    inst.sl_batch = skind and ffi.new(SBATCH_T) or false
+    inst.sl_dirty = false
     inst.fresh = ffi.new("int32_t[1]")
     -- a new slice's (fresh, previous start, next start); a watermark's fires (slices.c,
     -- weir_slices_fire): per fire its accumulator and flags, per key its ops' offsets, the ops
@@ -261,6 +284,17 @@ local function flush_slices(inst)
     flush_slice(inst, kid)
   end
 end
+M.flush_slices = flush_slices
+
+---Sliced built-in aggregate: its batch applied, with the timers of the windows it creates
+---(weir.aggwindow's node.sl_flush). Before anything reads the state or registers a timer.
+local function sl_sync(node, inst)
+  local b = inst.sl_batch
+  if b and b.n > 0 then
+    node.sl_flush(inst)
+  end
+end
+M.sl_sync = sl_sync
 
 ---Drops window [a, a + size) of kid: tumbling, its window; sliced, slice a (the window is the
 ---last that covers it); then its window_state.
@@ -349,7 +383,8 @@ end
 -- The enumeration (weir.windowing) -------------------------------------------------------------
 
 ---Every slice of a sliced subtask: { kid, start, count }.
-local function slices_of(inst)
+local function slices_of(node, inst)
+  sl_sync(node, inst)
   flush_slices(inst)
   local n = C.weir_slices_stat(inst.slices, C.WEIR_STORE_OPEN)
   local dump = ffi.new("double[?]", 3 * n + 3)
@@ -426,7 +461,7 @@ function M.windows(node, inst, keep, with_contents)
   local W, seen = inst.watermark, {}
   local fat = inst.failed_at -- a fire at this time failed the job (aggwindow, failed)
   local merge = M.merge_of(node)
-  for _, sl in ipairs(slices_of(inst)) do
+  for _, sl in ipairs(slices_of(node, inst)) do
     local kid, a = sl.kid, sl.start
     for _ = 1, keep(kid) and k or 0 do
       local c = wc.cleanup_time(node, a + size - 1)
@@ -460,7 +495,7 @@ end
 function M.slices(node, inst, keep)
   local slide = node.assigner.slide
   local out = {}
-  for _, sl in ipairs(slices_of(inst)) do
+  for _, sl in ipairs(slices_of(node, inst)) do
     if keep(sl.kid) then
       local n = C.weir_slices_range(inst.slices, sl.kid, sl.start, sl.start + slide,
         inst.cells, inst.cells_cap)
@@ -476,6 +511,7 @@ function M.timers(node, inst)
   if inst.cagg then
     M.cagg_sync(node, inst)
   end
+  sl_sync(node, inst)
   local size, lateness = node.assigner.size, node.lateness
   local q, times = inst.tq, {}
   for i = 1, q.n do
@@ -507,6 +543,7 @@ function M.stats(node, inst)
   if inst.cagg then
     M.cagg_sync(node, inst)
   end
+  sl_sync(node, inst)
   if node.assigner.size == node.assigner.slide then
     -- with the windows a fire took out of wtab and has not cleared yet (aggwindow: the chunk
     -- of fires in progress), which a window function asking sees as open, as before its clear

@@ -37,7 +37,9 @@
 --   and the windows dropped in one C call per chunk (wire_cagg_watermark); without a window
 --   function each fire emits its record (key, start, stop, value) straight from them. An
 --   element at or behind the watermark (maybe late, maybe due) goes one at a time, after the
---   batch.
+--   batch. On sliced windows a built-in count, sum, min or max batches its elements the same
+--   way (weir_slices_apply, sliding_push's end), the timers of the windows they create
+--   registered after each batch in the elements' order.
 local ffi = require("ffi")
 local C = require("weir.ffi")
 local windows = require("weir.windows")
@@ -63,6 +65,7 @@ local cast, double_p, uintptr_t = ffi.cast, ffi.typeof("double *"), ffi.typeof("
 M.disabled = false
 M.used = 0
 M.moves = 0 -- Lua-trigger nodes moved to the general operator (the tests read it)
+M.batches = 0 -- batches of a sliced built-in aggregate applied in C (the tests read it)
 
 -- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in cache")
 local _, _, _, _ = C.weir_wintab_take, C.weir_wintab_trim, C.weir_slices_run_ops,
@@ -527,7 +530,106 @@ local function sliding_push(node, intern, o)
       a = a - slide
     end
   end
-  return push_sliding
+
+  local skind = aggstate.sliced_kind(node)
+  if not skind then
+    return push_sliding
+  end
+  -- A built-in count, sum, min or max (weir.aggregates): an element on time whose slice is
+  -- ahead of the watermark is only its (key id, slice, value) appended to the subtask's batch,
+  -- which one C call applies (weir_slices_apply: the inserts' misses overlap); then the
+  -- windows its new slices create get their timers here, in the elements' order (registering
+  -- emits nothing and reads no slice, so this is the order push_sliced registers them in).
+  -- An element at or behind the watermark goes one at a time, after the batch. The value is
+  -- read first: a bad one fails before anything changes (as on tumbling windows, cagg_push).
+  local value = node.user_fn.builtin.value
+  local BATCH = aggstate.BATCH
+  local flush_slices = aggstate.flush_slices
+  local function flush(inst)
+    local b = inst.sl_batch
+    local n = b.n
+    if n == 0 then
+      return
+    end
+    b.n = 0
+    M.batches = M.batches + 1
+    if inst.sl_dirty then -- a kept pointer may move with the applies' rings
+      inst.sl_dirty = false
+      flush_slices(inst)
+    end
+    local m = C.weir_slices_apply(inst.slices, skind, n, b.keys, b.q, b.x, b.fresh, b.near)
+    if m < 0 then
+      error(m == C.WEIR_ESTATE and "window store: too many open slices"
+        or ("window store: %s"):format(ffi.string(C.weir_strerror(m))), 0)
+    end
+    local W = b.w
+    local fresh, near, keys, qs = b.fresh, b.near, b.keys, b.q
+    for j = 0, m - 1 do
+      local i = fresh[j]
+      local kid, q = keys[i], qs[i]
+      local prev, next = near[2 * j], near[2 * j + 1]
+      local one = q - slide <= prev
+      if one and q + size - slide < next then
+        local maxts = q + size - 1
+        if maxts > W then
+          register(inst, maxts, kid, q)
+        end
+        if lateness > 0 then
+          register(inst, cleanup_of(maxts), kid, q)
+        end
+      end
+      if not one then
+        local r = inst.records
+        if r <= START_UP and (inst.sl_apart + 1) * 2 > r then
+          inst.sl_apart = inst.sl_apart + 1
+          register_apart(inst, kid, q, W, prev, next)
+        else
+          register_loop(inst, kid, q, W, prev, next)
+        end
+      end
+    end
+  end
+  node.sl_flush = flush
+  return function(st, v, ts, key)
+    local inst = instances[st + 1]
+    inst.records = inst.records + 1
+    if ts == nil or abs(ts) > MAX_TIME then
+      no_timestamp(ts)
+    end
+    local kid = intern(inst, key)
+    local W = inst.watermark
+    if inst.floor_top > W then -- after a rescale: the key group's lateness floor
+      W = floor_of(node, inst, key, W)
+    end
+    local q = ts - (ts - offset) % slide
+    if cleanup_of(q + size - 1) <= W then
+      return late(node, st, v, ts, key) -- reads no state: the batch can wait
+    end
+    local b = inst.sl_batch
+    local n = b.n
+    if q + slide - 1 <= W then
+      flush(inst)
+      inst.sl_dirty = true
+      return push_sliced(inst, ts, v, key, kid, q, W)
+    end
+    local x = 0
+    if value then
+      x = value(v)
+    end
+    if n > 0 and W ~= b.w then
+      flush(inst)
+      n = 0
+    end
+    b.w = W
+    b.keys[n], b.q[n], b.x[n] = kid, q, x
+    b.n = n + 1
+    if n + 1 == BATCH then
+      flush(inst)
+    end
+    if trace then
+      wc.trace_element(trace, key, ts)
+    end
+  end
 end
 
 -- Built-in aggregates in C (tumbling) ----------------------------------------------------------
@@ -1054,7 +1156,9 @@ local function wire_sliced_watermark(node, guard, o)
     end
   end
 
+  local sl_sync = aggstate.sl_sync
   node.on_watermark = function(inst, w)
+    sl_sync(node, inst) -- a built-in aggregate's batch: its slices and timers first
     if inst.floors then
       pass_floors(inst, w)
     end
@@ -1878,7 +1982,7 @@ function M.instantiate(job, node)
   node.watermark_lowered = forget_last_windows
   local cagg = aggstate.cagg_kind(node)
   for _, inst in ipairs(node.instances) do
-    aggstate.init(inst, k, cagg)
+    aggstate.init(inst, k, cagg, aggstate.sliced_kind(node))
     wc.contexts(job, node, inst, aggstate)
     inst.records = 0
   end

@@ -585,6 +585,7 @@ local function snapshot_fast(node, inst, out, repr, keep)
       end
     end
   else
+    aggstate.sl_sync(node, inst) -- a built-in aggregate's batch first (weir.aggstate)
     for kid in pairs(inst.sl_start) do
       aggstate.flush_slice(inst, kid) -- the hits counted through the kept pointer go to C
     end
@@ -699,7 +700,8 @@ function M.reset(node, repr)
     if repr == "general" then
       winstate.init(inst)
     else
-      aggstate.init(inst, node.assigner.size / node.assigner.slide, aggstate.cagg_kind(node))
+      aggstate.init(inst, node.assigner.size / node.assigner.slide, aggstate.cagg_kind(node),
+        aggstate.sliced_kind(node))
     end
     inst.tctx.slot = -1
   end
@@ -932,6 +934,7 @@ local function restore_fast(node, inst, sec, kids, timers, old)
     end
   end
   if sec.sk then
+    aggstate.sl_sync(node, inst) -- a running subtask's batch (a rescale) goes first
     local sk, n = unpacki(sec.sk)
     local ss, sn, sa = unpackd(sec.ss), unpacki(sec.sn), unpackd(sec.sa)
     local fresh = inst.fresh

@@ -632,6 +632,135 @@ START_TEST(test_slices_span_rings_and_aligned_records)
 }
 END_TEST
 
+/* weir_slices_apply of random batches (dense and sparse key ids, starts out of order, repeated
+ * keys within a batch) against the same elements one at a time through acc_near and the Lua
+ * add()s of weir.aggregates: the same new slices with the same neighbours, the same
+ * accumulators and counts. */
+START_TEST(test_slices_apply_equals_elements_one_at_a_time)
+{
+    enum { N = 300 };
+    static const int32_t kinds[] = {WEIR_AGG_COUNT, WEIR_AGG_SUM, WEIR_AGG_MIN, WEIR_AGG_MAX};
+    srand(11);
+    for (size_t ki = 0; ki < sizeof kinds / sizeof *kinds; ki++) {
+        int32_t kind = kinds[ki];
+        weir_slices_t *batched = weir_slices_new();
+        weir_slices_t *single = weir_slices_new();
+        weir_slices_span(batched, 6);
+        weir_slices_span(single, 6);
+        int32_t keys[N];
+        double starts[N];
+        double x[N];
+        int32_t fresh[N];
+        double near[2 * N];
+        for (int round = 0; round < 60; round++) {
+            int32_t n = rand() % N + 1;
+            for (int32_t i = 0; i < n; i++) {
+                keys[i] = rand() % 4 == 0 ? 1000000 + rand() % 50 : rand() % 700;
+                starts[i] = (double)(rand() % 40 + round / 2) * 10 - 100;
+                if (i > 0 && rand() % 3 == 0) { /* a hot key: into its last slice again */
+                    keys[i] = keys[i - 1];
+                    starts[i] = starts[i - 1];
+                }
+                x[i] = (double)(rand() % 19) - 9 + (rand() % 2 ? 0.5 : 0);
+            }
+            int32_t m = weir_slices_apply(batched, kind, n, keys, starts, x, fresh, near);
+            ck_assert_int_ge(m, 0);
+            int32_t j = 0;
+            for (int32_t i = 0; i < n; i++) {
+                double out[3];
+                double *acc = weir_slices_acc_near(single, keys[i], starts[i], out);
+                ck_assert_ptr_nonnull(acc);
+                if (out[0] == 1) {
+                    ck_assert_int_lt(j, m);
+                    ck_assert_int_eq(fresh[j], i);
+                    ck_assert(near[2 * j] == out[1] && near[2 * j + 1] == out[2]);
+                    j++;
+                    *acc = kind == WEIR_AGG_MIN ? INFINITY : kind == WEIR_AGG_MAX ? -INFINITY : 0;
+                }
+                switch (kind) {
+                case WEIR_AGG_COUNT:
+                    *acc = *acc + 1;
+                    break;
+                case WEIR_AGG_SUM:
+                    *acc = *acc + x[i];
+                    break;
+                case WEIR_AGG_MIN:
+                    *acc = x[i] < *acc ? x[i] : *acc;
+                    break;
+                default:
+                    *acc = x[i] > *acc ? x[i] : *acc;
+                    break;
+                }
+            }
+            ck_assert_int_eq(j, m);
+            /* some slices go, as fires drop them */
+            for (int d = 0; d < 40; d++) {
+                int32_t key = rand() % 700;
+                double start = (double)(rand() % 40 + round / 2) * 10 - 100;
+                ck_assert_int_eq(weir_slices_drop(batched, key, start),
+                                 weir_slices_drop(single, key, start));
+            }
+        }
+        double open = weir_slices_stat(single, WEIR_STORE_OPEN);
+        ck_assert(weir_slices_stat(batched, WEIR_STORE_OPEN) == open && open > 1000);
+        ck_assert(weir_slices_stat(batched, WEIR_STORE_ELEMENTS) ==
+                  weir_slices_stat(single, WEIR_STORE_ELEMENTS));
+        double *da = malloc(sizeof(double) * 3 * (size_t)open);
+        double *db = malloc(sizeof(double) * 3 * (size_t)open);
+        ck_assert(weir_slices_dump(batched, da, open) == open);
+        ck_assert(weir_slices_dump(single, db, open) == open);
+        for (int32_t i = 0; i < (int32_t)open; i++) {
+            ck_assert(da[3 * i] == db[3 * i] && da[3 * i + 1] == db[3 * i + 1] &&
+                      da[3 * i + 2] == db[3 * i + 2]);
+            double a;
+            double b;
+            ck_assert_int_eq(weir_slices_range(batched, da[3 * i], da[3 * i + 1],
+                                               da[3 * i + 1] + 1, &a, 1), 1);
+            ck_assert_int_eq(weir_slices_range(single, da[3 * i], da[3 * i + 1],
+                                               da[3 * i + 1] + 1, &b, 1), 1);
+            ck_assert(a == b);
+        }
+        free(da);
+        free(db);
+        weir_slices_free(batched);
+        weir_slices_free(single);
+    }
+}
+END_TEST
+
+START_TEST(test_slices_apply_refuses_bad_arguments)
+{
+    weir_slices_t *t = weir_slices_new();
+    int32_t keys[2] = {1, 2};
+    double starts[2] = {0, 10};
+    double x[2] = {1, 2};
+    int32_t fresh[2];
+    double near[4];
+    ck_assert_int_eq(weir_slices_apply(t, WEIR_AGG_AVG, 2, keys, starts, x, fresh, near),
+                     WEIR_EINVAL);
+    ck_assert_int_eq(weir_slices_apply(t, WEIR_AGG_SUM, 2, keys, starts, NULL, fresh, near),
+                     WEIR_EINVAL);
+    starts[1] = NAN;
+    ck_assert_int_eq(weir_slices_apply(t, WEIR_AGG_SUM, 2, keys, starts, x, fresh, near),
+                     WEIR_EINVAL);
+    starts[1] = 10;
+    keys[1] = -1;
+    ck_assert_int_eq(weir_slices_apply(t, WEIR_AGG_SUM, 2, keys, starts, x, fresh, near),
+                     WEIR_EINVAL);
+    ck_assert(weir_slices_stat(t, WEIR_STORE_OPEN) == 0); /* nothing applied */
+    keys[1] = 1;
+    /* count reads no values */
+    ck_assert_int_eq(weir_slices_apply(t, WEIR_AGG_COUNT, 2, keys, starts, NULL, fresh, near), 2);
+    ck_assert(fresh[0] == 0 && isinf(near[0]) && isinf(near[1]));
+    ck_assert(fresh[1] == 1 && near[2] == 0 && isinf(near[3]));
+    ck_assert_int_eq(weir_slices_apply(t, WEIR_AGG_COUNT, 0, NULL, NULL, NULL, NULL, NULL), 0);
+    double acc;
+    ck_assert_int_eq(weir_slices_range(t, 1, 0, 20, &acc, 1), 2);
+    ck_assert(acc == 1);
+    weir_slices_free(t);
+}
+END_TEST
+
 START_TEST(test_slices_fire_refuses_bad_arguments)
 {
     weir_slices_t *t = weir_slices_new();
@@ -756,6 +885,9 @@ static Suite *slices_suite(void)
     add_case(s, "fire_refuses_bad_arguments", test_slices_fire_refuses_bad_arguments);
     add_case(s, "undrop_puts_back_what_the_fire_dropped",
              test_slices_undrop_puts_back_what_the_fire_dropped);
+    add_case(s, "apply_equals_elements_one_at_a_time",
+             test_slices_apply_equals_elements_one_at_a_time);
+    add_case(s, "apply_refuses_bad_arguments", test_slices_apply_refuses_bad_arguments);
     add_case(s, "span_rings_and_aligned_records", test_slices_span_rings_and_aligned_records);
     return s;
 }

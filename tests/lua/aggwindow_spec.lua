@@ -42,6 +42,17 @@ local CASES = {
     assigner = function() return W.sliding_event_time(50, 5) end, lateness = 0, fn = "min" },
   { name = "sliding 30/10, lateness, aggregate with a max merge + process",
     assigner = function() return W.sliding_event_time(30, 10) end, lateness = 15, fn = "max" },
+  -- built-in aggregates (weir.aggregates): their elements applied in C in batches, listed
+  -- (env:status()) every fifth record, mid-batch
+  { name = "sliding 30/10, built-in count", builtin = true,
+    assigner = function() return W.sliding_event_time(30, 10) end, lateness = 0, fn = "b_count" },
+  { name = "sliding 20/5 with offset, lateness, built-in sum + process", builtin = true,
+    assigner = function() return W.sliding_event_time(20, 5, 2) end, lateness = 4,
+    fn = "b_sum" },
+  { name = "sliding 50/5, built-in min", builtin = true,
+    assigner = function() return W.sliding_event_time(50, 5) end, lateness = 0, fn = "b_min" },
+  { name = "sliding 30/10, lateness, built-in max", builtin = true,
+    assigner = function() return W.sliding_event_time(30, 10) end, lateness = 15, fn = "b_max" },
   { name = "sliding 30/10, lateness, reduce of records (the general operator)",
     assigner = function() return W.sliding_event_time(30, 10) end, lateness = 10,
     fn = "reduce" },
@@ -276,6 +287,16 @@ local function run(case, records, fast)
       return windowed:aggregate(extreme(math.max, -math.huge), function(key, ctx, r, out)
         out({ key, tostring(ctx:window()), r[1] })
       end)
+    elseif case.fn == "b_count" then
+      return windowed:aggregate(weir.aggregates.count())
+    elseif case.fn == "b_sum" then
+      return windowed:aggregate(weir.aggregates.sum(3), function(key, ctx, r, out)
+        out({ key, tostring(ctx:window()), r[1], ctx:current_watermark() })
+      end)
+    elseif case.fn == "b_min" then
+      return windowed:aggregate(weir.aggregates.min(3))
+    elseif case.fn == "b_max" then
+      return windowed:aggregate(weir.aggregates.max(3))
     elseif case.fn == "process" then
       return windowed:aggregate(count_sum, function(key, ctx, sums, out)
         local ws, gs = ctx:window_state(), ctx:global_state()
@@ -310,7 +331,7 @@ spec.describe("aggwindow equals windowop", function()
     it(case.name .. ": 150 random inputs give the same output and late records", function()
       math.randomseed(7)
       local fires, lates_seen, views = 0, 0, 0
-      local moves = aggwindow.moves
+      local moves, batches = aggwindow.moves, aggwindow.batches
       for round = 1, 150 do
         local records = random_records(math.random(1, 60))
         local got_fast, late_fast, used, views_fast = run(case, records, true)
@@ -338,6 +359,8 @@ spec.describe("aggwindow equals windowop", function()
         assert((moved > 0) == (case.name:find("(moves", 1, true) ~= nil),
           ("%d moves"):format(moved))
       end
+      -- a built-in aggregate's elements went through its batches (and only then)
+      assert((aggwindow.batches > batches) == (case.builtin == true), "batches")
       -- the inputs did exercise both: fires and late records
       assert(fires > 150 and lates_seen > 10 and views > 300,
         ("fires %d, late %d, views %d"):format(fires, lates_seen, views))

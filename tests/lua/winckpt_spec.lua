@@ -76,6 +76,12 @@ local CASES = {
     assigner = function() return W.tumbling_event_time(10, 3) end },
   { name = "sliced sliding, no lateness: slices dropped by the fires (fast)", fast = "sliced",
     fn = "aggregate", assigner = function() return W.sliding_event_time(40, 10) end },
+  { name = "sliced sliding with lateness, built-in sum in C batches (fast)", fast = "sliced",
+    fn = "builtin", agg = "sum", lateness = 12,
+    assigner = function() return W.sliding_event_time(30, 10) end },
+  { name = "sliced sliding, built-in max in C batches: slices dropped by the fires (fast)",
+    fast = "sliced", fn = "builtin", agg = "max",
+    assigner = function() return W.sliding_event_time(40, 10) end },
   { name = "sliding reduce of records: on the general operator from its first element",
     fn = "reduce", lateness = 6, assigner = function() return W.sliding_event_time(30, 10) end },
   { name = "tumbling on the general operator", fn = "aggregate", general = true,
@@ -198,7 +204,9 @@ local function run(case, records, p, at, restore)
     eq(node.window_op == aggwindow, true, case.name .. " runs on the fast operator")
   end
   if case.fn == "builtin" then
-    eq(node.instances[1].cagg ~= false, true, case.name .. " keeps its accumulators in C")
+    local inst = node.instances[1]
+    eq(inst.cagg ~= false or inst.sl_batch ~= false, true,
+      case.name .. " keeps its accumulators in C")
   end
   return sink, snap
 end
@@ -438,6 +446,7 @@ local function floor_run(case, records, p, old_wms, count_late)
     w = w:side_output_late_data(late)
   end
   local r = case.fn == "aggregate" and w:aggregate(counted, emit_fire(sink))
+    or case.fn == "builtin" and w:aggregate(weir.aggregates[case.agg](3), emit_fire(sink))
     or w:process(emit_fire(sink))
   r:set_parallelism(p):sink(function() end)
   if not count_late then
@@ -457,7 +466,9 @@ local function floor_run(case, records, p, old_wms, count_late)
     eq(node.window_op == aggwindow, true, case.name .. " runs on the fast operator")
   end
   if case.fn == "builtin" then
-    eq(node.instances[1].cagg ~= false, true, case.name .. " keeps its accumulators in C")
+    local inst = node.instances[1]
+    eq(inst.cagg ~= false or inst.sl_batch ~= false, true,
+      case.name .. " keeps its accumulators in C")
   end
   local floors = false
   for _, inst in ipairs(node.instances) do
@@ -492,6 +503,8 @@ it("after a rescale a key group's records are late against its old subtask's wat
       assigner = function() return W.sliding_event_time(20, 10) end },
     { name = "sliced sliding, no lateness (fast)", fast = "sliced", fn = "aggregate",
       assigner = function() return W.sliding_event_time(20, 10) end },
+    { name = "sliced sliding, built-in sum in C batches (fast)", fast = "sliced", fn = "builtin",
+      agg = "sum", lateness = 5, assigner = function() return W.sliding_event_time(20, 10) end },
     { name = "sliding, process (general)", fn = "process",
       assigner = function() return W.sliding_event_time(20, 10) end },
     { name = "sessions (general, merging)", fn = "process", lateness = 5,
