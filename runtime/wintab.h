@@ -46,8 +46,9 @@ typedef struct wr_wintab_unindexed {
  * nothing. Invariants: index (power-of-two size, at most 3/4 full of the indexed windows,
  * shrunk only when empty; linear probing, backward-shift deletion) and the keys' lists hold
  * exactly the open windows, each once, each with a distinct id below next_id; the ids below
- * next_id that are not open are in free_ids[0 .. nfree). A key's unindexed windows start past
- * every indexed window of the key. Before a walk of the index by position
+ * next_id that are not open are in free_ids[0 .. nfree). A key's list is in increasing start
+ * order (each window on it was opened past the key's top), and a lookup reads it before the
+ * index. Before a walk of the index by position
  * (wr_wintab_index_all, for weir_wintab_capacity and _at) they are all put into the index, by
  * key id and then start, so that the walk's order depends only on the open windows. */
 typedef struct wr_wintab {
@@ -60,6 +61,7 @@ typedef struct wr_wintab {
     int32_t unindexed;
     wr_wintab_key_t *keys;       /* by key id, keys_cap of them */
     size_t keys_cap;
+    int32_t keys_max;  /* key ids past it have no record: WR_WINTAB_KEYS_MAX, or less (mem) */
     wr_wintab_unindexed_t *un;   /* by id, un_cap of them */
     size_t un_cap;
     size_t bytes;     /* heap bytes held */

@@ -295,6 +295,36 @@ START_TEST(test_wintab_windows_in_time_order_skip_the_index)
 }
 END_TEST
 
+/* Under a memory limit every window goes into the index, whose doublings ask the account (the
+ * lists' arrays would not ask in steps that a job's memory check can name): the same ids and
+ * lookups, nothing unindexed. */
+START_TEST(test_wintab_under_a_memory_limit_indexes_every_window)
+{
+    ck_assert_int_eq(weir_mem_set_limit(1024.0 * 1024 * 1024), 0);
+    weir_wintab_t *t = weir_wintab_new();
+    for (int w = 0; w < 4; w++) {
+        for (int k = 0; k < 100; k++) {
+            ck_assert_int_eq(weir_wintab_add(t, k, w * 5000), w * 100 + k);
+        }
+    }
+    ck_assert_int_eq(t->t.unindexed, 0);
+    ck_assert_uint_eq(t->t.keys_cap, 0);
+    ck_assert_uint_ge(t->t.index.cap * 3, 400 * 4);
+    int32_t keys[100];
+    int32_t ids[100];
+    for (int i = 0; i < 100; i++) {
+        keys[i] = i;
+    }
+    ck_assert_int_eq(weir_wintab_take(t, keys, 100, 0, ids), 100);
+    for (int i = 0; i < 100; i++) {
+        ck_assert_int_eq(ids[i], i);
+        ck_assert_int_eq(weir_wintab_find(t, i, 5000), 100 + i);
+    }
+    weir_wintab_free(t);
+    ck_assert_int_eq(weir_mem_set_limit(0), 0);
+}
+END_TEST
+
 static Suite *wintab_suite(void)
 {
     Suite *s = suite_create("wintab");
@@ -306,6 +336,8 @@ static Suite *wintab_suite(void)
     add_case(s, "take_is_gather_then_drop", test_wintab_take_is_gather_then_drop);
     add_case(s, "windows_in_time_order_skip_the_index",
              test_wintab_windows_in_time_order_skip_the_index);
+    add_case(s, "under_a_memory_limit_indexes_every_window",
+             test_wintab_under_a_memory_limit_indexes_every_window);
     return s;
 }
 
