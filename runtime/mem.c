@@ -248,6 +248,11 @@ char *wr_xmemdup(const void *p, size_t n)
     return q;
 }
 
+int wr_mem_limited(void)
+{
+    return acct.limit > 0;
+}
+
 int wr_mem_may_grow(size_t bytes)
 {
     if (total() + (int64_t)bytes > acct.refuse_at) {

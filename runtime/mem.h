@@ -38,6 +38,8 @@ char *wr_xmemdup(const void *p, size_t n); /* copies n bytes and adds a NUL */
  * anyway when only one empty entry would be left, so the answer never breaks it; it keeps a
  * doubling from overshooting the limit, or from exiting, before the driver's next check. */
 int wr_mem_may_grow(size_t bytes);
+/* 1 while a memory limit is set (weir_mem_set_limit with bytes > 0), else 0. */
+int wr_mem_limited(void);
 
 /* The allocator of a lua_State (lua_Alloc's signature, without lua.h): counts into the account
  * and passes every call on to next (LuaJIT's own allocator, from lua_getallocf). It refuses

@@ -604,7 +604,9 @@ double weir_kstate_stat(weir_kstate_t *k, int32_t what);
  * WEIR_EINVAL). add returns the id, created when absent (WEIR_ESTATE at INT32_MAX open
  * windows); find the id or -1; drop the id the window had or -1. A NaN start gives WEIR_EINVAL.
  * stat takes WEIR_STORE_OPEN and WEIR_STORE_BYTES (others: NaN). at reads entry i in
- * [0, capacity): its id (-1: empty) and, when open, out[0..1] = key, start.
+ * [0, capacity): its id (-1: empty) and, when open, out[0..1] = key, start; capacity first
+ * puts into the table the windows it keeps apart (opened past their key's other windows), so
+ * a walk by position sees every open window once (at does it too).
  * weir_wintab_free(NULL) is a no-op. */
 typedef struct weir_wintab weir_wintab_t; /* opaque */
 weir_wintab_t *weir_wintab_new(void);
@@ -613,8 +615,8 @@ int32_t weir_wintab_add(weir_wintab_t *t, double key, double start);
 int32_t weir_wintab_find(const weir_wintab_t *t, double key, double start);
 int32_t weir_wintab_drop(weir_wintab_t *t, double key, double start);
 double weir_wintab_stat(const weir_wintab_t *t, int32_t what);
-int32_t weir_wintab_capacity(const weir_wintab_t *t);
-int32_t weir_wintab_at(const weir_wintab_t *t, int32_t i, double *out);
+int32_t weir_wintab_capacity(weir_wintab_t *t);
+int32_t weir_wintab_at(weir_wintab_t *t, int32_t i, double *out);
 /* The ids of (keys[i], start), i < n, into ids (-1: absent), as n finds, with their cache
  * misses overlapping (a watermark fires the windows of many keys at once). Returns n, or
  * WEIR_EINVAL for a negative key, n < 0 or missing arrays. */

@@ -4,7 +4,8 @@
  * windows fire in bursts (a watermark closes a window of every key at once), and halving while
  * a burst drops entries would rehash again and again, only to grow back as the next windows
  * fill. So a table keeps the size of its peak while anything is open. bytes counts every
- * array. */
+ * array. A window opened past every start its key has had is kept apart, on its key's list
+ * (wintab.h): in a job whose elements come in time order no window enters the index at all. */
 #include "wintab.h"
 #include "ms.h"
 
@@ -55,6 +56,7 @@ static wr_wintab_entry_t *entries(const wr_wintab_t *t)
 void wr_wintab_init(wr_wintab_t *t)
 {
     memset(t, 0, sizeof *t);
+    t->keys_max = WR_WINTAB_KEYS_MAX;
     wr_idtab_init(&t->index, &KIND, MIN_CAP, &t->bytes);
 }
 
@@ -62,6 +64,8 @@ void wr_wintab_close(wr_wintab_t *t)
 {
     wr_free(t->index.entries);
     wr_free(t->free_ids);
+    wr_free(t->keys);
+    wr_free(t->un);
     memset(t, 0, sizeof *t);
 }
 
@@ -90,6 +94,155 @@ static void give_id(wr_wintab_t *t, int32_t id)
     t->free_ids[t->nfree++] = id;
 }
 
+/* The key's record, grown to hold it; NULL for a key id past keys_max (WR_WINTAB_KEYS_MAX, or
+ * keys_cap once a growth was refused, under a memory limit or by the account: see grow_un;
+ * those keys' windows go into the index, whose own growth asks). */
+__attribute__((noinline)) static wr_wintab_key_t *grow_keys(wr_wintab_t *t, int32_t key)
+{
+    size_t cap = t->keys_cap ? t->keys_cap : 1024;
+    while (cap <= (size_t)key) {
+        cap *= 2;
+    }
+    if (wr_mem_limited() || !wr_mem_may_grow(cap * sizeof *t->keys)) { /* as grow_un */
+        t->keys_max = t->keys_cap; /* for good: the keys past it have their windows indexed */
+        return NULL;
+    }
+    t->keys = wr_xresize_counted(&t->bytes, t->keys, t->keys_cap, cap, sizeof *t->keys);
+    for (size_t j = t->keys_cap; j < cap; j++) {
+        t->keys[j] = (wr_wintab_key_t){.top = INT64_MIN, .head = -1, .tail = -1};
+    }
+    t->keys_cap = cap;
+    return &t->keys[key];
+}
+
+static inline wr_wintab_key_t *key_rec(wr_wintab_t *t, int32_t key)
+{
+    if ((size_t)key < t->keys_cap) {
+        return &t->keys[key];
+    }
+    return key < t->keys_max ? grow_keys(t, key) : NULL;
+}
+
+/* The unindexed window (key, start)'s id, or -1; *prev the one before it on the key's list (-1:
+ * it is the head). A key's list is in increasing start order, and short: the windows a key
+ * opened since the last fire of its windows. */
+static inline int32_t find_unindexed(const wr_wintab_t *t, int32_t key, int64_t start,
+                                     int32_t *prev)
+{
+    *prev = -1;
+    if ((size_t)key >= t->keys_cap) {
+        return -1;
+    }
+    for (int32_t id = t->keys[key].head; id >= 0; id = t->un[id].next) {
+        if (t->un[id].start >= start) {
+            return t->un[id].start == start ? id : -1;
+        }
+        *prev = id;
+    }
+    return -1;
+}
+
+/* Room in un[] for id; false (nothing changed) under a memory limit, or when the memory
+ * account refuses it. Under a limit every window goes into the index: the lists' arrays
+ * (32 bytes a window when each key has one, against the index's 16 at up to 3/4 load) would
+ * let the Lua heap meet the limit before any C table asks for its doubling, and only a table's
+ * refused doubling lets the job's memory check name the operator holding the most state
+ * (tests/badinput/mem-unbounded-keys). TODO(h-typed): an account of the lists' own that
+ * reports as a table's does, and then the lists under a limit too. */
+__attribute__((noinline)) static bool grow_un(wr_wintab_t *t, int32_t id)
+{
+    size_t cap = t->un_cap ? t->un_cap : 1024;
+    while (cap <= (size_t)id) {
+        cap *= 2;
+    }
+    if (wr_mem_limited() || !wr_mem_may_grow(cap * sizeof *t->un)) {
+        return false;
+    }
+    t->un = wr_xresize_counted(&t->bytes, t->un, t->un_cap, cap, sizeof *t->un);
+    t->un_cap = cap;
+    return true;
+}
+
+/* The id a new window gets next (take_id's, without taking it). */
+static inline int32_t next_free_id(const wr_wintab_t *t)
+{
+    return t->nfree > 0 ? t->free_ids[t->nfree - 1] : t->next_id;
+}
+
+/* A new unindexed window (key, start) of key record k, start past k->top, un[] with room for
+ * next_free_id: its id. */
+static inline int32_t open_unindexed(wr_wintab_t *t, wr_wintab_key_t *k, int64_t start)
+{
+    int32_t id = take_id(t);
+    t->un[id] = (wr_wintab_unindexed_t){.start = start, .next = -1};
+    if (k->tail >= 0) {
+        t->un[k->tail].next = id;
+    } else {
+        k->head = id;
+    }
+    k->tail = id;
+    k->top = start;
+    t->open++;
+    t->unindexed++;
+    return id;
+}
+
+/* Takes unindexed window id (after prev on key's list) off its list; its id stays taken. */
+static inline void unlink_unindexed(wr_wintab_t *t, int32_t key, int32_t id, int32_t prev)
+{
+    wr_wintab_key_t *k = &t->keys[key];
+    int32_t next = t->un[id].next;
+    if (prev >= 0) {
+        t->un[prev].next = next;
+    } else {
+        k->head = next;
+    }
+    if (k->tail == id) {
+        k->tail = prev;
+    }
+    t->unindexed--;
+}
+
+/* The entry of (key, start) in the index, put there (id taken) when absent: as eager inserts. */
+static inline int32_t put_indexed(wr_wintab_t *t, int32_t key, int64_t start, int32_t id,
+                                  bool *fresh)
+{
+    wr_wintab_entry_t *e = &entries(t)[probe(t, key, start)];
+    *fresh = e->id < 0;
+    if (e->id < 0) {
+        if (id < 0 && t->open >= WR_WINTAB_MAX) {
+            return WEIR_ESTATE;
+        }
+        /* the indexed windows with this one (an unindexed one is already counted open) */
+        size_t indexed = (size_t)(t->open - t->unindexed) + (id < 0 ? 1 : 0);
+        if (wr_idtab_should_grow(&t->index, &KIND, indexed, 3, 4)) {
+            wr_idtab_rehash(&t->index, &KIND, t->index.cap * 2, &t->bytes);
+            e = &entries(t)[probe(t, key, start)];
+        }
+        if (id < 0) {
+            id = take_id(t);
+            t->open++;
+        }
+        *e = (wr_wintab_entry_t){.start = start, .key = key, .id = id};
+    }
+    return e->id;
+}
+
+/* By key id, each key's windows by start: an order that depends only on the open windows. */
+void wr_wintab_index_all(wr_wintab_t *t)
+{
+    for (size_t key = 0; key < t->keys_cap && t->unindexed > 0; key++) {
+        int32_t id;
+        while ((id = t->keys[key].head) >= 0) {
+            int64_t start = t->un[id].start;
+            unlink_unindexed(t, (int32_t)key, id, -1);
+            bool fresh;
+            put_indexed(t, (int32_t)key, start, id, &fresh);
+            assert(fresh);
+        }
+    }
+}
+
 int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start)
 {
     bool fresh;
@@ -98,25 +251,35 @@ int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start)
 
 int32_t wr_wintab_put(wr_wintab_t *t, int32_t key, int64_t start, bool *fresh)
 {
-    wr_wintab_entry_t *e = &entries(t)[probe(t, key, start)];
-    *fresh = e->id < 0;
-    if (e->id < 0) {
-        if (t->open >= WR_WINTAB_MAX) {
-            return WEIR_ESTATE;
+    wr_wintab_key_t *k = key_rec(t, key);
+    if (k) {
+        if (start > k->top && ((size_t)next_free_id(t) < t->un_cap ||
+                               grow_un(t, next_free_id(t)))) {
+            if (t->open >= WR_WINTAB_MAX) {
+                *fresh = true;
+                return WEIR_ESTATE;
+            }
+            *fresh = true;
+            return open_unindexed(t, k, start);
         }
-        if (wr_idtab_should_grow(&t->index, &KIND, (size_t)t->open + 1, 3, 4)) {
-            wr_idtab_rehash(&t->index, &KIND, t->index.cap * 2, &t->bytes);
-            e = &entries(t)[probe(t, key, start)];
+        if (start > k->top) { /* un[] refused to grow: into the index, still the key's top */
+            k->top = start;
         }
-        *e = (wr_wintab_entry_t){.start = start, .key = key, .id = take_id(t)};
-        t->open++;
+        int32_t prev;
+        int32_t id = k->head >= 0 ? find_unindexed(t, key, start, &prev) : -1;
+        if (id >= 0) {
+            *fresh = false;
+            return id;
+        }
     }
-    return e->id;
+    return put_indexed(t, key, start, -1, fresh);
 }
 
 int32_t wr_wintab_find(const wr_wintab_t *t, int32_t key, int64_t start)
 {
-    return entries(t)[probe(t, key, start)].id;
+    int32_t prev;
+    int32_t id = find_unindexed(t, key, start, &prev);
+    return id >= 0 ? id : entries(t)[probe(t, key, start)].id;
 }
 
 /* Back to the initial size when nothing is open, with ids from 0 again. */
@@ -145,10 +308,25 @@ void wr_wintab_trim(wr_wintab_t *t)
     trim(t);
 }
 
+/* Drops unindexed window id (after prev on key's list). */
+static void drop_unindexed(wr_wintab_t *t, int32_t key, int32_t id, int32_t prev)
+{
+    unlink_unindexed(t, key, id, prev);
+    t->open--;
+    give_id(t, id);
+}
+
 int32_t wr_wintab_drop(wr_wintab_t *t, int32_t key, int64_t start)
 {
+    int32_t prev;
+    int32_t id = find_unindexed(t, key, start, &prev);
+    if (id >= 0) {
+        drop_unindexed(t, key, id, prev);
+        trim(t);
+        return id;
+    }
     size_t hole = probe(t, key, start);
-    int32_t id = entries(t)[hole].id;
+    id = entries(t)[hole].id;
     if (id >= 0) {
         drop_at(t, hole, id);
         trim(t);
@@ -161,16 +339,28 @@ void wr_wintab_prefetch(const wr_wintab_t *t, int32_t key, int64_t start)
     __builtin_prefetch(&entries(t)[wr_wintab_home(key, start, t->index.cap - 1)]);
 }
 
+/* Whether (key, start) is its key's first unindexed window: the common case of a fire. */
+static inline bool is_first_unindexed(const wr_wintab_t *t, int32_t key, int64_t start)
+{
+    if ((size_t)key >= t->keys_cap) {
+        return false;
+    }
+    int32_t head = t->keys[key].head;
+    return head >= 0 && t->un[head].start == start;
+}
+
 int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t start,
                          int32_t *ids)
 {
     size_t mask = t->index.cap - 1;
     /* the entries first, all of them: their cache misses overlap instead of queueing */
     for (int32_t i = 0; i < n; i++) {
-        __builtin_prefetch(&entries(t)[wr_wintab_home(keys[i], start, mask)]);
+        if (!is_first_unindexed(t, keys[i], start)) {
+            __builtin_prefetch(&entries(t)[wr_wintab_home(keys[i], start, mask)]);
+        }
     }
     for (int32_t i = 0; i < n; i++) {
-        ids[i] = entries(t)[probe(t, keys[i], start)].id;
+        ids[i] = wr_wintab_find(t, keys[i], start);
     }
     return n;
 }
@@ -180,11 +370,20 @@ int32_t wr_wintab_take(wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t s
 {
     size_t mask = t->index.cap - 1;
     for (int32_t i = 0; i < n; i++) {
-        __builtin_prefetch(&entries(t)[wr_wintab_home(keys[i], start, mask)]);
+        if (!is_first_unindexed(t, keys[i], start)) {
+            __builtin_prefetch(&entries(t)[wr_wintab_home(keys[i], start, mask)]);
+        }
     }
     for (int32_t i = 0; i < n; i++) {
+        int32_t prev;
+        int32_t id = find_unindexed(t, keys[i], start, &prev);
+        if (id >= 0) {
+            ids[i] = id;
+            drop_unindexed(t, keys[i], id, prev);
+            continue;
+        }
         size_t hole = probe(t, keys[i], start);
-        int32_t id = entries(t)[hole].id;
+        id = entries(t)[hole].id;
         ids[i] = id < 0 ? -1 : id;
         if (id >= 0) {
             drop_at(t, hole, id);
@@ -261,13 +460,19 @@ int32_t weir_wintab_gather(const weir_wintab_t *ft, const int32_t *keys, int32_t
     return wr_wintab_gather(&ft->t, keys, n, wr_ms_from_double(start), ids);
 }
 
-int32_t weir_wintab_capacity(const weir_wintab_t *ft)
+int32_t weir_wintab_capacity(weir_wintab_t *ft)
 {
+    if (ft->t.unindexed > 0) {
+        wr_wintab_index_all(&ft->t);
+    }
     return (int32_t)ft->t.index.cap;
 }
 
-int32_t weir_wintab_at(const weir_wintab_t *ft, int32_t i, double *out)
+int32_t weir_wintab_at(weir_wintab_t *ft, int32_t i, double *out)
 {
+    if (ft->t.unindexed > 0) {
+        wr_wintab_index_all(&ft->t);
+    }
     if (i < 0 || (size_t)i >= ft->t.index.cap || !out) {
         return WEIR_EINVAL;
     }

@@ -22,17 +22,48 @@ typedef struct wr_wintab_entry {
     int32_t id;
 } wr_wintab_entry_t;
 
-/* Caller's storage; it owns every array. Invariants: index (power-of-two size, at most 3/4
- * full, shrunk only when empty; linear probing, backward-shift deletion) holds exactly the open
- * windows, each with a distinct id below next_id; the ids below next_id that are not open are
- * in free_ids[0 .. nfree). */
+enum { WR_WINTAB_KEYS_MAX = 1 << 22 }; /* key ids past it always go into the index */
+
+/* A key's windows that are in no index entry (key ids below WR_WINTAB_KEYS_MAX): top is the
+ * highest start any window of the key has had (INT64_MIN: none), head and tail the first and
+ * last of its unindexed windows (ids, -1: none), in creation order, so by increasing start. */
+typedef struct wr_wintab_key {
+    int64_t top;
+    int32_t head;
+    int32_t tail;
+} wr_wintab_key_t;
+
+/* An unindexed window, by id (16 bytes with the padding): its start and the next unindexed
+ * window of its key (-1: none). */
+typedef struct wr_wintab_unindexed {
+    int64_t start;
+    int32_t next;
+} wr_wintab_unindexed_t;
+
+/* Caller's storage; it owns every array. A window opened past its key's top start cannot exist
+ * yet, so it gets an id but no index entry (an unindexed window, on its key's list): the fires
+ * of windows opened in time order find them by key without a probe, insert nothing and shift
+ * nothing. Invariants: index (power-of-two size, at most 3/4 full of the indexed windows,
+ * shrunk only when empty; linear probing, backward-shift deletion) and the keys' lists hold
+ * exactly the open windows, each once, each with a distinct id below next_id; the ids below
+ * next_id that are not open are in free_ids[0 .. nfree). A key's list is in increasing start
+ * order (each window on it was opened past the key's top), and a lookup reads it before the
+ * index. Before a walk of the index by position
+ * (wr_wintab_index_all, for weir_wintab_capacity and _at) they are all put into the index, by
+ * key id and then start, so that the walk's order depends only on the open windows. */
 typedef struct wr_wintab {
     wr_idtab_t index; /* of wr_wintab_entry_t */
     int32_t *free_ids;
     int32_t nfree;
     int32_t free_cap;
     int32_t next_id;
-    int32_t open;
+    int32_t open;      /* indexed and unindexed */
+    int32_t unindexed;
+    wr_wintab_key_t *keys;       /* by key id, keys_cap of them */
+    size_t keys_cap;
+    int32_t keys_max;  /* key ids past it have no record: WR_WINTAB_KEYS_MAX, or less (mem) */
+    wr_wintab_unindexed_t *un;   /* by id, un_cap of them */
+    size_t un_cap;
     size_t bytes;     /* heap bytes held */
 } wr_wintab_t;
 
@@ -62,6 +93,9 @@ int32_t wr_wintab_take(wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t s
                        int32_t *ids);
 /* Back to the initial size, ids from 0 again, when no window is open (as a drop does). */
 void wr_wintab_trim(wr_wintab_t *t);
+/* Puts every unindexed window into the index (by key id, then start): before a walk by
+ * position. */
+void wr_wintab_index_all(wr_wintab_t *t);
 
 /* The FFI's handle (weir_wintab_t in weir_ffi.h). */
 struct weir_wintab {

@@ -65,8 +65,9 @@ START_TEST(test_wintab_returns_to_its_initial_size_when_empty)
 }
 END_TEST
 
-/* Random adds and drops against a plain array model over a small key x start space, so that
- * probe runs collide and backward-shift deletion moves entries. */
+/* Random adds, drops, takes and walks by position against a plain array model over a small key
+ * x start space, so that probe runs collide, backward-shift deletion moves entries, and windows
+ * are opened past their key's top start (unindexed) and behind it (indexed) in every mix. */
 START_TEST(test_wintab_matches_a_reference_model)
 {
     enum { KEYS = 64, STARTS = 16 };
@@ -108,8 +109,39 @@ START_TEST(test_wintab_matches_a_reference_model)
             }
             ck_assert_int_eq(id, model_id[k][s]);
         }
+        if (rand() % 64 == 0) { /* a fire: the windows of one start, taken for every key */
+            int32_t keys[KEYS];
+            int32_t ids[KEYS];
+            for (int i = 0; i < KEYS; i++) {
+                keys[i] = (i * 37 + s) % KEYS;
+            }
+            ck_assert_int_eq(wr_wintab_take(&t, keys, KEYS, start, ids), KEYS);
+            for (int i = 0; i < KEYS; i++) {
+                ck_assert_int_eq(ids[i], model_id[keys[i]][s]);
+                if (ids[i] >= 0) {
+                    owner[ids[i]] = -1;
+                    open--;
+                    model_id[keys[i]][s] = -1;
+                }
+            }
+            wr_wintab_trim(&t);
+        }
+        if (step % 997 == 0) { /* a walk by position: every open window in the index, once */
+            wr_wintab_index_all(&t);
+            ck_assert_int_eq(t.unindexed, 0);
+            int seen = 0;
+            for (size_t i = 0; i < t.index.cap; i++) {
+                const wr_wintab_entry_t *e = &((wr_wintab_entry_t *)t.index.entries)[i];
+                if (e->id >= 0) {
+                    ck_assert_int_eq(e->id, model_id[e->key][(e->start + 20000) / 5000]);
+                    seen++;
+                }
+            }
+            ck_assert_int_eq(seen, open);
+        }
         ck_assert_int_eq(t.open, open);
-        ck_assert((size_t)t.open * 4 <= t.index.cap * 3);
+        /* the load bound holds for the indexed windows: the unindexed ones have no entry */
+        ck_assert((size_t)(t.open - t.unindexed) * 4 <= t.index.cap * 3);
     }
     for (int k = 0; k < KEYS; k++) {
         for (int s = 0; s < STARTS; s++) {
@@ -184,6 +216,115 @@ START_TEST(test_wintab_take_is_gather_then_drop)
 }
 END_TEST
 
+/* Windows opened in time order per key never enter the index: the fires (take) and finds see
+ * them on their keys' lists; a window opened behind its key's top start goes into the index
+ * beside them, and a walk by position (capacity, at) first puts all of them in, so that it
+ * lists each open window once. */
+START_TEST(test_wintab_windows_in_time_order_skip_the_index)
+{
+    enum { KEYS = 100, WINDOWS = 10 };
+    weir_wintab_t *t = weir_wintab_new();
+    int32_t id_of[KEYS][WINDOWS];
+    for (int w = 0; w < WINDOWS; w++) {
+        for (int k = 0; k < KEYS; k++) {
+            id_of[k][w] = weir_wintab_add(t, k, w * 5000);
+            ck_assert_int_ge(id_of[k][w], 0);
+            ck_assert_int_eq(weir_wintab_add(t, k, w * 5000), id_of[k][w]);
+        }
+    }
+    ck_assert_int_eq(t->t.unindexed, KEYS * WINDOWS);
+    ck_assert_uint_eq(t->t.index.cap, 32); /* nothing in the index, which never grew */
+    ck_assert_double_eq(weir_wintab_stat(t, WEIR_STORE_OPEN), KEYS * WINDOWS);
+    for (int k = 0; k < KEYS; k++) {
+        ck_assert_int_eq(weir_wintab_find(t, k, 2 * 5000), id_of[k][2]);
+        ck_assert_int_eq(weir_wintab_find(t, k, 2 * 5000 + 1), -1);
+    }
+    /* the first window of every key fires: taken from the lists' heads */
+    int32_t keys[KEYS];
+    int32_t ids[KEYS];
+    for (int i = 0; i < KEYS; i++) {
+        keys[i] = KEYS - 1 - i;
+    }
+    ck_assert_int_eq(weir_wintab_take(t, keys, KEYS, 0, ids), KEYS);
+    for (int i = 0; i < KEYS; i++) {
+        ck_assert_int_eq(ids[i], id_of[keys[i]][0]);
+        ck_assert_int_eq(weir_wintab_find(t, keys[i], 0), -1);
+    }
+    /* a window from the middle of a key's list, and its last one, dropped */
+    ck_assert_int_eq(weir_wintab_drop(t, 5, 4 * 5000), id_of[5][4]);
+    ck_assert_int_eq(weir_wintab_drop(t, 6, 9 * 5000), id_of[6][9]);
+    ck_assert_int_eq(weir_wintab_find(t, 5, 5 * 5000), id_of[5][5]);
+    /* behind the top start: into the index (key 5's dropped window, and one never opened) */
+    int32_t back = weir_wintab_add(t, 5, 4 * 5000);
+    int32_t older = weir_wintab_add(t, 7, -5000);
+    ck_assert_int_eq(t->t.unindexed, KEYS * (WINDOWS - 1) - 2);
+    ck_assert_int_eq(weir_wintab_find(t, 5, 4 * 5000), back);
+    ck_assert_int_eq(weir_wintab_find(t, 7, -5000), older);
+    /* past it again: on the list, after key 6's windows up to 8 */
+    int32_t next = weir_wintab_add(t, 6, 20 * 5000);
+    ck_assert_int_eq(weir_wintab_find(t, 6, 20 * 5000), next);
+    /* a walk by position lists every open window once */
+    int32_t open = (int32_t)weir_wintab_stat(t, WEIR_STORE_OPEN);
+    ck_assert_int_eq(open, KEYS * (WINDOWS - 1) + 1);
+    int32_t cap = weir_wintab_capacity(t);
+    ck_assert_int_eq(t->t.unindexed, 0);
+    ck_assert_int_ge(cap * 3, open * 4);
+    int seen = 0;
+    double e[2];
+    for (int32_t i = 0; i < cap; i++) {
+        int32_t id = weir_wintab_at(t, i, e);
+        if (id >= 0) {
+            int k = (int)e[0];
+            ck_assert_int_eq(weir_wintab_find(t, k, e[1]), id);
+            seen++;
+        }
+    }
+    ck_assert_int_eq(seen, open);
+    /* from the index now: the take probes for them */
+    ck_assert_int_eq(weir_wintab_take(t, keys, KEYS, 5000, ids), KEYS);
+    for (int i = 0; i < KEYS; i++) {
+        ck_assert_int_eq(ids[i], id_of[keys[i]][1]);
+    }
+    /* a key id past WR_WINTAB_KEYS_MAX has no record: its windows go into the index */
+    int32_t far = weir_wintab_add(t, WR_WINTAB_KEYS_MAX + 5, 0);
+    ck_assert_int_ge(far, 0);
+    ck_assert_int_eq(t->t.unindexed, 0);
+    ck_assert_int_eq(weir_wintab_find(t, WR_WINTAB_KEYS_MAX + 5, 0), far);
+    ck_assert_int_eq(weir_wintab_drop(t, WR_WINTAB_KEYS_MAX + 5, 0), far);
+    weir_wintab_free(t);
+}
+END_TEST
+
+/* Under a memory limit every window goes into the index, whose doublings ask the account (the
+ * lists' arrays would not ask in steps that a job's memory check can name): the same ids and
+ * lookups, nothing unindexed. */
+START_TEST(test_wintab_under_a_memory_limit_indexes_every_window)
+{
+    ck_assert_int_eq(weir_mem_set_limit(1024.0 * 1024 * 1024), 0);
+    weir_wintab_t *t = weir_wintab_new();
+    for (int w = 0; w < 4; w++) {
+        for (int k = 0; k < 100; k++) {
+            ck_assert_int_eq(weir_wintab_add(t, k, w * 5000), w * 100 + k);
+        }
+    }
+    ck_assert_int_eq(t->t.unindexed, 0);
+    ck_assert_uint_eq(t->t.keys_cap, 0);
+    ck_assert_uint_ge(t->t.index.cap * 3, 400 * 4);
+    int32_t keys[100];
+    int32_t ids[100];
+    for (int i = 0; i < 100; i++) {
+        keys[i] = i;
+    }
+    ck_assert_int_eq(weir_wintab_take(t, keys, 100, 0, ids), 100);
+    for (int i = 0; i < 100; i++) {
+        ck_assert_int_eq(ids[i], i);
+        ck_assert_int_eq(weir_wintab_find(t, i, 5000), 100 + i);
+    }
+    weir_wintab_free(t);
+    ck_assert_int_eq(weir_mem_set_limit(0), 0);
+}
+END_TEST
+
 static Suite *wintab_suite(void)
 {
     Suite *s = suite_create("wintab");
@@ -193,6 +334,10 @@ static Suite *wintab_suite(void)
     add_case(s, "matches_a_reference_model", test_wintab_matches_a_reference_model);
     add_case(s, "gather_equals_finds", test_wintab_gather_equals_finds);
     add_case(s, "take_is_gather_then_drop", test_wintab_take_is_gather_then_drop);
+    add_case(s, "windows_in_time_order_skip_the_index",
+             test_wintab_windows_in_time_order_skip_the_index);
+    add_case(s, "under_a_memory_limit_indexes_every_window",
+             test_wintab_under_a_memory_limit_indexes_every_window);
     return s;
 }
 
