@@ -9,7 +9,7 @@
 -- Debian's luajit (bench/README.md "Floors"):
 --
 --   luajit bench/floor/sliding_agg.lua N
-local here = arg[0]:match("^(.*)/floor/[^/]*$") or "bench"
+local here = arg[0]:match("^(.*)/floor/[^/]*$") or ".." -- bench/, also from bench/floor/
 package.path = here .. "/?.lua;" .. package.path
 -- bench/common.lua reads only weir.args (its record count) of the weir module
 package.loaded.weir = { args = arg }

@@ -11,7 +11,7 @@
 -- Debian's luajit (bench/README.md "Floors"):
 --
 --   luajit bench/floor/sliding_lua.lua N
-local here = arg[0]:match("^(.*)/floor/[^/]*$") or "bench"
+local here = arg[0]:match("^(.*)/floor/[^/]*$") or ".." -- bench/, also from bench/floor/
 package.path = here .. "/?.lua;" .. package.path
 -- bench/common.lua reads only weir.args (its record count) of the weir module
 package.loaded.weir = { args = arg }
