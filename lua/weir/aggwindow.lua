@@ -332,7 +332,32 @@ local function sliding_push(node, intern, o)
   -- o.register's timers (a key id at the window's max timestamp, a negated one at its cleanup
   -- time), appended to the time's bucket here: a new bucket is made with room for as many
   -- entries as the one made before it had (keys slide on together: about as many windows end
-  -- at each time), not grown by doublings as it fills (~half of the append's cost)
+  -- at each time), not grown by doublings as it fills (~half of the append's cost); one that
+  -- fills moves to one of twice the room (timerq.grow: the job's first buckets, made before
+  -- there was another key). A bucket a restore made (timerq.add) says no room: it grows itself.
+  local grow = timerq.grow
+  -- A bucket with room for timer: t's first one (made), or a full one's (grown). Out of the
+  -- traces (jit.off; once per time and subtask, or per doubling): a trace that records the
+  -- making or the growing aborts, so the traces of the loops that register (register_loop:
+  -- every key's first windows) are recorded where the bucket has room already, the common
+  -- case. Recorded with either, every registration of a key's first windows after the first
+  -- key's ran the loop's trace up to that branch, then a side trace of it.
+  local function room(inst, q, t, b)
+    if not b then
+      local last = inst.sl_bucket
+      b = bucket_sized(q, t, last and last.len or 0)
+      inst.sl_bucket = b
+    end
+    if b.len < (b.cap or INF) then
+      return b
+    end
+    local g = grow(q, t, b)
+    if inst.sl_bucket == b then
+      inst.sl_bucket = g
+    end
+    return g
+  end
+  jit.off(room)
   local function register(inst, t, kid, start)
     if t == INF then
       return
@@ -343,10 +368,8 @@ local function sliding_push(node, intern, o)
     end
     local q = inst.tq
     local b = q.buckets[t]
-    if not b then
-      local last = inst.sl_bucket
-      b = bucket_sized(q, t, last and last.len or 0)
-      inst.sl_bucket = b
+    if not b or b.len >= (b.cap or INF) then
+      b = room(inst, q, t, b)
     end
     local n = b.len + 1
     b[n] = e

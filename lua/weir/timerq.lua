@@ -129,19 +129,51 @@ end
 ---M.bucket with room for n entries made up front when it is new and no popped bucket is kept
 ---(a caller that knows about how many timers the time gets, weir.aggwindow's sliced windows:
 ---the previous time's, saves the bucket's doublings as it fills; a kept one has grown already).
+---Its b.cap says the room (a hint: a kept bucket's is the most it held); a caller appending
+---past it calls M.grow.
 function M.bucket_sized(q, t, n)
   local b = q.buckets[t]
   if not b then
-    if q.n_spare > 0 then
+    local s = q.n_spare
+    if s > 0 then
+      local kept = q.spares[s]
+      local cap = kept.cap or kept.len
+      if kept.len > cap then
+        cap = kept.len
+      end
       b = new_bucket(q)
+      b.cap = cap
     else
-      b = tnew(n, 2)
-      b.head, b.len = 1, 0
+      b = tnew(n, 3)
+      b.head, b.len, b.cap = 1, 0, n
     end
     q.buckets[t] = b
     heap_push(q, t)
   end
   return b
+end
+
+---Bucket b of time t (M.bucket_sized's, full: b.len = b.cap) moved into one with twice the room,
+---which takes its place and is returned. LuaJIT grows a table's array by rehashing it when an
+---append finds no room, and a trace recorded before that keeps missing its array guard after:
+---the sliced windows' first buckets (made with room for nothing, every key's first windows
+---then appended) ran through a chain of side traces per append, ~6% of `sliding`'s
+---instructions (bench/README.md, "Sliced sliding windows", seventh pass).
+function M.grow(q, t, b)
+  local cap = b.cap * 2
+  if cap < 16 then
+    cap = 16
+  end
+  local g = tnew(cap, 3)
+  for i = b.head, b.len do
+    g[i] = b[i]
+  end
+  g.head, g.len, g.cap = b.head, b.len, cap
+  q.buckets[t] = g
+  if q.at == t then
+    q.at_b = g
+  end
+  return g
 end
 
 ---Drops the earliest time and its bucket (walked by the caller).

@@ -209,4 +209,25 @@ it("bucket_sized takes a kept bucket before it makes one", function()
   eq(timerq.bucket_sized(q, 30, 100) == b, false) -- none kept: a new one
 end)
 
+it("grow moves a bucket into one of twice the room, in its place and add_at's", function()
+  local q = timerq.new()
+  local b = timerq.bucket_sized(q, 10, 4)
+  eq(b.cap, 4)
+  for e = 1, 4 do
+    b.len, b[e] = e, e
+  end
+  q.count = 4
+  b.head = 2 -- one taken
+  timerq.add_at(q, 10, 5) -- add_at remembers the bucket of time 10
+  local g = timerq.grow(q, 10, b)
+  eq({ g == b, q.buckets[10] == g, g.head, g.len, g.cap }, { false, true, 2, 5, 16 })
+  eq(timerq.add_at(q, 10, 6), 6) -- into the grown bucket
+  eq(timerq.grow(q, 10, g).cap, 32)
+  q.count = q.count - 1 -- the entry taken above
+  eq(take_upto(q, 10, {}), { { 10, 2 }, { 10, 3 }, { 10, 4 }, { 10, 5 }, { 10, 6 } })
+  -- a kept bucket says the room it had: the most it held, or the room it was given
+  local kept = timerq.bucket_sized(q, 20, 0)
+  eq({ kept.cap, kept.len }, { 32, 0 })
+end)
+
 spec.finish()
