@@ -430,6 +430,33 @@ local function sliding_push(node, intern, o)
     return register_loop(inst, kid, q, W, prev, next)
   end
   jit.off(register_apart)
+  -- The timers of the windows new slice q of kid creates, prev and next the starts of the key's
+  -- slices around it (-inf / +inf: none); push_sliced's and the batch's (flush) one way.
+  local function register_slice(inst, kid, q, W, prev, next)
+    -- the common case, the key's previous slice just before this one: one new window, q's
+    -- (not late: the push saw to it), without the loop
+    if q - slide <= prev then
+      if q + size - slide < next then
+        local maxts = q + size - 1
+        if maxts > W then
+          register(inst, maxts, kid, q)
+        end
+        if lateness > 0 then
+          register(inst, cleanup_of(maxts), kid, q)
+        end
+      end
+      return
+    end
+    -- apart while the job starts: at most its first START_UP records, while about half of
+    -- them or more needed this loop (every key's first slice); then the loop directly
+    local r = inst.records
+    if r <= START_UP and (inst.sl_apart + 1) * 2 > r then
+      inst.sl_apart = inst.sl_apart + 1
+      register_apart(inst, kid, q, W, prev, next)
+    else
+      register_loop(inst, kid, q, W, prev, next)
+    end
+  end
 
   -- A sliding window element: into its slice, then the windows it is in: q, q - slide, ...
   -- that are not late, latest first (the assigner's order). A new slice creates the windows
@@ -462,31 +489,7 @@ local function sliding_push(node, intern, o)
         cell[0] = create()
       end
       local near = inst.near
-      local prev, next = near[1], near[2]
-      local a = q
-      -- the common case, the key's previous slice just before this one: one new window, q's
-      -- (not late: push_sliding saw to it), without the loop
-      local one = q - slide <= prev
-      if one and a + size - slide < next then
-        local maxts = a + size - 1
-        if maxts > W then
-          register(inst, maxts, kid, a)
-        end
-        if lateness > 0 then
-          register(inst, cleanup_of(maxts), kid, a)
-        end
-      end
-      if not one then
-        -- apart while the job starts: at most its first START_UP records, while about half
-        -- of them or more needed this loop (every key's first slice); then the loop directly
-        local r = inst.records
-        if r <= START_UP and (inst.sl_apart + 1) * 2 > r then
-          inst.sl_apart = inst.sl_apart + 1
-          register_apart(inst, kid, q, W, prev, next)
-        else
-          register_loop(inst, kid, q, W, prev, next)
-        end
-      end
+      register_slice(inst, kid, q, W, near[1], near[2])
     end
     local acc
     if reduce then
@@ -566,27 +569,7 @@ local function sliding_push(node, intern, o)
     local fresh, near, keys, qs = b.fresh, b.near, b.keys, b.q
     for j = 0, m - 1 do
       local i = fresh[j]
-      local kid, q = keys[i], qs[i]
-      local prev, next = near[2 * j], near[2 * j + 1]
-      local one = q - slide <= prev
-      if one and q + size - slide < next then
-        local maxts = q + size - 1
-        if maxts > W then
-          register(inst, maxts, kid, q)
-        end
-        if lateness > 0 then
-          register(inst, cleanup_of(maxts), kid, q)
-        end
-      end
-      if not one then
-        local r = inst.records
-        if r <= START_UP and (inst.sl_apart + 1) * 2 > r then
-          inst.sl_apart = inst.sl_apart + 1
-          register_apart(inst, kid, q, W, prev, next)
-        else
-          register_loop(inst, kid, q, W, prev, next)
-        end
-      end
+      register_slice(inst, keys[i], qs[i], W, near[2 * j], near[2 * j + 1])
     end
   end
   node.sl_flush = flush
