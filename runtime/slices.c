@@ -28,6 +28,12 @@ static void release(wr_slices_t *t, void *p, size_t n, size_t size)
     wr_release_counted(&t->bytes, p, n, size);
 }
 
+/* The functions that only prefetch: inlined always. GCC takes a function whose only effect is
+ * __builtin_prefetch for one without side effects (IPA pure-const) and drops its calls when it
+ * has not inlined it first: as plain static functions, the fire's and the apply's prefetches
+ * were not in the binary. */
+#define PREFETCHER static inline __attribute__((always_inline))
+
 enum { LINE = 64, PAD_SLICES = 2 }; /* a block has PAD_SLICES more: room to align it */
 
 static size_t align_off(const void *p)
@@ -417,7 +423,7 @@ double *wr_slices_acc(wr_slices_t *t, int32_t key, int64_t start, int *fresh)
  * the fire's do instead of queueing one per element. */
 enum { APPLY_AHEAD = 16 };
 
-static void prefetch_record(const wr_slices_t *t, int32_t key)
+PREFETCHER void prefetch_record(const wr_slices_t *t, int32_t key)
 {
     if ((uint32_t)key < (uint32_t)t->direct_cap) {
         int32_t id = t->direct[key];
@@ -430,7 +436,7 @@ static void prefetch_record(const wr_slices_t *t, int32_t key)
 }
 
 /* The line an element of key at start writes: its key's last slice or the one after it. */
-static void prefetch_insert(const wr_slices_t *t, int32_t key, int64_t start)
+PREFETCHER void prefetch_insert(const wr_slices_t *t, int32_t key, int64_t start)
 {
     int32_t id = lookup(t, key);
     if (id < 0) {
@@ -486,6 +492,23 @@ int32_t wr_slices_apply(wr_slices_t *t, int32_t kind, int32_t n, const int32_t *
                 sl->count++;
                 t->elements++;
                 sl->acc = add_builtin(kind, sl->acc, xi);
+                continue;
+            }
+            if (k->len > 0 && k->last < start && k->len < k->cap) {
+                /* a new last slice with room in the ring (a key sliding on: its element of
+                 * the next slice): acc_in's append, inline. After the fire queue (which ends
+                 * at or before the run's end), so the queue holds. */
+                int32_t p = k->head + k->len;
+                AT(k, p) = (wr_slice_t){.start = start, .acc = add_builtin(kind, identity, xi),
+                                        .agg = NAN, .count = 1};
+                fresh[m] = i;
+                near[2 * m] = wr_ms_to_double(k->last);
+                near[2 * m + 1] = INFINITY;
+                m++;
+                k->last = start;
+                k->len++;
+                t->open++;
+                t->elements++;
                 continue;
             }
         }
@@ -659,7 +682,16 @@ int64_t wr_slices_gather(const wr_slices_t *t, const int32_t *keys, int32_t n, i
  * most t->exact in magnitude (NaN fails the first test). */
 static inline bool exact_acc(const wr_slices_t *t, double a)
 {
-    return fabs(a) <= t->exact && a == (double)(int64_t)a && (a != 0 || !signbit(a));
+    if (!(fabs(a) <= t->exact)) {
+        return false;
+    }
+    /* whole and not -0: the same bits as its integer's double (-0 gives +0) */
+    double w = (double)(int64_t)a;
+    uint64_t ab;
+    uint64_t wb;
+    memcpy(&ab, &a, sizeof ab);
+    memcpy(&wb, &w, sizeof wb);
+    return ab == wb;
 }
 
 /* The window [pl, ph) of a fire, found from the queue's ends when the window moved on from
@@ -724,6 +756,94 @@ static int fire_run(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi, d
     k->back = sum;
     k->run = 1;
     *flag = WR_SLICES_HAS;
+    return 1;
+}
+
+/* fire_key's common case with a running sum, without its general steps: a key whose queue
+ * starts at its head (its last fire dropped the slice before it) and whose window moved on
+ * (hi at or past the queue's), the slices before lo subtracted, those up to hi added, slice
+ * lo dropped when it is the head; as fire_run and fire_key's drop give it, step for step. 0
+ * when the key is not in that case or a slice it adds is not exact_acc: nothing changed then
+ * (fire_key does it). */
+static inline int fire_slide(wr_slices_t *t, wr_slice_key_t *k, int64_t lo, int64_t hi,
+                             int drop, double *res, int32_t *flag, wr_slice_t *dropped)
+{
+    /* the record's fields in locals: the stores through res, flag and dropped could alias
+     * them for the compiler, which would load each again after each */
+    int32_t head = k->head;
+    if (!k->run || k->qlo != head || hi < k->qend) {
+        return 0;
+    }
+    wr_slice_t *s = k->s;
+    uint32_t cap = (uint32_t)k->cap;
+    int32_t qhi = k->qhi;
+    int32_t end = head + k->len;
+#define SLOT(p) (&s[(uint32_t)(p) >= cap ? (uint32_t)(p) - cap : (uint32_t)(p)])
+    double sum = k->back;
+    int32_t pl = head;
+    while (pl < end && SLOT(pl)->start < lo) {
+        if (pl < qhi) {
+            sum -= SLOT(pl)->acc;
+        }
+        pl++;
+    }
+    int32_t ph = qhi;
+    if (pl >= qhi) {
+        sum = 0; /* no slice of the queue is left */
+        ph = pl;
+    }
+    for (; ph < end; ph++) {
+        const wr_slice_t *sl = SLOT(ph);
+        if (sl->start >= hi) {
+            break;
+        }
+        if (!exact_acc(t, sl->acc)) {
+            return 0;
+        }
+        sum += sl->acc;
+    }
+    int32_t f = 0;
+    int32_t qlo = -1;
+    if (pl < ph) {
+        *res = sum;
+        qlo = pl;
+        k->qmid = k->qhi = ph;
+        k->qend = hi;
+        f = WR_SLICES_HAS;
+    } else {
+        k->run = 0;
+    }
+    const wr_slice_t *first = pl < end ? SLOT(pl) : NULL;
+#undef SLOT
+    if (drop && (!first || first->start != lo)) {
+        f |= WR_SLICES_DROPPED;
+    } else if (drop && pl == head) {
+        /* drop_at of the head, which is the queue's first slice when there is a queue */
+        int32_t len = end - head - 1;
+        f |= len == 0 ? WR_SLICES_DROPPED | WR_SLICES_GONE : WR_SLICES_DROPPED;
+        *dropped = *first;
+        t->open--;
+        t->elements -= first->count;
+        if (qlo >= 0) {
+            sum -= first->acc;
+            qlo++;
+        }
+        k->back = sum;
+        k->qlo = qlo;
+        k->len = len;
+        k->head = head + 1;
+        if (head + 1 == (int32_t)cap) {
+            rebase(k, (int32_t)cap);
+        }
+        if (len == 0) {
+            free_key(t, k);
+        }
+        *flag = f;
+        return 1;
+    }
+    k->back = sum;
+    k->qlo = qlo;
+    *flag = f;
     return 1;
 }
 
@@ -838,7 +958,7 @@ dropping:
  * be more than the cache keeps in flight. */
 enum { AHEAD = 32 };
 
-static void prefetch_fire(const wr_slices_t *t, int32_t id)
+PREFETCHER void prefetch_fire(const wr_slices_t *t, int32_t id)
 {
     if (id < 0) {
         return;
@@ -850,7 +970,7 @@ static void prefetch_fire(const wr_slices_t *t, int32_t id)
     }
 }
 
-static void prefetch_key(const wr_slices_t *t, int32_t id)
+PREFETCHER void prefetch_key(const wr_slices_t *t, int32_t id)
 {
     if (id >= 0) {
         __builtin_prefetch(&t->keys[id]);
@@ -868,11 +988,20 @@ int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t l
     /* the index entries in a pass, as wr_slices_gather; then the key records 2 AHEAD keys
      * ahead and their slices AHEAD keys ahead */
     size_t mask = t->index.cap - 1;
+    bool hashed = false; /* a key past direct: its lookup after the pass of prefetches */
     for (int32_t i = 0; i < n; i++) {
-        __builtin_prefetch(lookup_line(t, keys[i], mask));
+        uint32_t key = (uint32_t)keys[i];
+        if (key < (uint32_t)t->direct_cap) {
+            scratch[i] = t->direct[key];
+        } else {
+            __builtin_prefetch(lookup_line(t, keys[i], mask));
+            hashed = true;
+        }
     }
-    for (int32_t i = 0; i < n; i++) {
-        scratch[i] = lookup(t, keys[i]);
+    for (int32_t i = 0; hashed && i < n; i++) {
+        if ((uint32_t)keys[i] >= (uint32_t)t->direct_cap) {
+            scratch[i] = lookup(t, keys[i]);
+        }
     }
     for (int32_t i = 0; i < n && i < 2 * AHEAD; i++) {
         prefetch_key(t, scratch[i]);
@@ -894,6 +1023,10 @@ int32_t wr_slices_fire(wr_slices_t *t, const int32_t *keys, int32_t n, int64_t l
         }
         if (scratch[i] < 0) {
             flags[i] = drop ? WR_SLICES_DROPPED : 0;
+            continue;
+        }
+        if (t->running && fire_slide(t, &t->keys[scratch[i]], lo, hi, drop, &res[i], &flags[i],
+                                     drop ? &t->dropped[i] : NULL)) {
             continue;
         }
         int32_t need = 0;

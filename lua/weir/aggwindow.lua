@@ -453,6 +453,33 @@ local function sliding_push(node, intern, o)
     return register_loop(inst, kid, q, W, prev, next)
   end
   jit.off(register_apart)
+  -- The timers of the windows new slice q of kid creates, prev and next the starts of the key's
+  -- slices around it (-inf / +inf: none); push_sliced's and the batch's (flush) one way.
+  local function register_slice(inst, kid, q, W, prev, next)
+    -- the common case, the key's previous slice just before this one: one new window, q's
+    -- (not late: the push saw to it), without the loop
+    if q - slide <= prev then
+      if q + size - slide < next then
+        local maxts = q + size - 1
+        if maxts > W then
+          register(inst, maxts, kid, q)
+        end
+        if lateness > 0 then
+          register(inst, cleanup_of(maxts), kid, q)
+        end
+      end
+      return
+    end
+    -- apart while the job starts: at most its first START_UP records, while about half of
+    -- them or more needed this loop (every key's first slice); then the loop directly
+    local r = inst.records
+    if r <= START_UP and (inst.sl_apart + 1) * 2 > r then
+      inst.sl_apart = inst.sl_apart + 1
+      register_apart(inst, kid, q, W, prev, next)
+    else
+      register_loop(inst, kid, q, W, prev, next)
+    end
+  end
 
   -- A sliding window element: into its slice, then the windows it is in: q, q - slide, ...
   -- that are not late, latest first (the assigner's order). A new slice creates the windows
@@ -485,31 +512,7 @@ local function sliding_push(node, intern, o)
         cell[0] = create()
       end
       local near = inst.near
-      local prev, next = near[1], near[2]
-      local a = q
-      -- the common case, the key's previous slice just before this one: one new window, q's
-      -- (not late: push_sliding saw to it), without the loop
-      local one = q - slide <= prev
-      if one and a + size - slide < next then
-        local maxts = a + size - 1
-        if maxts > W then
-          register(inst, maxts, kid, a)
-        end
-        if lateness > 0 then
-          register(inst, cleanup_of(maxts), kid, a)
-        end
-      end
-      if not one then
-        -- apart while the job starts: at most its first START_UP records, while about half
-        -- of them or more needed this loop (every key's first slice); then the loop directly
-        local r = inst.records
-        if r <= START_UP and (inst.sl_apart + 1) * 2 > r then
-          inst.sl_apart = inst.sl_apart + 1
-          register_apart(inst, kid, q, W, prev, next)
-        else
-          register_loop(inst, kid, q, W, prev, next)
-        end
-      end
+      register_slice(inst, kid, q, W, near[1], near[2])
     end
     local acc
     if reduce then
@@ -587,30 +590,45 @@ local function sliding_push(node, intern, o)
     end
     local W = b.w
     local fresh, near, keys, qs = b.fresh, b.near, b.keys, b.q
+    -- register_slice's common case without lateness (the key's previous slice just before
+    -- this one: one window, one timer at its max timestamp) appended to the time's bucket in
+    -- runs, the bucket found once per run: a batch's new slices mostly share their start, so
+    -- their windows' timers their time, and no bucket is popped during a flush. Every other
+    -- slice goes through register_slice, in the same order.
+    local tq, bt, bb, blen, added = inst.tq, nil, nil, 0, 0
     for j = 0, m - 1 do
       local i = fresh[j]
       local kid, q = keys[i], qs[i]
       local prev, next = near[2 * j], near[2 * j + 1]
-      local one = q - slide <= prev
-      if one and q + size - slide < next then
-        local maxts = q + size - 1
-        if maxts > W then
-          register(inst, maxts, kid, q)
+      local maxts = q + size - 1
+      if lateness == 0 and q - slide <= prev and q + size - slide < next and maxts > W then
+        if maxts ~= bt then
+          if bb then
+            bb.len = blen
+          end
+          bb = tq.buckets[maxts]
+          if not bb then
+            local last = inst.sl_bucket
+            bb = bucket_sized(tq, maxts, last and last.len or 0)
+            inst.sl_bucket = bb
+          end
+          bt, blen = maxts, bb.len
         end
-        if lateness > 0 then
-          register(inst, cleanup_of(maxts), kid, q)
+        blen = blen + 1
+        bb[blen] = kid
+        added = added + 1
+      else
+        if bb then
+          bb.len = blen
+          bt, bb = nil, nil
         end
-      end
-      if not one then
-        local r = inst.records
-        if r <= START_UP and (inst.sl_apart + 1) * 2 > r then
-          inst.sl_apart = inst.sl_apart + 1
-          register_apart(inst, kid, q, W, prev, next)
-        else
-          register_loop(inst, kid, q, W, prev, next)
-        end
+        register_slice(inst, kid, q, W, prev, next)
       end
     end
+    if bb then
+      bb.len = blen
+    end
+    tq.count = tq.count + added
   end
   node.sl_flush = flush
   return function(st, v, ts, key)
