@@ -243,8 +243,16 @@ void wr_wintab_index_all(wr_wintab_t *t)
     }
 }
 
+/* The common case inline, as wr_wintab_put has it first: a window past its key's top start
+ * (every new window of elements in time order) takes the next id onto its key's list. A leaf
+ * that saves no register (the element path of a tumbling window calls it once per new
+ * window, through weir_wintab_add); anything else goes to wr_wintab_put. */
 int32_t wr_wintab_add(wr_wintab_t *t, int32_t key, int64_t start)
 {
+    if ((size_t)key < t->keys_cap && start > t->keys[key].top &&
+        (size_t)next_free_id(t) < t->un_cap && t->open < WR_WINTAB_MAX) {
+        return open_unindexed(t, &t->keys[key], start);
+    }
     bool fresh;
     return wr_wintab_put(t, key, start, &fresh);
 }
@@ -365,6 +373,25 @@ int32_t wr_wintab_gather(const wr_wintab_t *t, const int32_t *keys, int32_t n, i
     return n;
 }
 
+/* Room in free_ids for n more ids: a take gives back up to n. */
+static void reserve_free_ids(wr_wintab_t *t, int32_t n)
+{
+    if (t->free_cap - t->nfree >= n) {
+        return;
+    }
+    int32_t cap = t->free_cap ? t->free_cap : 64;
+    while (cap - t->nfree < n) {
+        cap *= 2;
+    }
+    t->free_ids = wr_xresize_counted(&t->bytes, t->free_ids, (size_t)t->free_cap, (size_t)cap,
+                                     sizeof *t->free_ids);
+    t->free_cap = cap;
+}
+
+/* A fire takes its key's first unindexed window, in the usual case (windows opened in time
+ * order): unlinked from the list's head and its id given back in place, with the counts kept
+ * in locals (the stores through the arrays could alias them) and written back before anything
+ * else reads them. The rest goes through find_unindexed and the index, as wr_wintab_drop. */
 int32_t wr_wintab_take(wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t start,
                        int32_t *ids)
 {
@@ -374,21 +401,51 @@ int32_t wr_wintab_take(wr_wintab_t *t, const int32_t *keys, int32_t n, int64_t s
             __builtin_prefetch(&entries(t)[wr_wintab_home(keys[i], start, mask)]);
         }
     }
+    reserve_free_ids(t, n);
+    wr_wintab_key_t *krec = t->keys;
+    wr_wintab_unindexed_t *un = t->un;
+    int32_t *free_ids = t->free_ids;
+    size_t keys_cap = t->keys_cap;
+    int32_t nfree = t->nfree;
+    int32_t taken = 0; /* off the lists since the counts were last written back */
     for (int32_t i = 0; i < n; i++) {
+        int32_t key = keys[i];
+        if ((size_t)key < keys_cap) {
+            wr_wintab_key_t *k = &krec[key];
+            int32_t id = k->head;
+            if (id >= 0 && un[id].start == start) {
+                k->head = un[id].next;
+                if (k->tail == id) {
+                    k->tail = -1;
+                }
+                free_ids[nfree++] = id;
+                taken++;
+                ids[i] = id;
+                continue;
+            }
+        }
+        t->nfree = nfree;
+        t->open -= taken;
+        t->unindexed -= taken;
+        taken = 0;
         int32_t prev;
-        int32_t id = find_unindexed(t, keys[i], start, &prev);
+        int32_t id = find_unindexed(t, key, start, &prev);
         if (id >= 0) {
             ids[i] = id;
-            drop_unindexed(t, keys[i], id, prev);
-            continue;
+            drop_unindexed(t, key, id, prev);
+        } else {
+            size_t hole = probe(t, key, start);
+            id = entries(t)[hole].id;
+            ids[i] = id < 0 ? -1 : id;
+            if (id >= 0) {
+                drop_at(t, hole, id);
+            }
         }
-        size_t hole = probe(t, keys[i], start);
-        id = entries(t)[hole].id;
-        ids[i] = id < 0 ? -1 : id;
-        if (id >= 0) {
-            drop_at(t, hole, id);
-        }
+        nfree = t->nfree; /* the reserve keeps free_ids where it is */
     }
+    t->nfree = nfree;
+    t->open -= taken;
+    t->unindexed -= taken;
     return n;
 }
 

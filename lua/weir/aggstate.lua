@@ -45,7 +45,9 @@ local timerq = require("weir.timerq")
 local M = {}
 
 local INF = math.huge
-local floor = math.floor
+-- type as an upvalue: a global's lookup is a hash load and guards in the element path's trace
+-- (re-run each time a side trace re-enters the root trace at its head, once per new window)
+local floor, type = math.floor, type
 local DIRECT = 2 ^ 30 -- key ids below are whole-number keys + 1, from it interned keys
 M.DIRECT = DIRECT
 

@@ -253,7 +253,10 @@ local function tumbling_push(node, intern, o)
     -- called (a C call also keeps the JIT from sinking the record); it is open, so not late. A
     -- window a watermark's fires took out of wtab (clear_taken) stays there: one whose max
     -- timestamp is behind W has fired, and its element takes the slow path.
-    local q = inst.last_start[kid]
+    -- the arrays in locals before the branch: the side trace of a new window (1 element in 5
+    -- in windows_typed) inherits them from the root trace instead of looking them up again
+    local last_start, counts, accs = inst.last_start, inst.counts, inst.accs
+    local q = last_start[kid]
     local slot
     if q ~= nil and ts >= q and ts < q + slide and q + size - 1 > W then
       slot = inst.last_id[kid]
@@ -271,11 +274,9 @@ local function tumbling_push(node, intern, o)
       if slot < 0 then
         store_failed(slot)
       end
-      inst.last_start[kid], inst.last_id[kid] = q, slot
+      last_start[kid], inst.last_id[kid] = q, slot
     end
-    local counts = inst.counts
     counts[slot] = (counts[slot] or 0) + 1
-    local accs = inst.accs
     local acc = accs[slot]
     local fresh = acc == nil
     if reduce then
@@ -306,7 +307,7 @@ local function tumbling_push(node, intern, o)
     if maxts <= W then
       fire_in_push(inst, key, kid, q)
     elseif fresh then
-      register(inst, maxts, kid, q)
+      timers_add(inst.tq, maxts, kid) -- register's (a finite max timestamp), without its tests
     end
     if fresh and lateness > 0 then
       register(inst, cleanup_of(maxts), kid, q)

@@ -334,8 +334,11 @@ return function(st, v, ts, key)
     -- finds this frame, so it names the record and the operator (and on_error routes it)
     if type(t) ~= "number" or not (abs(t) <= MAX) or t % 1 ~= 0 then bad_ts(t) end
   end
+  -- looked up before the emit: a side trace leaving the operators downstream (a tumbling
+  -- window's new window, 1 element in 5 in windows_typed) then inherits them
+  local g, em = gen_of[st + 0.5], em_of[st + 0.5]
   emit(st, v, t)
-  on_event(gen_of[st + 0.5], v, t or MIN, em_of[st + 0.5])
+  on_event(g, v, t or MIN, em)
 end]]
 
 -- The entry of a window or timestamps operator, whose code is not a template: records the

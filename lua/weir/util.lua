@@ -129,6 +129,8 @@ end
 -- Per FFI ctype id: whether a cdata of that type can equal nil, i.e. is a pointer or reference
 -- (a NULL one does). Found once per type from the type's name.
 local nullable = {}
+-- upvalues, not globals: is_nil runs per record on the traces (as aggstate's type)
+local type, tonumber = type, tonumber
 
 ---Whether v == nil, as the operators test a record, without `v == nil` on a struct cdata:
 ---there LuaJIT compares the record's address with NULL, which is never equal but makes a

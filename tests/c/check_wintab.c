@@ -140,6 +140,18 @@ START_TEST(test_wintab_matches_a_reference_model)
             ck_assert_int_eq(seen, open);
         }
         ck_assert_int_eq(t.open, open);
+        /* every id below next_id is open or free, once; the lists hold the unindexed */
+        ck_assert_int_eq(t.nfree, t.next_id - t.open);
+        if (step % 101 == 0) {
+            int32_t listed = 0;
+            for (size_t key = 0; key < t.keys_cap; key++) {
+                for (int32_t id = t.keys[key].head; id >= 0; id = t.un[id].next) {
+                    ck_assert_int_eq(owner[id] / STARTS, (int)key);
+                    listed++;
+                }
+            }
+            ck_assert_int_eq(listed, t.unindexed);
+        }
         /* the load bound holds for the indexed windows: the unindexed ones have no entry */
         ck_assert((size_t)(t.open - t.unindexed) * 4 <= t.index.cap * 3);
     }
