@@ -905,18 +905,41 @@ int32_t weir_aggs_due(weir_aggs_t *fa, double size, double w, int32_t max, int32
     }
     wr_aggs_t *a = &fa->a;
     sort_timers(a);
-    size_t from = a->thead, i = from;
+    size_t i = a->thead;
     int32_t m = 0;
+    /* elements in time order made every window unindexed: each due one is fired by id as it is
+     * read (its accumulator prefetched FIRE_AHEAD ahead), with no pass over runs of a start */
+    const int32_t *tids = a->tids, *tkeys = a->tkeys;
+    const double *tstarts = a->tstarts;
+    size_t tn = a->tn; /* the list, in locals: the fires change none of it */
+    for (size_t p = i; p < tn && p < i + FIRE_AHEAD; p++) {
+        if (tids[p] >= 0) {
+            __builtin_prefetch(&a->acc[tids[p]]);
+        }
+    }
+    while (m < max && i < tn && tids[i] >= 0 && tstarts[i] + size - 1 <= w) {
+        if (i + FIRE_AHEAD < tn && tids[i + FIRE_AHEAD] >= 0) {
+            __builtin_prefetch(&a->acc[tids[i + FIRE_AHEAD]]);
+        }
+        int32_t key = tkeys[i];
+        keys[m] = key;
+        starts[m] = tstarts[i];
+        fire_unindexed(a, key, tids[i], &value[m], &count[m]);
+        m++;
+        i++;
+    }
+    /* the rest by runs of one start (one time's windows), from the first indexed window on */
+    size_t from = i;
+    int32_t m0 = m;
     while (m < max && i < a->tn && a->tstarts[i] + size - 1 <= w) {
         keys[m] = a->tkeys[i];
         starts[m] = a->tstarts[i];
         m++;
         i++;
     }
-    /* by runs of one start (one time's windows); the ids read in place: nothing below moves
-     * the list (fires append nothing) */
-    const int32_t *ids = a->tids + from;
-    for (int32_t j = 0; j < m;) {
+    /* the ids read in place: nothing below moves the list (fires append nothing) */
+    const int32_t *ids = a->tids + from - (size_t)m0;
+    for (int32_t j = m0; j < m;) {
         int32_t r = j + 1;
         while (r < m && starts[r] == starts[j]) {
             r++;
