@@ -152,7 +152,7 @@ __attribute__((noinline)) static void grow_last(wr_aggs_t *a, size_t i)
     a->top = wr_xresize_counted(&a->bytes, a->top, a->last_cap, cap, sizeof *a->top);
     for (size_t j = a->last_cap; j < cap; j++) {
         a->last[j] = (wr_aggs_last_t){.start = 0, .key = -1, .id = -1};
-        a->top[j] = INT64_MIN;
+        a->top[j] = -INFINITY;
     }
     a->last_cap = cap;
 }
@@ -220,8 +220,9 @@ static inline wr_aggs_entry_t *entry_put(wr_aggs_t *a, int32_t key, int64_t star
             if (li >= a->last_cap) {
                 grow_last(a, li);
             }
-            if (start > a->top[li]) {
-                a->top[li] = start;
+            double s = wr_ms_to_double(start);
+            if (s > a->top[li]) {
+                a->top[li] = s;
             }
         }
         *e = (wr_aggs_entry_t){.start = start, .key = key, .id = take_id(a)};
@@ -304,7 +305,7 @@ static inline double window_start(double ts, double size, double offset)
  * then it cannot exist yet, and with timers it needs no table entry. */
 static inline bool opens_ahead(const wr_aggs_t *a, size_t li, double q)
 {
-    return a->timers && li < a->last_cap && wr_ms_from_double(q) > a->top[li];
+    return a->timers && li < a->last_cap && q > a->top[li];
 }
 
 /* The accumulator of element (key, ts) when ts is not in its key's last window: the key's
@@ -325,15 +326,23 @@ __attribute__((always_inline)) static inline wr_agg_t *acc_other(wr_aggs_t *a, i
     size_t li = last_of(key);
     if (li < a->last_cap) {
         wr_aggs_last_t *l = &a->last[li];
-        /* a window opened ahead, here: no call for the usual move of elements in time order */
+        /* a window opened ahead, here: no call for the usual move of elements in time order.
+         * Its start, when it is the key's next window, is the last one's end: times are whole
+         * numbers within +-2^53 (API.md, Time range), where window_start is exact too, so the
+         * two agree, and the sum costs no division */
         if (isnan(*q)) {
-            *q = window_start(ts, size, offset);
+            double end = l->start + size;
+            if (l->key == key && ts >= end && ts < end + size) {
+                *q = end;
+            } else {
+                *q = window_start(ts, size, offset);
+            }
         }
         if (opens_ahead(a, li, *q) && a->open < WR_AGGS_MAX) {
             write_back(a, l);
             int32_t id = take_id(a);
             a->unindexed++;
-            a->top[li] = wr_ms_from_double(*q);
+            a->top[li] = *q;
             *l = (wr_aggs_last_t){.start = *q, .key = key, .id = id};
             *is_new = true;
             *tid = id;
@@ -366,7 +375,7 @@ static wr_agg_t *acc_moved(wr_aggs_t *a, int32_t key, double ts, double size, do
         }
         int32_t id = take_id(a);
         a->unindexed++;
-        a->top[li] = wr_ms_from_double(*q);
+        a->top[li] = *q;
         *l = (wr_aggs_last_t){.start = *q, .key = key, .id = id};
         *is_new = true;
         *tid = id;
