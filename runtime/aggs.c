@@ -439,6 +439,17 @@ static inline void timer_push(wr_aggs_t *a, int32_t key, double start, int32_t i
     a->tn++;
 }
 
+/* A double's bits. For the hit check: 0 <= d < size (size > 0) is bits_of(d) < bits_of(size),
+ * one compare, as a non-negative double's bits order as its value, and a negative one's (the
+ * sign bit set) and NaN's are above any positive finite size's. With whole-number times (API.md,
+ * Time range) t - start is exact, so t - start < size is t < start + size. */
+static inline uint64_t bits_of(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
 /* One loop per kind: the switch of wr_agg_add folds away and the loop is the kind's. An element
  * in its key's last window (most of them) is a check and an add, the cache's array and size
  * held in locals (reloaded after any other element: its move may grow the cache). qs[i] is
@@ -452,13 +463,14 @@ __attribute__((always_inline)) static inline int32_t apply_loop(
     int32_t m = 0;
     wr_aggs_last_t *last = a->last;
     size_t lcap = a->last_cap;
+    uint64_t size_bits = bits_of(size);
     for (int32_t i = 0; i < n; i++) {
         int32_t key = keys[i];
         double t = ts[i];
         size_t li = last_of(key);
         if (li < lcap) {
             wr_aggs_last_t *l = &last[li];
-            if (l->key == key && t >= l->start && t < l->start + size) {
+            if (l->key == key && bits_of(t - l->start) < size_bits) {
                 wr_agg_add(kind, &l->acc, x ? x[i] : 0);
                 continue;
             }
