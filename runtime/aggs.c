@@ -540,8 +540,9 @@ static bool elements_valid(int32_t n, const int32_t *keys, const double *ts)
 }
 
 /* wr_aggs_apply; with check, WEIR_EINVAL before anything is applied when a key is negative or
- * a timestamp NaN (the FFI's check, in the first pass rather than a pass of its own). qs:
- * scratch for n starts. With timers, the list has room for n more. */
+ * a timestamp NaN (the FFI's check: in the first pass when there is one, else in a vector pass
+ * of its own, elements_valid). qs: scratch for n starts. With timers, the list has room for n
+ * more. */
 static int32_t apply(wr_aggs_t *a, int32_t n, const int32_t *keys, const double *ts,
                      const double *x, double size, double offset, int32_t *fresh,
                      double *fresh_start, double *qs, bool check)
