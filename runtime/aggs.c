@@ -313,19 +313,21 @@ static inline bool opens_ahead(const wr_aggs_t *a, size_t li, double q)
  * whether it was created, its accumulator not yet set up, and *tid the id of a window created
  * unindexed, else -1; *q comes in as that start when the caller knows it already, else NaN).
  * Keys past the cache go to acc[id] directly. NULL when the table is full. The apply's loop
- * checks the key's last window itself, with the cache's array and size in registers. */
+ * checks the key's last window itself, with the cache's array and size in registers, and
+ * hands over the key's cache entry l (li its index; NULL: past the cache), and timed when the
+ * table has timers. */
 __attribute__((noinline)) static wr_agg_t *acc_moved(wr_aggs_t *a, int32_t key, double ts,
                                                      double size, double offset, double *q,
                                                      bool *is_new, int32_t *tid);
 
-__attribute__((always_inline)) static inline wr_agg_t *acc_other(wr_aggs_t *a, int32_t key,
-                                                                 double ts, double size,
-                                                                 double offset, double *q,
-                                                                 bool *is_new, int32_t *tid)
+__attribute__((always_inline)) static inline wr_agg_t *acc_other(wr_aggs_t *a, bool timed,
+                                                                 int32_t key, size_t li,
+                                                                 wr_aggs_last_t *l, double ts,
+                                                                 double size, double offset,
+                                                                 double *q, bool *is_new,
+                                                                 int32_t *tid)
 {
-    size_t li = last_of(key);
-    if (li < a->last_cap) {
-        wr_aggs_last_t *l = &a->last[li];
+    if (l) {
         /* a window opened ahead, here: no call for the usual move of elements in time order.
          * Its start, when it is the key's next window, is the last one's end: times are whole
          * numbers within +-2^53 (API.md, Time range), where window_start is exact too, so the
@@ -338,7 +340,8 @@ __attribute__((always_inline)) static inline wr_agg_t *acc_other(wr_aggs_t *a, i
                 *q = window_start(ts, size, offset);
             }
         }
-        if (opens_ahead(a, li, *q) && a->open < WR_AGGS_MAX) {
+        /* opens_ahead, with the key's cache entry known to be there */
+        if ((timed || a->timers) && *q > a->top[li] && a->open < WR_AGGS_MAX) {
             write_back(a, l);
             int32_t id = take_id(a);
             a->unindexed++;
@@ -468,8 +471,9 @@ __attribute__((always_inline)) static inline int32_t apply_loop(
         int32_t key = keys[i];
         double t = ts[i];
         size_t li = last_of(key);
+        wr_aggs_last_t *l = NULL;
         if (li < lcap) {
-            wr_aggs_last_t *l = &last[li];
+            l = &last[li];
             if (l->key == key && bits_of(t - l->start) < size_bits) {
                 wr_agg_add(kind, &l->acc, x ? x[i] : 0);
                 continue;
@@ -478,7 +482,7 @@ __attribute__((always_inline)) static inline int32_t apply_loop(
         double q = qs ? qs[i] : NAN;
         bool is_new;
         int32_t tid;
-        wr_agg_t *acc = acc_other(a, key, t, size, offset, &q, &is_new, &tid);
+        wr_agg_t *acc = acc_other(a, timed, key, li, l, t, size, offset, &q, &is_new, &tid);
         if (!acc) {
             return WEIR_ESTATE;
         }
