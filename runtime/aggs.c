@@ -152,7 +152,7 @@ __attribute__((noinline)) static void grow_last(wr_aggs_t *a, size_t i)
     a->top = wr_xresize_counted(&a->bytes, a->top, a->last_cap, cap, sizeof *a->top);
     for (size_t j = a->last_cap; j < cap; j++) {
         a->last[j] = (wr_aggs_last_t){.start = 0, .key = -1, .id = -1};
-        a->top[j] = INT64_MIN;
+        a->top[j] = -INFINITY;
     }
     a->last_cap = cap;
 }
@@ -220,8 +220,9 @@ static inline wr_aggs_entry_t *entry_put(wr_aggs_t *a, int32_t key, int64_t star
             if (li >= a->last_cap) {
                 grow_last(a, li);
             }
-            if (start > a->top[li]) {
-                a->top[li] = start;
+            double s = wr_ms_to_double(start);
+            if (s > a->top[li]) {
+                a->top[li] = s;
             }
         }
         *e = (wr_aggs_entry_t){.start = start, .key = key, .id = take_id(a)};
@@ -304,39 +305,47 @@ static inline double window_start(double ts, double size, double offset)
  * then it cannot exist yet, and with timers it needs no table entry. */
 static inline bool opens_ahead(const wr_aggs_t *a, size_t li, double q)
 {
-    return a->timers && li < a->last_cap && wr_ms_from_double(q) > a->top[li];
+    return a->timers && li < a->last_cap && q > a->top[li];
 }
 
-/* The accumulator of element (key, ts): its key's last window's when ts is in it; else the
- * key's entry moves to the element's window, found or created (then *q is its start and *is_new
+/* The accumulator of element (key, ts) when ts is not in its key's last window: the key's
+ * entry moves to the element's window, found or created (then *q is its start and *is_new
  * whether it was created, its accumulator not yet set up, and *tid the id of a window created
  * unindexed, else -1; *q comes in as that start when the caller knows it already, else NaN).
- * Keys past the cache go to acc[id] directly. NULL when the table is full. */
+ * Keys past the cache go to acc[id] directly. NULL when the table is full. The apply's loop
+ * checks the key's last window itself, with the cache's array and size in registers, and
+ * hands over the key's cache entry l (li its index; NULL: past the cache), and timed when the
+ * table has timers. */
 __attribute__((noinline)) static wr_agg_t *acc_moved(wr_aggs_t *a, int32_t key, double ts,
                                                      double size, double offset, double *q,
                                                      bool *is_new, int32_t *tid);
 
-__attribute__((always_inline)) static inline wr_agg_t *acc_of(wr_aggs_t *a, int32_t key,
-                                                              double ts, double size,
-                                                              double offset, double *q,
-                                                              bool *is_new, int32_t *tid)
+__attribute__((always_inline)) static inline wr_agg_t *acc_other(wr_aggs_t *a, bool timed,
+                                                                 int32_t key, size_t li,
+                                                                 wr_aggs_last_t *l, double ts,
+                                                                 double size, double offset,
+                                                                 double *q, bool *is_new,
+                                                                 int32_t *tid)
 {
-    size_t li = last_of(key);
-    if (li < a->last_cap) {
-        wr_aggs_last_t *l = &a->last[li];
-        if (l->key == key && ts >= l->start && ts < l->start + size) {
-            *is_new = false;
-            return &l->acc;
-        }
-        /* a window opened ahead, here: no call for the usual move of elements in time order */
+    if (l) {
+        /* a window opened ahead, here: no call for the usual move of elements in time order.
+         * Its start, when it is the key's next window, is the last one's end: times are whole
+         * numbers within +-2^53 (API.md, Time range), where window_start is exact too, so the
+         * two agree, and the sum costs no division */
         if (isnan(*q)) {
-            *q = window_start(ts, size, offset);
+            double end = l->start + size;
+            if (l->key == key && ts >= end && ts < end + size) {
+                *q = end;
+            } else {
+                *q = window_start(ts, size, offset);
+            }
         }
-        if (opens_ahead(a, li, *q) && a->open < WR_AGGS_MAX) {
+        /* opens_ahead, with the key's cache entry known to be there */
+        if ((timed || a->timers) && *q > a->top[li] && a->open < WR_AGGS_MAX) {
             write_back(a, l);
             int32_t id = take_id(a);
             a->unindexed++;
-            a->top[li] = wr_ms_from_double(*q);
+            a->top[li] = *q;
             *l = (wr_aggs_last_t){.start = *q, .key = key, .id = id};
             *is_new = true;
             *tid = id;
@@ -346,7 +355,7 @@ __attribute__((always_inline)) static inline wr_agg_t *acc_of(wr_aggs_t *a, int3
     return acc_moved(a, key, ts, size, offset, q, is_new, tid);
 }
 
-/* acc_of's other case: the key's entry moves to another window (the old one's accumulator
+/* acc_other's other case: the key's entry moves to another window (the old one's accumulator
  * written back to acc[id]). */
 static wr_agg_t *acc_moved(wr_aggs_t *a, int32_t key, double ts, double size, double offset,
                            double *q, bool *is_new, int32_t *tid)
@@ -369,7 +378,7 @@ static wr_agg_t *acc_moved(wr_aggs_t *a, int32_t key, double ts, double size, do
         }
         int32_t id = take_id(a);
         a->unindexed++;
-        a->top[li] = wr_ms_from_double(*q);
+        a->top[li] = *q;
         *l = (wr_aggs_last_t){.start = *q, .key = key, .id = id};
         *is_new = true;
         *tid = id;
@@ -433,30 +442,66 @@ static inline void timer_push(wr_aggs_t *a, int32_t key, double start, int32_t i
     a->tn++;
 }
 
-/* One loop per kind: the switch of wr_agg_add folds away and the loop is the kind's. qs[i] is
+/* A double's bits. For the hit check: 0 <= d < size (size > 0) is bits_of(d) < bits_of(size),
+ * one compare, as a non-negative double's bits order as its value, and a negative one's (the
+ * sign bit set) and NaN's are above any positive finite size's. With whole-number times (API.md,
+ * Time range) t - start is exact, so t - start < size is t < start + size. */
+static inline uint64_t bits_of(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+/* One loop per kind: the switch of wr_agg_add folds away and the loop is the kind's. An element
+ * in its key's last window (most of them) is a check and an add, the cache's array and size
+ * held in locals (reloaded after any other element: its move may grow the cache). qs[i] is
  * element i's window start when the first pass computed it (NaN otherwise). A created window
  * becomes a timer (with timers), else it is written to fresh[m] and fresh_start[m]. */
-#define APPLY_LOOP(KIND)                                                                      \
-    for (int32_t i = 0; i < n; i++) {                                                         \
-        double q = qs ? qs[i] : NAN;                                                          \
-        bool is_new;                                                                          \
-        int32_t tid;                                                                          \
-        wr_agg_t *acc = acc_of(a, keys[i], ts[i], size, offset, &q, &is_new, &tid);           \
-        if (!acc) {                                                                           \
-            return WEIR_ESTATE;                                                               \
-        }                                                                                     \
-        if (is_new) {                                                                         \
-            wr_agg_init(KIND, acc);                                                           \
-            if (a->timers) {                                                                  \
-                timer_push(a, keys[i], q, tid);                                               \
-            } else {                                                                          \
-                fresh[m] = i;                                                                 \
-                fresh_start[m] = q;                                                           \
-            }                                                                                 \
-            m++;                                                                              \
-        }                                                                                     \
-        wr_agg_add(KIND, acc, x ? x[i] : 0);                                                  \
+__attribute__((always_inline)) static inline int32_t apply_loop(
+    wr_aggs_t *a, wr_agg_kind_t kind, bool timed, int32_t n, const int32_t *keys,
+    const double *ts, const double *x, double size, double offset, int32_t *fresh,
+    double *fresh_start, const double *qs)
+{
+    int32_t m = 0;
+    wr_aggs_last_t *last = a->last;
+    size_t lcap = a->last_cap;
+    uint64_t size_bits = bits_of(size);
+    for (int32_t i = 0; i < n; i++) {
+        int32_t key = keys[i];
+        double t = ts[i];
+        size_t li = last_of(key);
+        wr_aggs_last_t *l = NULL;
+        if (li < lcap) {
+            l = &last[li];
+            if (l->key == key && bits_of(t - l->start) < size_bits) {
+                wr_agg_add(kind, &l->acc, x ? x[i] : 0);
+                continue;
+            }
+        }
+        double q = qs ? qs[i] : NAN;
+        bool is_new;
+        int32_t tid;
+        wr_agg_t *acc = acc_other(a, timed, key, li, l, t, size, offset, &q, &is_new, &tid);
+        if (!acc) {
+            return WEIR_ESTATE;
+        }
+        if (is_new) {
+            wr_agg_init(kind, acc);
+            if (timed || a->timers) {
+                timer_push(a, key, q, tid);
+            } else {
+                fresh[m] = i;
+                fresh_start[m] = q;
+            }
+            m++;
+        }
+        wr_agg_add(kind, acc, x ? x[i] : 0);
+        last = a->last;
+        lcap = a->last_cap;
     }
+    return m;
+}
 
 /* Whether element (key, ts) falls in its key's last window. */
 static inline bool in_last(const wr_aggs_t *a, int32_t key, double ts, double size)
@@ -466,9 +511,42 @@ static inline bool in_last(const wr_aggs_t *a, int32_t key, double ts, double si
            ts < a->last[li].start + size;
 }
 
+/* Whether every key is >= 0 and no timestamp NaN. Four elements a step in SSE2's vectors (GCC's
+ * and Clang's vector extension: neither vectorizes this loop at -O2), a NaN's compare mask
+ * counted, the keys' sign bits or'ed: no branch per element, a third of the scalar loop's
+ * instructions. */
+static bool elements_valid(int32_t n, const int32_t *keys, const double *ts)
+{
+    typedef double v2df __attribute__((vector_size(16)));
+    typedef int64_t v2di __attribute__((vector_size(16)));
+    typedef int32_t v4si __attribute__((vector_size(16)));
+    v4si kor = {0, 0, 0, 0};
+    v2di nans = {0, 0};
+    int32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4si k;
+        v2df t0, t1;
+        memcpy(&k, keys + i, sizeof k);
+        memcpy(&t0, ts + i, sizeof t0);
+        memcpy(&t1, ts + i + 2, sizeof t1);
+        kor |= k;
+        v2di m0 = t0 != t0; /* -1 where NaN */
+        v2di m1 = t1 != t1;
+        nans += m0 + m1;
+    }
+    int32_t ko = kor[0] | kor[1] | kor[2] | kor[3];
+    int64_t bad = nans[0] | nans[1];
+    for (; i < n; i++) {
+        ko |= keys[i];
+        bad |= isnan(ts[i]);
+    }
+    return ko >= 0 && bad == 0;
+}
+
 /* wr_aggs_apply; with check, WEIR_EINVAL before anything is applied when a key is negative or
- * a timestamp NaN (the FFI's check, in the first pass rather than a pass of its own). qs:
- * scratch for n starts. With timers, the list has room for n more. */
+ * a timestamp NaN (the FFI's check: in the first pass when there is one, else in a vector pass
+ * of its own, elements_valid). qs: scratch for n starts. With timers, the list has room for n
+ * more. */
 static int32_t apply(wr_aggs_t *a, int32_t n, const int32_t *keys, const double *ts,
                      const double *x, double size, double offset, int32_t *fresh,
                      double *fresh_start, double *qs, bool check)
@@ -482,10 +560,8 @@ static int32_t apply(wr_aggs_t *a, int32_t n, const int32_t *keys, const double 
      * applies probe (the last one did for more than 1 element in 16): elements in time order
      * probe nothing, and a pass of their own read each key's cache entry twice. */
     if (a->timers && !a->prefetch) {
-        for (int32_t i = 0; check && i < n; i++) {
-            if (keys[i] < 0 || isnan(ts[i])) {
-                return WEIR_EINVAL;
-            }
+        if (check && !elements_valid(n, keys, ts)) {
+            return WEIR_EINVAL;
         }
         qs = NULL;
     }
@@ -507,24 +583,50 @@ static int32_t apply(wr_aggs_t *a, int32_t n, const int32_t *keys, const double 
         }
     }
     a->probes = 0;
-    int32_t m = 0;
-    switch (a->kind) {
-    case WR_AGG_COUNT:
-        x = NULL;
-        APPLY_LOOP(WR_AGG_COUNT)
-        break;
-    case WR_AGG_SUM:
-        APPLY_LOOP(WR_AGG_SUM)
-        break;
-    case WR_AGG_MIN:
-        APPLY_LOOP(WR_AGG_MIN)
-        break;
-    case WR_AGG_MAX:
-        APPLY_LOOP(WR_AGG_MAX)
-        break;
-    default:
-        APPLY_LOOP(WR_AGG_AVG)
-        break;
+    int32_t m;
+    if (a->timers && !qs) {
+        /* the usual case, its own loops: no first pass, no fresh list, fewer live registers */
+        switch (a->kind) {
+        case WR_AGG_COUNT:
+            m = apply_loop(a, WR_AGG_COUNT, true, n, keys, ts, NULL, size, offset, NULL, NULL,
+                           NULL);
+            break;
+        case WR_AGG_SUM:
+            m = apply_loop(a, WR_AGG_SUM, true, n, keys, ts, x, size, offset, NULL, NULL, NULL);
+            break;
+        case WR_AGG_MIN:
+            m = apply_loop(a, WR_AGG_MIN, true, n, keys, ts, x, size, offset, NULL, NULL, NULL);
+            break;
+        case WR_AGG_MAX:
+            m = apply_loop(a, WR_AGG_MAX, true, n, keys, ts, x, size, offset, NULL, NULL, NULL);
+            break;
+        default:
+            m = apply_loop(a, WR_AGG_AVG, true, n, keys, ts, x, size, offset, NULL, NULL, NULL);
+            break;
+        }
+    } else {
+        switch (a->kind) {
+        case WR_AGG_COUNT:
+            m = apply_loop(a, WR_AGG_COUNT, false, n, keys, ts, NULL, size, offset, fresh,
+                           fresh_start, qs);
+            break;
+        case WR_AGG_SUM:
+            m = apply_loop(a, WR_AGG_SUM, false, n, keys, ts, x, size, offset, fresh,
+                           fresh_start, qs);
+            break;
+        case WR_AGG_MIN:
+            m = apply_loop(a, WR_AGG_MIN, false, n, keys, ts, x, size, offset, fresh,
+                           fresh_start, qs);
+            break;
+        case WR_AGG_MAX:
+            m = apply_loop(a, WR_AGG_MAX, false, n, keys, ts, x, size, offset, fresh,
+                           fresh_start, qs);
+            break;
+        default:
+            m = apply_loop(a, WR_AGG_AVG, false, n, keys, ts, x, size, offset, fresh,
+                           fresh_start, qs);
+            break;
+        }
     }
     a->prefetch = a->probes * 16 > (size_t)n;
     return m;
@@ -829,18 +931,41 @@ int32_t weir_aggs_due(weir_aggs_t *fa, double size, double w, int32_t max, int32
     }
     wr_aggs_t *a = &fa->a;
     sort_timers(a);
-    size_t from = a->thead, i = from;
+    size_t i = a->thead;
     int32_t m = 0;
+    /* elements in time order made every window unindexed: each due one is fired by id as it is
+     * read (its accumulator prefetched FIRE_AHEAD ahead), with no pass over runs of a start */
+    const int32_t *tids = a->tids, *tkeys = a->tkeys;
+    const double *tstarts = a->tstarts;
+    size_t tn = a->tn; /* the list, in locals: the fires change none of it */
+    for (size_t p = i; p < tn && p < i + FIRE_AHEAD; p++) {
+        if (tids[p] >= 0) {
+            __builtin_prefetch(&a->acc[tids[p]]);
+        }
+    }
+    while (m < max && i < tn && tids[i] >= 0 && tstarts[i] + size - 1 <= w) {
+        if (i + FIRE_AHEAD < tn && tids[i + FIRE_AHEAD] >= 0) {
+            __builtin_prefetch(&a->acc[tids[i + FIRE_AHEAD]]);
+        }
+        int32_t key = tkeys[i];
+        keys[m] = key;
+        starts[m] = tstarts[i];
+        fire_unindexed(a, key, tids[i], &value[m], &count[m]);
+        m++;
+        i++;
+    }
+    /* the rest by runs of one start (one time's windows), from the first indexed window on */
+    size_t from = i;
+    int32_t m0 = m;
     while (m < max && i < a->tn && a->tstarts[i] + size - 1 <= w) {
         keys[m] = a->tkeys[i];
         starts[m] = a->tstarts[i];
         m++;
         i++;
     }
-    /* by runs of one start (one time's windows); the ids read in place: nothing below moves
-     * the list (fires append nothing) */
-    const int32_t *ids = a->tids + from;
-    for (int32_t j = 0; j < m;) {
+    /* the ids read in place: nothing below moves the list (fires append nothing) */
+    const int32_t *ids = a->tids + from - (size_t)m0;
+    for (int32_t j = m0; j < m;) {
         int32_t r = j + 1;
         while (r < m && starts[r] == starts[j]) {
             r++;

@@ -130,7 +130,7 @@ typedef struct wr_aggs_entry {
  * back, ids from 0 again, only when it is empty (a watermark's fires drop a window of every
  * key at once: halving during the burst would rehash only to grow back). last[key & (2^30 -
  * 1)] for key ids below WR_AGGS_LAST_MAX (last_cap entries, grown as keys come), each naming an
- * open window; top[] beside it, the highest start any window of those keys has had (INT64_MIN:
+ * open window; top[] beside it, the highest start any window of those keys has had (-inf:
  * none), so that no open window of them starts later.
  *
  * With timers (the FFI's handle), the table also keeps the pending timers of the windows its
@@ -153,7 +153,7 @@ typedef struct wr_aggs {
     size_t nfree, free_cap;
     int32_t next_id;
     wr_aggs_last_t *last;
-    int64_t *top; /* by last index */
+    double *top; /* by last index */
     size_t last_cap;
     /* the pending timers (timers only): [thead, tsorted) in start order, stably; sort scratch */
     int32_t *tkeys, *tids, *skeys, *sids;

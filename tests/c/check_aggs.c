@@ -241,6 +241,41 @@ END_TEST
 /* The created windows as timers: weir_aggs_due takes the due ones in timer order (start, then
  * creation), max at a time, dropping each; what is not due stays, for created() or a later
  * due; out-of-order timestamps are sorted stably; the list survives its growth and moves. */
+/* The check runs four elements a step and then one at a time: a bad key or a NaN timestamp at
+ * any place of a batch fails it with nothing applied. */
+START_TEST(test_aggs_apply_refuses_a_bad_element_anywhere_before_applying)
+{
+    enum { NB = 11 };
+    for (int bad = 0; bad < 2 * NB; bad++) {
+        weir_aggs_t *a = weir_aggs_new(WEIR_AGG_COUNT);
+        int32_t keys[NB];
+        double ts[NB];
+        for (int i = 0; i < NB; i++) {
+            keys[i] = i;
+            ts[i] = 10 * i;
+        }
+        if (bad < NB) {
+            keys[bad] = bad % 2 ? -1 : INT32_MIN;
+        } else {
+            ts[bad - NB] = NAN;
+        }
+        ck_assert_int_eq(weir_aggs_apply(a, NB, keys, ts, NULL, 100, 0), WEIR_EINVAL);
+        ck_assert(weir_aggs_stat(a, WEIR_STORE_OPEN) == 0);
+        const int32_t *ck;
+        const double *cs;
+        ck_assert_int_eq(weir_aggs_created(a, &ck, &cs), 0);
+        /* the same batch without it applies */
+        if (bad < NB) {
+            keys[bad] = bad;
+        } else {
+            ts[bad - NB] = 0;
+        }
+        ck_assert_int_eq(weir_aggs_apply(a, NB, keys, ts, NULL, 100, 0), NB);
+        weir_aggs_free(a);
+    }
+}
+END_TEST
+
 START_TEST(test_aggs_due_in_timer_order)
 {
     weir_aggs_t *a = weir_aggs_new(WEIR_AGG_SUM);
@@ -517,6 +552,8 @@ static Suite *aggs_suite(void)
                   WR_AGG_KINDS);
     add_case(s, "add_get_set_and_fire_without_drop", test_aggs_add_get_set_and_fire_without_drop);
     add_case(s, "refuses_bad_arguments", test_aggs_refuses_bad_arguments);
+    add_case(s, "apply_refuses_a_bad_element_anywhere_before_applying",
+             test_aggs_apply_refuses_a_bad_element_anywhere_before_applying);
     add_case(s, "due_in_timer_order", test_aggs_due_in_timer_order);
     add_case(s, "table_matches_a_model", test_aggs_table_matches_a_model);
     add_case(s, "windows_opened_ahead_are_found_by_every_lookup",
