@@ -27,12 +27,21 @@ local EMPTY = setmetatable({}, { __newindex = function() error("read-only", 2) e
 -- A handle belongs to one subtask and works on the subtask's current row (inst.row[0]: the cells
 -- of the current key's states, looked up once per record and per timer, or NULL). The pointer
 -- lives in a one-element cdata array, not in a table field: a pointer stored in a table is a
--- boxed cdata, an allocation per record, while one written into an array is raw bytes. A
--- handle's fields: inst, sid (the state id, the same in every subtask), base (sid *
--- WEIR_KSTATE_CELLS: where its cells start in the row), ttl (ms, 0: none), job (for the
--- clock), name, kind, and fn / agg for reducing and aggregating state. The cells: [base] the
--- number, [base + 1] the expiry, [base + 2] the kind, [base + 3] the value slot (inst.vals[slot]
--- holds a value that is no number).
+-- boxed cdata, an allocation per record, while one written into an array is raw bytes. For the
+-- same reason no local holds it where a Lua call, a loop or a return follows in its scope, and
+-- no function takes or returns it: those read inst.row[0] again, and a local r appears only in
+-- straight-line code after the function's last call. A pointer in a slot of any frame on the
+-- stack where a compiled trace ends (a link to the own trace of a called function or of a
+-- loop; a return to the interpreter) is boxed there, and where traces end varies from run to
+-- run (LuaJIT's random trace penalties): when writable's own trace, recorded on a TTL'd write,
+-- ends in the trace of its expiry loop, every trace that calls writable links to it instead of
+-- inlining it, and the row pointer writable held there and returned cost an allocation per
+-- write (keyed_spec's "no garbage" case failed so about one run in 300). A handle's fields:
+-- inst, sid (the state id, the same in every subtask), base (sid * WEIR_KSTATE_CELLS: where its
+-- cells start in the row), ttl (ms, 0: none), job (for the clock), name, kind, and fn / agg
+-- for reducing and aggregating state. The cells: [base] the number, [base + 1] the expiry,
+-- [base + 2] the kind, [base + 3] the value slot (inst.vals[slot] holds a value that is no
+-- number).
 
 local function now_of(h)
   return h.job:now()
@@ -51,41 +60,41 @@ local function clear(h)
   end
 end
 
--- The current row when the state holds a live value, else nil (an expired value is emptied
--- here: Flink's NeverReturnExpired).
+-- Whether the state holds a live value in the current row (an expired value is emptied here:
+-- Flink's NeverReturnExpired).
 local function live(h)
-  local r = h.inst.row[0]
-  if r == nil then
-    return nil
+  local row = h.inst.row
+  if row[0] == nil then
+    return false
   end
   local b = h.base
-  if r[b + 2] == 0 then
-    return nil
+  if row[0][b + 2] == 0 then
+    return false
   end
-  local e = r[b + 1]
+  local e = row[0][b + 1]
   if e < INF and e <= now_of(h) then
     clear(h)
-    return nil
+    return false
   end
-  return r
+  return true
 end
 
--- The current row, created when absent; with a TTL the state's expiry moves to now + ttl
+-- Makes the current row when absent; with a TTL the state's expiry moves to now + ttl
 -- (OnCreateAndWrite) and a few rows are checked for expired states (incremental cleanup).
 local function writable(h)
   local inst = h.inst
-  local r = inst.row[0]
-  if r == nil then
-    r = C.weir_kstate_row_put(inst.kstate, inst.kid)
-    if r == nil then
+  local row = inst.row
+  if row[0] == nil then
+    row[0] = C.weir_kstate_row_put(inst.kstate, inst.kid)
+    if row[0] == nil then
       error(("%s '%s': keyed state is full (2^31 keys in this subtask)"):format(h.kind, h.name),
         3)
     end
-    inst.row[0] = r
   end
   if h.ttl > 0 then
     local now = now_of(h)
-    r[h.base + 1] = now + h.ttl
+    local expires = now + h.ttl
+    row[0][h.base + 1] = expires
     local dropped = inst.dropped
     local n = C.weir_kstate_expire(inst.kstate, now, CLEANUP, dropped)
     for i = 0, n - 1 do
@@ -93,15 +102,13 @@ local function writable(h)
       inst.vals[slot], inst.exps[slot] = nil, nil
     end
   end
-  return r
 end
 
 local function get_value(h)
-  local r = live(h)
-  if r == nil then
+  if not live(h) then
     return nil
   end
-  local b = h.base
+  local r, b = h.inst.row[0], h.base
   if r[b + 2] == NUMBER then
     return r[b]
   end
@@ -109,8 +116,8 @@ local function get_value(h)
 end
 
 local function set_value(h, v)
-  local r = writable(h)
-  local b = h.base
+  writable(h)
+  local r, b = h.inst.row[0], h.base
   if type(v) == "number" then
     if r[b + 2] == LUA then
       h.inst.vals[r[b + 3]] = nil
@@ -124,17 +131,16 @@ end
 
 -- The Lua table of a list or map state, or nil.
 local function get_table(h)
-  local r = live(h)
-  if r == nil then
+  if not live(h) then
     return nil
   end
-  return h.inst.vals[r[h.base + 3]]
+  return h.inst.vals[h.inst.row[0][h.base + 3]]
 end
 
 -- The Lua table of a list or map state, created when absent (and the TTL refreshed).
 local function table_for_write(h)
-  local r = writable(h)
-  local b = h.base
+  writable(h)
+  local r, b = h.inst.row[0], h.base
   local vals = h.inst.vals
   local t = vals[r[b + 3]]
   if r[b + 2] ~= LUA or t == nil then
@@ -168,10 +174,10 @@ function ValueState:clear() return clear(self) end
 -- clock's reading then), so its expired elements are always a prefix; the row's expiry is the
 -- last write's, so the whole state expires when its last element does.
 
--- The expiries of the state's table (created when absent), for a write.
-local function exps_for_write(h, r)
+-- The expiries of the state's table in the current row (created when absent), for a write.
+local function exps_for_write(h)
   local exps = h.inst.exps
-  local slot = r[h.base + 3]
+  local slot = h.inst.row[0][h.base + 3]
   local e = exps[slot]
   if e == nil then
     e = {}
@@ -226,7 +232,7 @@ function ListState:add(v)
   local t = table_for_write(self)
   local ttl = self.ttl
   if ttl > 0 then
-    list_append(t, v, exps_for_write(self, self.inst.row[0]), now_of(self) + ttl)
+    list_append(t, v, exps_for_write(self), now_of(self) + ttl)
   else
     t[#t + 1] = v
   end
@@ -243,7 +249,7 @@ function ListState:add_all(vs)
   local t = table_for_write(self)
   local e, exp = nil, nil
   if self.ttl > 0 then
-    e, exp = exps_for_write(self, self.inst.row[0]), now_of(self) + self.ttl
+    e, exp = exps_for_write(self), now_of(self) + self.ttl
   end
   for i = 1, #vs do
     list_append(t, vs[i], e, exp)
@@ -261,10 +267,10 @@ function ListState:update(vs)
   for i = 1, #vs do
     t[i] = vs[i]
   end
-  local r = writable(self)
-  local slot = r[self.base + 3]
+  writable(self)
+  local slot = self.inst.row[0][self.base + 3]
   self.inst.vals[slot] = t
-  r[self.base + 2] = LUA
+  self.inst.row[0][self.base + 2] = LUA
   if self.ttl > 0 then
     local e, exp = {}, now_of(self) + self.ttl
     for i = 1, #t do
@@ -325,7 +331,7 @@ function MapState:put(k, v)
   local t = table_for_write(self)
   t[k] = v
   if self.ttl > 0 then
-    exps_for_write(self, self.inst.row[0])[k] = now_of(self) + self.ttl
+    exps_for_write(self)[k] = now_of(self) + self.ttl
   end
 end
 function MapState:contains(k)
