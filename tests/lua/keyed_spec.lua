@@ -813,6 +813,35 @@ spec.describe("rolling aggregates", function()
       rolling({ { "a", 1 }, { "a" } }, function(k) return k:sum(2) end)
     end, "sum: the record has no field 2", "record: (a)")
   end)
+
+  it("makes no garbage per record, also when the reduce function has a trace of its own", function()
+    -- the reduce's loop of 40-odd trips is a trace of its own, which the records' trace links
+    -- to: a row pointer in a Lua slot of the operator there would be boxed (24 bytes a record)
+    local env = weir.env()
+    local before, after, sum = nil, nil, 0
+    env:generate(function(i) return i end, { count = 200000 })
+      :key_by(function(v) return v % 1000 end)
+      :reduce(function(a, b)
+        local x = 0
+        for j = 1, 40 + b % 3 do x = x + j end
+        return a + b + x
+      end)
+      :sink({
+        open = function()
+          collectgarbage("collect")
+          collectgarbage("stop")
+          before = collectgarbage("count")
+        end,
+        sink = function(_, v) sum = sum + v end,
+        close = function()
+          after = collectgarbage("count")
+          collectgarbage("restart")
+        end,
+      })
+    env:execute()
+    assert(sum > 0)
+    assert(after - before < 1024, ("%.0f KB allocated"):format(after - before))
+  end)
 end)
 
 spec.finish()
