@@ -96,6 +96,8 @@ local function writable(h)
     local expires = now + h.ttl
     row[0][h.base + 1] = expires
     local dropped = inst.dropped
+    -- the value slots of the expired values Lua holds (a number state's are not listed: the
+    -- loop has no trip for it)
     local n = C.weir_kstate_expire(inst.kstate, now, CLEANUP, dropped)
     for i = 0, n - 1 do
       local slot = dropped[i]

@@ -533,12 +533,12 @@ spec.describe("keyed operator", function()
             if what == "start" then starts[tr] = func end
           end
           local function warm_up()
-            -- rows of key ids no record has whose two states expired long ago: the cleanup of
-            -- each update (5 rows) empties 10 states
+            -- rows of key ids no record has whose two states (values Lua holds) expired long
+            -- ago: the cleanup of each update (5 rows) empties 10 states, Lua 10 value slots
             for kid = 100000, 102100 do
               local r = C.weir_kstate_row_put(inst.kstate, kid)
               for sid = 0, 1 do
-                r[sid * CELLS + KIND], r[sid * CELLS + EXPIRES] = C.WEIR_KSTATE_NUMBER, -1
+                r[sid * CELLS + KIND], r[sid * CELLS + EXPIRES] = C.WEIR_KSTATE_LUA, -1
               end
             end
             inst.row[0] = C.weir_kstate_row_put(inst.kstate, 99999)
