@@ -44,7 +44,7 @@ local EMPTY = setmetatable({}, { __newindex = function() error("read-only", 2) e
 -- number).
 
 local function now_of(h)
-  return h.job:now()
+  return (h.job:now())
 end
 
 local function clear(h)
@@ -160,16 +160,20 @@ local function no_nil(h, what, v)
   end
 end
 
+-- The methods call the helpers with plain calls, not tail calls: LuaJIT counts a trace's tail
+-- calls towards its loop unroll limit (15), and a trace through a few records' state calls
+-- aborted there ("loop unroll limit reached" in the connect_co_process shape).
 local ValueState = {}
 ValueState.__index = ValueState
-function ValueState:value() return get_value(self) end
+function ValueState:value() return (get_value(self)) end
 function ValueState:update(v)
   if v == nil then
-    return clear(self) -- Flink: update(null) clears the state
+    clear(self) -- Flink: update(null) clears the state
+    return
   end
-  return set_value(self, v)
+  set_value(self, v)
 end
-function ValueState:clear() return clear(self) end
+function ValueState:clear() clear(self) end
 
 -- List and map state with a TTL keep each element's expiry (Flink's TtlListState, TtlMapState)
 -- in inst.exps[slot], beside the values: a list's expiries never decrease (each write is at the
@@ -263,7 +267,8 @@ function ListState:update(vs)
       type(vs)), 2)
   end
   if #vs == 0 then
-    return clear(self)
+    clear(self)
+    return
   end
   local t = {}
   for i = 1, #vs do
@@ -281,7 +286,7 @@ function ListState:update(vs)
     self.inst.exps[slot] = e
   end
 end
-function ListState:clear() return clear(self) end
+function ListState:clear() clear(self) end
 
 local MapState = {}
 MapState.__index = MapState
@@ -358,24 +363,25 @@ end
 function MapState:is_empty()
   return live_map(self) == nil
 end
-function MapState:clear() return clear(self) end
+function MapState:clear() clear(self) end
 
 local ReducingState = {}
 ReducingState.__index = ReducingState
-function ReducingState:get() return get_value(self) end
+function ReducingState:get() return (get_value(self)) end
 function ReducingState:add(v)
   no_nil(self, "add: the value", v)
   local old = get_value(self)
   if old == nil then
-    return set_value(self, v)
+    set_value(self, v)
+    return
   end
   local r = self.fn(old, v)
   if r == nil then
     error(("reducing_state '%s': the reduce function returned nil"):format(self.name), 2)
   end
-  return set_value(self, r)
+  set_value(self, r)
 end
-function ReducingState:clear() return clear(self) end
+function ReducingState:clear() clear(self) end
 
 local AggregatingState = {}
 AggregatingState.__index = AggregatingState
@@ -384,7 +390,7 @@ function AggregatingState:get()
   if acc == nil then
     return nil
   end
-  return self.agg.result(acc)
+  return (self.agg.result(acc))
 end
 function AggregatingState:add(v)
   local agg = self.agg
@@ -397,9 +403,9 @@ function AggregatingState:add(v)
     error(("aggregating_state '%s': add returned nil (it returns the accumulator)")
       :format(self.name), 2)
   end
-  return set_value(self, acc)
+  set_value(self, acc)
 end
-function AggregatingState:clear() return clear(self) end
+function AggregatingState:clear() clear(self) end
 
 local KINDS = {
   value_state = ValueState, list_state = ListState, map_state = MapState,
