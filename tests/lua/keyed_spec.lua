@@ -508,6 +508,42 @@ spec.describe("keyed operator", function()
     assert(after - before < 1024, ("%.0f KB allocated"):format(after - before))
   end)
 
+  it("makes no garbage per record with TTL'd number states, cleaned up per write", function()
+    -- processing time from the replay's virtual clock: 1 ms per 100 records, every key
+    -- rewritten each 10 ms with a TTL of 5 ms, so each write's cleanup finds expired states
+    local clock = replay_file("@1000000\n")
+    local env = weir.env()
+    env:replay(clock):sink(function() end)
+    local before, after
+    env:generate(function(i) return i end, { count = 100000, rate = 100000 })
+      :key_by(function(v) return v % 1000 end)
+      :process({
+        open = function(self, rt)
+          self.a = rt:value_state("a", { ttl = "5ms" })
+          self.b = rt:value_state("b", { ttl = "5ms" })
+          self.c = rt:value_state("c", { ttl = "5ms" })
+          collectgarbage("collect")
+          collectgarbage("stop")
+          before = collectgarbage("count")
+        end,
+        process = function(self)
+          self.a:update((self.a:value() or 0) + 1)
+          self.b:update(1)
+          self.c:update(2)
+        end,
+        close = function()
+          after = collectgarbage("count")
+          collectgarbage("restart")
+        end,
+      }):name("ttl")
+    env:execute()
+    os.remove(clock)
+    -- what the last 5 ms wrote is left (500 keys, 3 states each), the rest was cleaned up
+    local entries = env:metrics().ttl.state_entries
+    eq(entries <= 1500, true, ("%d state entries left of 3000"):format(entries))
+    assert(after - before < 1024, ("%.0f KB allocated"):format(after - before))
+  end)
+
   it("makes no garbage per record when a state method's own trace ends in another trace", function()
     -- The trace layout that made the spec above fail about one run in 300, made on purpose: a
     -- TTL'd update called from interpreted code, each call's cleanup emptying expired states,
