@@ -173,8 +173,12 @@ int32_t wr_kstate_expire(wr_kstate_t *k, int64_t now_ms, int32_t max, int32_t *d
             double *e = c + s * WR_KSTATE_CELLS;
             if (e[WEIR_KSTATE_KIND] != 0 && e[WEIR_KSTATE_EXPIRES] < INFINITY &&
                 e[WEIR_KSTATE_EXPIRES] <= now) {
+                /* only Lua has something to forget, and only for a value it holds: a number
+                 * state costs Lua no loop trip (a loop per write of few trips upsets traces) */
+                if (e[WEIR_KSTATE_KIND] == WEIR_KSTATE_LUA) {
+                    dropped[n++] = (int32_t)e[WEIR_KSTATE_SLOT];
+                }
                 e[WEIR_KSTATE_KIND] = 0;
-                dropped[n++] = (int32_t)e[WEIR_KSTATE_SLOT];
                 any = true;
             }
         }

@@ -52,7 +52,8 @@ int wr_kstate_clear(wr_kstate_t *k, int64_t key, int32_t state);
 /* Incremental expiry (Flink's incremental cleanup): looks at up to `max` rows from where the last
  * scan stopped, wrapping around, and empties every state whose expiry time is <= now_ms (a state
  * without TTL, expiry +inf, never expires), dropping rows left empty. The value slots of the
- * emptied states go to dropped[0 ..) (room for max * states). Returns how many. */
+ * emptied states of kind WEIR_KSTATE_LUA (whose values Lua holds) go to dropped[0 ..) (room for
+ * max * states). Returns how many went there. */
 int32_t wr_kstate_expire(wr_kstate_t *k, int64_t now_ms, int32_t max, int32_t *dropped);
 /* Row slot `row` for enumeration: its cells and *key when it is open, else NULL. Rows run over
  * [0, wr_kstate_capacity). */

@@ -572,11 +572,11 @@ double weir_store_stat(const weir_store_t *s, int32_t what);
  * the cells. clear empties (key, state) and drops the row when that was its last live state:
  * returns 1 when the row was dropped, 0 when not, -1 when the key has no row. expire looks at
  * up to max rows from where the last call stopped (wrapping) and empties the states whose
- * expiry time is <= now_ms (expiry +inf: never), dropping rows left empty; their SLOTs go to
- * dropped (room for max * states); returns how many. For enumeration: rows run over
- * [0, capacity); at returns the row's cells and its key in *key for an open row (else NULL).
- * stat takes WEIR_STORE_OPEN (live entries, O(rows)) and WEIR_STORE_BYTES (others: NaN).
- * weir_kstate_free(NULL) is a no-op. */
+ * expiry time is <= now_ms (expiry +inf: never), dropping rows left empty; the SLOTs of those
+ * of kind LUA go to dropped (room for max * states); returns how many. For enumeration: rows
+ * run over [0, capacity); at returns the row's cells and its key in *key for an open row (else
+ * NULL). stat takes WEIR_STORE_OPEN (live entries, O(rows)) and WEIR_STORE_BYTES (others:
+ * NaN). weir_kstate_free(NULL) is a no-op. */
 enum {
     WEIR_KSTATE_VALUE = 0,   /* the number (kind NUMBER) */
     WEIR_KSTATE_EXPIRES = 1, /* ms; +inf: never (no TTL) */

@@ -79,26 +79,30 @@ return function(st, v, ts, key)
   cur_st, cur_ts = st, ts
   CALL(v, ctx, out)
 end]],
-  -- a rolling aggregate (weir.keyed): per key the reduce of every record so far, emitted
+  -- a rolling aggregate (weir.keyed): per key the reduce of every record so far, emitted. The
+  -- row's pointer stays in inst.row[0], not in a local across the reduce call: a pointer in a
+  -- Lua slot where a trace ends (a reduce function with a loop has a trace of its own) is
+  -- boxed there, an allocation per record (see weir.keyed_state)
   rolling = [=[
 local f, objs, insts, intern, C, emit, NUMBER, LUA, full = ...
 local type = type
 return function(st, v, ts, key)
   local inst = insts[st]
-  local r = C.weir_kstate_row_put(inst.kstate, intern(inst, key))
-  if r == nil then full() end
-  local kind = r[2]
+  local row = inst.row
+  row[0] = C.weir_kstate_row_put(inst.kstate, intern(inst, key))
+  if row[0] == nil then full() end
+  local kind = row[0][2]
   local out = v
   if kind ~= 0 then
-    out = CALL(kind == NUMBER and r[0] or inst.vals[r[3]], v)
+    out = CALL(kind == NUMBER and row[0][0] or inst.vals[row[0][3]], v)
     if out == nil then error("the reduce function returned nil", 0) end
   end
   if type(out) == "number" then
-    if kind == LUA then inst.vals[r[3]] = nil end
-    r[0], r[2] = out, NUMBER
+    if kind == LUA then inst.vals[row[0][3]] = nil end
+    row[0][0], row[0][2] = out, NUMBER
   else
-    inst.vals[r[3]] = out
-    r[2] = LUA
+    inst.vals[row[0][3]] = out
+    row[0][2] = LUA
   end
   return emit(st, out, ts)
 end]=],

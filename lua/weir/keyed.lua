@@ -68,7 +68,7 @@ function TimerService:delete_processing_time_timer(t)
   end
 end
 function TimerService:current_watermark() return self.inst.watermark end
-function TimerService:current_processing_time() return self.job:now() end
+function TimerService:current_processing_time() return (self.job:now()) end
 
 -- What process and on_timer see as ctx (one per subtask; Flink's Context and OnTimerContext).
 local Context = {}
@@ -77,7 +77,7 @@ function Context:timestamp() return self.ts end
 function Context:current_key() return self.key end
 function Context:timer_service() return self.service end
 function Context:current_watermark() return self.inst.watermark end
-function Context:current_processing_time() return self.job:now() end
+function Context:current_processing_time() return (self.job:now()) end
 function Context:time_domain() return self.domain end
 ---ctx:output(tag, v) of a context with node, inst and job: v to the side output of tag at
 ---time ts (the interval join's context too). Errors are the caller's caller's (level 3).

@@ -27,15 +27,24 @@ local EMPTY = setmetatable({}, { __newindex = function() error("read-only", 2) e
 -- A handle belongs to one subtask and works on the subtask's current row (inst.row[0]: the cells
 -- of the current key's states, looked up once per record and per timer, or NULL). The pointer
 -- lives in a one-element cdata array, not in a table field: a pointer stored in a table is a
--- boxed cdata, an allocation per record, while one written into an array is raw bytes. A
--- handle's fields: inst, sid (the state id, the same in every subtask), base (sid *
--- WEIR_KSTATE_CELLS: where its cells start in the row), ttl (ms, 0: none), job (for the
--- clock), name, kind, and fn / agg for reducing and aggregating state. The cells: [base] the
--- number, [base + 1] the expiry, [base + 2] the kind, [base + 3] the value slot (inst.vals[slot]
--- holds a value that is no number).
+-- boxed cdata, an allocation per record, while one written into an array is raw bytes. For the
+-- same reason no local holds it where a Lua call, a loop or a return follows in its scope, and
+-- no function takes or returns it: those read inst.row[0] again, and a local r appears only in
+-- straight-line code after the function's last call. A pointer in a slot of any frame on the
+-- stack where a compiled trace ends (a link to the own trace of a called function or of a
+-- loop; a return to the interpreter) is boxed there, and where traces end varies from run to
+-- run (LuaJIT's random trace penalties): when writable's own trace, recorded on a TTL'd write,
+-- ends in the trace of its expiry loop, every trace that calls writable links to it instead of
+-- inlining it, and the row pointer writable held there and returned cost an allocation per
+-- write (keyed_spec's "no garbage" case failed so about one run in 300). A handle's fields:
+-- inst, sid (the state id, the same in every subtask), base (sid * WEIR_KSTATE_CELLS: where its
+-- cells start in the row), ttl (ms, 0: none), job (for the clock), name, kind, and fn / agg
+-- for reducing and aggregating state. The cells: [base] the number, [base + 1] the expiry,
+-- [base + 2] the kind, [base + 3] the value slot (inst.vals[slot] holds a value that is no
+-- number).
 
 local function now_of(h)
-  return h.job:now()
+  return (h.job:now())
 end
 
 local function clear(h)
@@ -51,57 +60,57 @@ local function clear(h)
   end
 end
 
--- The current row when the state holds a live value, else nil (an expired value is emptied
--- here: Flink's NeverReturnExpired).
+-- Whether the state holds a live value in the current row (an expired value is emptied here:
+-- Flink's NeverReturnExpired).
 local function live(h)
-  local r = h.inst.row[0]
-  if r == nil then
-    return nil
+  local row = h.inst.row
+  if row[0] == nil then
+    return false
   end
   local b = h.base
-  if r[b + 2] == 0 then
-    return nil
+  if row[0][b + 2] == 0 then
+    return false
   end
-  local e = r[b + 1]
+  local e = row[0][b + 1]
   if e < INF and e <= now_of(h) then
     clear(h)
-    return nil
+    return false
   end
-  return r
+  return true
 end
 
--- The current row, created when absent; with a TTL the state's expiry moves to now + ttl
+-- Makes the current row when absent; with a TTL the state's expiry moves to now + ttl
 -- (OnCreateAndWrite) and a few rows are checked for expired states (incremental cleanup).
 local function writable(h)
   local inst = h.inst
-  local r = inst.row[0]
-  if r == nil then
-    r = C.weir_kstate_row_put(inst.kstate, inst.kid)
-    if r == nil then
+  local row = inst.row
+  if row[0] == nil then
+    row[0] = C.weir_kstate_row_put(inst.kstate, inst.kid)
+    if row[0] == nil then
       error(("%s '%s': keyed state is full (2^31 keys in this subtask)"):format(h.kind, h.name),
         3)
     end
-    inst.row[0] = r
   end
   if h.ttl > 0 then
     local now = now_of(h)
-    r[h.base + 1] = now + h.ttl
+    local expires = now + h.ttl
+    row[0][h.base + 1] = expires
     local dropped = inst.dropped
+    -- the value slots of the expired values Lua holds (a number state's are not listed: the
+    -- loop has no trip for it)
     local n = C.weir_kstate_expire(inst.kstate, now, CLEANUP, dropped)
     for i = 0, n - 1 do
       local slot = dropped[i]
       inst.vals[slot], inst.exps[slot] = nil, nil
     end
   end
-  return r
 end
 
 local function get_value(h)
-  local r = live(h)
-  if r == nil then
+  if not live(h) then
     return nil
   end
-  local b = h.base
+  local r, b = h.inst.row[0], h.base
   if r[b + 2] == NUMBER then
     return r[b]
   end
@@ -109,8 +118,8 @@ local function get_value(h)
 end
 
 local function set_value(h, v)
-  local r = writable(h)
-  local b = h.base
+  writable(h)
+  local r, b = h.inst.row[0], h.base
   if type(v) == "number" then
     if r[b + 2] == LUA then
       h.inst.vals[r[b + 3]] = nil
@@ -124,17 +133,16 @@ end
 
 -- The Lua table of a list or map state, or nil.
 local function get_table(h)
-  local r = live(h)
-  if r == nil then
+  if not live(h) then
     return nil
   end
-  return h.inst.vals[r[h.base + 3]]
+  return h.inst.vals[h.inst.row[0][h.base + 3]]
 end
 
 -- The Lua table of a list or map state, created when absent (and the TTL refreshed).
 local function table_for_write(h)
-  local r = writable(h)
-  local b = h.base
+  writable(h)
+  local r, b = h.inst.row[0], h.base
   local vals = h.inst.vals
   local t = vals[r[b + 3]]
   if r[b + 2] ~= LUA or t == nil then
@@ -152,26 +160,30 @@ local function no_nil(h, what, v)
   end
 end
 
+-- The methods call the helpers with plain calls, not tail calls: LuaJIT counts a trace's tail
+-- calls towards its loop unroll limit (15), and a trace through a few records' state calls
+-- aborted there ("loop unroll limit reached" in the connect_co_process shape).
 local ValueState = {}
 ValueState.__index = ValueState
-function ValueState:value() return get_value(self) end
+function ValueState:value() return (get_value(self)) end
 function ValueState:update(v)
   if v == nil then
-    return clear(self) -- Flink: update(null) clears the state
+    clear(self) -- Flink: update(null) clears the state
+    return
   end
-  return set_value(self, v)
+  set_value(self, v)
 end
-function ValueState:clear() return clear(self) end
+function ValueState:clear() clear(self) end
 
 -- List and map state with a TTL keep each element's expiry (Flink's TtlListState, TtlMapState)
 -- in inst.exps[slot], beside the values: a list's expiries never decrease (each write is at the
 -- clock's reading then), so its expired elements are always a prefix; the row's expiry is the
 -- last write's, so the whole state expires when its last element does.
 
--- The expiries of the state's table (created when absent), for a write.
-local function exps_for_write(h, r)
+-- The expiries of the state's table in the current row (created when absent), for a write.
+local function exps_for_write(h)
   local exps = h.inst.exps
-  local slot = r[h.base + 3]
+  local slot = h.inst.row[0][h.base + 3]
   local e = exps[slot]
   if e == nil then
     e = {}
@@ -226,7 +238,7 @@ function ListState:add(v)
   local t = table_for_write(self)
   local ttl = self.ttl
   if ttl > 0 then
-    list_append(t, v, exps_for_write(self, self.inst.row[0]), now_of(self) + ttl)
+    list_append(t, v, exps_for_write(self), now_of(self) + ttl)
   else
     t[#t + 1] = v
   end
@@ -243,7 +255,7 @@ function ListState:add_all(vs)
   local t = table_for_write(self)
   local e, exp = nil, nil
   if self.ttl > 0 then
-    e, exp = exps_for_write(self, self.inst.row[0]), now_of(self) + self.ttl
+    e, exp = exps_for_write(self), now_of(self) + self.ttl
   end
   for i = 1, #vs do
     list_append(t, vs[i], e, exp)
@@ -255,16 +267,17 @@ function ListState:update(vs)
       type(vs)), 2)
   end
   if #vs == 0 then
-    return clear(self)
+    clear(self)
+    return
   end
   local t = {}
   for i = 1, #vs do
     t[i] = vs[i]
   end
-  local r = writable(self)
-  local slot = r[self.base + 3]
+  writable(self)
+  local slot = self.inst.row[0][self.base + 3]
   self.inst.vals[slot] = t
-  r[self.base + 2] = LUA
+  self.inst.row[0][self.base + 2] = LUA
   if self.ttl > 0 then
     local e, exp = {}, now_of(self) + self.ttl
     for i = 1, #t do
@@ -273,7 +286,7 @@ function ListState:update(vs)
     self.inst.exps[slot] = e
   end
 end
-function ListState:clear() return clear(self) end
+function ListState:clear() clear(self) end
 
 local MapState = {}
 MapState.__index = MapState
@@ -325,7 +338,7 @@ function MapState:put(k, v)
   local t = table_for_write(self)
   t[k] = v
   if self.ttl > 0 then
-    exps_for_write(self, self.inst.row[0])[k] = now_of(self) + self.ttl
+    exps_for_write(self)[k] = now_of(self) + self.ttl
   end
 end
 function MapState:contains(k)
@@ -350,24 +363,25 @@ end
 function MapState:is_empty()
   return live_map(self) == nil
 end
-function MapState:clear() return clear(self) end
+function MapState:clear() clear(self) end
 
 local ReducingState = {}
 ReducingState.__index = ReducingState
-function ReducingState:get() return get_value(self) end
+function ReducingState:get() return (get_value(self)) end
 function ReducingState:add(v)
   no_nil(self, "add: the value", v)
   local old = get_value(self)
   if old == nil then
-    return set_value(self, v)
+    set_value(self, v)
+    return
   end
   local r = self.fn(old, v)
   if r == nil then
     error(("reducing_state '%s': the reduce function returned nil"):format(self.name), 2)
   end
-  return set_value(self, r)
+  set_value(self, r)
 end
-function ReducingState:clear() return clear(self) end
+function ReducingState:clear() clear(self) end
 
 local AggregatingState = {}
 AggregatingState.__index = AggregatingState
@@ -376,7 +390,7 @@ function AggregatingState:get()
   if acc == nil then
     return nil
   end
-  return self.agg.result(acc)
+  return (self.agg.result(acc))
 end
 function AggregatingState:add(v)
   local agg = self.agg
@@ -389,9 +403,9 @@ function AggregatingState:add(v)
     error(("aggregating_state '%s': add returned nil (it returns the accumulator)")
       :format(self.name), 2)
   end
-  return set_value(self, acc)
+  set_value(self, acc)
 end
-function AggregatingState:clear() return clear(self) end
+function AggregatingState:clear() clear(self) end
 
 local KINDS = {
   value_state = ValueState, list_state = ListState, map_state = MapState,
