@@ -446,5 +446,16 @@ end
 -- This module is all set-up code: jit.off(true, true) at its top. Elsewhere, set-up functions
 -- are marked one by one.
 
+-- Tail calls: a run-time function does not end in a tail call of a built-in or a C function
+-- (`return setmetatable(...)`, `return C.weir_...(...)`, `return tostring(v)`), but in
+-- `local r = f(...)` and `return r`. A function called from code that is not compiled (an
+-- interpreted loop, a set-up function) gets hot and starts a root trace of its own; with the
+-- tail call, the built-in returns straight to the caller's frame, which is outside the trace,
+-- and LuaJIT aborts the trace ("leaving loop in root trace" or, for a jit.off caller, "JIT
+-- compilation disabled for function": lj_record.c, lj_record_ret) every time, until it
+-- blacklists the function. A return from the function's own frame ends the trace instead
+-- (linked to the interpreter's return). Tail calls of Lua functions are fine: their return is
+-- the function's own.
+
 
 return M

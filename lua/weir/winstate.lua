@@ -77,7 +77,8 @@ M.open = open
 
 ---The slot of window [start, stop) of key id kid, or -1.
 function M.find(inst, kid, start, stop)
-  return C.weir_store_find(inst.store, kid, start, stop)
+  local slot = C.weir_store_find(inst.store, kid, start, stop)
+  return slot -- not a tail call: see weir.codegen, "Tail calls"
 end
 
 ---Empties a window's contents (a purge): the elements, their timestamps, the count.
