@@ -35,6 +35,12 @@ local alignment = require("weir.alignment")
 local M = {}
 
 local event_array_t = ffi.typeof("weir_event_t[?]")
+-- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in
+-- cache"); these run per batch (the poll, the memory alarm, the status line's flush, the
+-- clock), and these per record in weir.codegen's templates (which get C from their callers)
+local _, _, _, _ = C.weir_loop_poll, C.weir_mem_alarm, C.weir_out_flush, C.weir_rt_now
+local _, _, _, _, _, _ = C.weir_out_write, C.weir_keygroup_of_number,
+  C.weir_keygroup_of_string, C.weir_fields_parse, C.weir_kstate_row, C.weir_kstate_row_put
 local BATCH = tonumber(C.WEIR_BATCH_MAX)
 local EV_LINE, EV_RANGE, EV_END = tonumber(C.WEIR_EV_LINE), tonumber(C.WEIR_EV_RANGE),
   tonumber(C.WEIR_EV_END)
@@ -659,8 +665,8 @@ end
 -- set-up and tear-down code, never traced (weir.codegen, "Set-up code"): what it calls compiles
 for _, f in ipairs({ Job.instantiate, Job.instantiate_window, Job.instantiate_sink,
     Job.open_functions, Job.open_file, Job.close_functions, Job.close_files, M.new, Job.start,
-    Job.finish, Job.close }) do
-  jit.off(f)
+    Job.finish, Job.close, Job.run_loop }) do
+  jit.off(f) -- run_loop: once per job and per routed failure; pump, its callee, is the loop
 end
 jit.off(M.execute, true) -- and its protected closure
 
