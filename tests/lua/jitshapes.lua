@@ -3,11 +3,12 @@
 --   weir run jitshapes.lua -- SHAPE DIR      runs SHAPE (see SHAPES), writes DIR/SHAPE.trace
 --   weir run jitshapes.lua -- --list         prints the shape names
 --
--- The report has one line per trace abort and per trace that falls back to the interpreter
--- (LuaJIT's end of a side exit that failed too often), tab-separated: "abort" or "fallback", the
--- trace's start, the reason, where it happened (LuaJIT's file:line) and that place's chunk
--- name (the source of the Lua function the recorder was in; for a built-in, the trace's start),
--- and the chunk name of the trace's start.
+-- The report has one line per trace abort, per trace that falls back to the interpreter
+-- (LuaJIT's end of a side exit that failed too often) and per trace compiled, tab-separated:
+-- "abort", "fallback" or "trace", the trace's start ("(parent/exit) file:line" for a side
+-- trace), the reason (empty for "trace"), where it happened (LuaJIT's file:line) and that
+-- place's chunk name (the source of the Lua function the recorder was in; for a built-in, the
+-- trace's start), and the chunk name of the trace's start.
 -- This file's own functions are the shapes' user code.
 local weir = require("weir")
 local jutil = require("jit.util")
@@ -58,10 +59,12 @@ local function watch(what, tr, func, pc, otr, oex)
       s.src or "?" }
   elseif what == "stop" then
     local info = jutil.traceinfo(tr)
+    local s = starts[tr] or { loc = "?" }
     if info and info.linktype == "interpreter" then
-      local s = starts[tr] or { loc = "?" }
       events[#events + 1] = { "fallback", s.loc, "fallback to interpreter", s.loc, s.src or "?",
         s.src or "?" }
+    else -- a trace that compiled: the evidence for the spec's warm-up rule
+      events[#events + 1] = { "trace", s.loc, "", s.loc, s.src or "?", s.src or "?" }
     end
   end
 end
