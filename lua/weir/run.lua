@@ -574,6 +574,13 @@ function Job:start(opts)
   for _, node in ipairs(plan.nodes) do
     C.weir_rt_label_op(self.rt, node.id, node.label)
   end
+  -- The set-up garbage is collected before the first poll. Among it are the file handles that
+  -- weir.plan (check_files) and weir.sources (prepare) open on input files: a file's finalizer
+  -- runs even when it is closed, and one that runs while LuaJIT records a trace aborts the
+  -- trace wherever it is (lj_gc.c, gc_call_finalizer: lj_trace_abort; reported as "error
+  -- thrown or hook called during recording": about 5 per run of the abort matrix, at random
+  -- places; none with this collection). About 1M instructions, once per job.
+  collectgarbage()
   if C.weir_rt_start(self.rt) < 0 then
     job_error(ffi.string(C.weir_rt_error(self.rt)))
   end

@@ -529,6 +529,12 @@ end
 
 local env = weir.env{ parallelism = def.parallelism, auto_watermark_interval = "1ms" }
 def.build(env)
+-- The garbage of the build (this file's input writing: closed file handles, whose __gc still
+-- runs) is collected now: a finalizer that runs while LuaJIT records a trace aborts it
+-- (lj_gc.c, gc_call_finalizer: lj_trace_abort; lj_trace.c reports it as "error thrown or hook
+-- called during recording"), wherever the recorder happens to be.
+collectgarbage()
+collectgarbage()
 jit.attach(watch, "trace")
 env:execute("jit shape " .. shape)
 jit.attach(watch)
