@@ -359,9 +359,13 @@ function M.add_templates(t)
 end
 
 ---Builds one generated function from a template (compiled once per operator and template):
----a method of the job (Job:generate).
+---a method of the job (Job:generate). what is a template's name, or "name/variant" for the
+---template in a prototype of its own (one per variant: weir.connect's second side).
 function M.generate(self, node, what, rich, ...)
   local cache_key = node.id .. ":" .. what .. (rich and ":rich" or "")
+  -- "map/2": the map template in a prototype of its own (a two-input operator's second side)
+  local variant = what
+  what = what:match("^[^/]*")
   local factory = self.factories[cache_key]
   if not factory then
     local src = TEMPLATES[what]
@@ -380,7 +384,7 @@ function M.generate(self, node, what, rich, ...)
       src = src:gsub("\nreturn function%(([^)]*)%)\n",
         "\nreturn function(%1)\n  OP_[0] = OPID_\n", 1)
     end
-    factory = assert(load(src, ("=weir op %d %s"):format(node.id, what)))
+    factory = assert(load(src, ("=weir op %d %s"):format(node.id, variant)))
     self.factories[cache_key] = factory
   end
   if NAMES_OPERATOR[what] then
