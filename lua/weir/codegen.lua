@@ -385,6 +385,10 @@ function M.generate(self, node, what, rich, ...)
         "\nreturn function(%1)\n  OP_[0] = OPID_\n", 1)
     end
     factory = assert(load(src, ("=weir op %d %s"):format(node.id, variant)))
+    -- the chunk is set-up code (its loops, as the timestamps operator's over the subtasks, run
+    -- once per operator: a trace started there now and then and left the loop); the function
+    -- it returns, a child prototype, compiles
+    jit.off(factory)
     self.factories[cache_key] = factory
   end
   if NAMES_OPERATOR[what] then

@@ -102,7 +102,8 @@ function ProcessContext:output(t, v)
   end
   local e = self.node.side[t.id]
   if e then
-    return e(self.inst.index, v, self:timestamp())
+    e(self.inst.index, v, self:timestamp()) -- not a tail call (weir.codegen, "Tail calls" and
+    -- the operators' plain calls: a tail call counts towards a trace's loop unroll limit)
   end
 end
 
@@ -383,9 +384,12 @@ function Job:dispatch(n, k, sub)
   if k >= n then
     return
   end
-  -- the first event outside the loop: a poll of one event, or of one run of lines, never enters
-  -- it (LuaJIT would try to trace a loop that does not loop back)
+  -- the first two events outside the loop: a poll of one or two events (or runs of lines), the
+  -- usual, never enters it (LuaJIT would try to trace a loop that does not loop back)
   k = deliver(self, events, n, k, sub)
+  if k < n then
+    k = deliver(self, events, n, k, nil)
+  end
   while k < n do
     k = deliver(self, events, n, k, nil)
   end
