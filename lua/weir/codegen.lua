@@ -366,9 +366,13 @@ function M.add_templates(t)
 end
 
 ---Builds one generated function from a template (compiled once per operator and template):
----a method of the job (Job:generate).
+---a method of the job (Job:generate). what is a template's name, or "name/variant" for the
+---template in a prototype of its own (one per variant: weir.connect's second side).
 function M.generate(self, node, what, rich, ...)
   local cache_key = node.id .. ":" .. what .. (rich and ":rich" or "")
+  -- "map/2": the map template in a prototype of its own (a two-input operator's second side)
+  local variant = what
+  what = what:match("^[^/]*")
   local factory = self.factories[cache_key]
   if not factory then
     local src = TEMPLATES[what]
@@ -387,7 +391,11 @@ function M.generate(self, node, what, rich, ...)
       src = src:gsub("\nreturn function%(([^)]*)%)\n",
         "\nreturn function(%1)\n  OP_[0] = OPID_\n", 1)
     end
-    factory = assert(load(src, ("=weir op %d %s"):format(node.id, what)))
+    factory = assert(load(src, ("=weir op %d %s"):format(node.id, variant)))
+    -- the chunk is set-up code (its loops, as the timestamps operator's over the subtasks, run
+    -- once per operator: a trace started there now and then and left the loop); the function
+    -- it returns, a child prototype, compiles
+    jit.off(factory)
     self.factories[cache_key] = factory
   end
   if NAMES_OPERATOR[what] then
@@ -452,6 +460,17 @@ end
 -- calls, and the code it generates, compile.
 -- This module is all set-up code: jit.off(true, true) at its top. Elsewhere, set-up functions
 -- are marked one by one.
+
+-- Tail calls: a run-time function does not end in a tail call of a built-in or a C function
+-- (`return setmetatable(...)`, `return C.weir_...(...)`, `return tostring(v)`), but in
+-- `local r = f(...)` and `return r`. A function called from code that is not compiled (an
+-- interpreted loop, a set-up function) gets hot and starts a root trace of its own; with the
+-- tail call, the built-in returns straight to the caller's frame, which is outside the trace,
+-- and LuaJIT aborts the trace ("leaving loop in root trace" or, for a jit.off caller, "JIT
+-- compilation disabled for function": lj_record.c, lj_record_ret) every time, until it
+-- blacklists the function. A return from the function's own frame ends the trace instead
+-- (linked to the interpreter's return). Tail calls of Lua functions are fine: their return is
+-- the function's own.
 
 
 return M

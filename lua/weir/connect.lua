@@ -125,18 +125,21 @@ function M.wire_sides(job, node, push1, push2)
 end
 
 ---co_map and co_flat_map: the map and flat_map templates over each side's method (rich: the
----subtask's copy of the table is self).
+---subtask's copy of the table is self). Each side has a prototype of its own ("map/2"): with
+---one shared, a trace of it specialised on one side's function, and the other side's calls
+---left it at its first guard for side traces that ran on into their source's loop before
+---it was compiled ("loop unroll limit reached", then a fallback to the interpreter).
 function M.instantiate(job, node)
   local fn, objs, emit = node.fn, node.objs, node.emit
   local push1, push2
   if node.kind == "co_map" then
     push1 = job:generate(node, "map", true, fn.map1, objs, emit,
       codegen.nil_result("co_map map1"), util.is_nil)
-    push2 = job:generate(node, "map", true, fn.map2, objs, emit,
+    push2 = job:generate(node, "map/2", true, fn.map2, objs, emit,
       codegen.nil_result("co_map map2"), util.is_nil)
   else
     push1 = job:generate(node, "flat_map", true, fn.flat_map1, objs, emit, util.is_nil)
-    push2 = job:generate(node, "flat_map", true, fn.flat_map2, objs, emit, util.is_nil)
+    push2 = job:generate(node, "flat_map/2", true, fn.flat_map2, objs, emit, util.is_nil)
   end
   M.wire_sides(job, node, push1, push2)
 end
@@ -145,7 +148,7 @@ end
 ---process2, over the same keyed state, timers and on_timer.
 function M.instantiate_co_process(job, node, keyed)
   local intern, insts = keyed.instantiate(job, node, node.fn.process1)
-  local push2 = job:generate(node, "keyed_process", true, node.fn.process2, node.objs, insts,
+  local push2 = job:generate(node, "keyed_process/2", true, node.fn.process2, node.objs, insts,
     intern, C, node.emit, util.is_nil)
   M.wire_sides(job, node, node.push, push2)
 end

@@ -19,7 +19,8 @@ Elements.__index = Elements
 
 ---@return table elements over parallel lists of values and timestamps
 function M.elements(values, stamps)
-  return setmetatable({ values = values, stamps = stamps }, Elements)
+  local e = setmetatable({ values = values, stamps = stamps }, Elements)
+  return e -- not a tail call: see weir.codegen, "Tail calls"
 end
 
 function Elements:size()

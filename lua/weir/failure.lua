@@ -647,4 +647,10 @@ function Job:check_memory(info)
   error({ weir_job_error = true, memory = true, text = text }, 0)
 end
 
+-- set-up code, never traced (weir.codegen, "Set-up code"): each runs once per job or window
+-- operator, and makes a closure (FNEW, which LuaJIT cannot compile: "NYI: bytecode 51", and
+-- UCLO, "NYI: bytecode 50"); the handlers they make run on failures only, and stay compilable
+jit.off(Job.error_handler)
+jit.off(Job.fire_guard)
+
 return M

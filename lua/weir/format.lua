@@ -6,9 +6,11 @@ local concat, sort = table.concat, table.sort
 
 local function number_text(v)
   if v == floor(v) and v > -1e21 and v < 1e21 then
-    return format("%.0f", v)
+    local s = format("%.0f", v)
+    return s -- not tail calls: see weir.codegen, "Tail calls"
   end
-  return format("%.14g", v)
+  local s = format("%.14g", v)
+  return s
 end
 
 local function key_before(a, b)
@@ -40,7 +42,8 @@ end
 local function table_text(t)
   local mt = getmetatable(t)
   if mt and mt.__tostring then
-    return tostring(t)
+    local s = tostring(t) -- not a tail call: see weir.codegen, "Tail calls"
+    return s
   end
   if seen[t] then
     return "..."
@@ -85,10 +88,9 @@ function value_text(v)
     return table_text(v)
   elseif tv == "nil" then
     return "null"
-  elseif tv == "cdata" then
-    return tostring(v)
   end
-  return tostring(v)
+  local s = tostring(v) -- cdata and the rest; not a tail call: weir.codegen, "Tail calls"
+  return s
 end
 
 ---The text of v; also the entry point that forgets tables left marked by a failed call.

@@ -9,6 +9,10 @@
 -- keyed one (weir.keyed: node.states/state_list, inst.kstate, the timers, the operator
 -- interface), so what covers keyed state covers its buffers and timers.
 local C = require("weir.ffi")
+-- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in
+-- cache"); these run per record and per timer
+local _, _, _, _, _ = C.weir_kstate_clear, C.weir_kstate_row, C.weir_kstate_row_put,
+  C.weir_timers_pop, C.weir_timers_register
 local util = require("weir.util")
 local codegen = require("weir.codegen")
 local keyed = require("weir.keyed")

@@ -102,7 +102,8 @@ local function number_text(v, path)
     fail(tostring(v), path)
   end
   if v == floor(v) and v > -2 ^ 53 and v < 2 ^ 53 then
-    return format("%.0f", v)
+    local s = format("%.0f", v)
+    return s -- not a tail call: see weir.codegen, "Tail calls"
   end
   -- the shortest of 15, 16 or 17 digits that reads back as v
   local s = format("%.15g", v)

@@ -34,10 +34,13 @@ end
 ---@return integer|nil, string|nil
 local function java_hash(k, depth)
   local tk = type(k)
+  -- not tail calls (weir.codegen, "Tail calls"): h, then return h
   if tk == "string" then
-    return C.weir_keygroup_hash_string(k, #k)
+    local h = C.weir_keygroup_hash_string(k, #k)
+    return h
   elseif tk == "number" then
-    return C.weir_keygroup_hash_number(k)
+    local h = C.weir_keygroup_hash_number(k)
+    return h
   elseif tk == "boolean" then
     return k and 1231 or 1237
   elseif tk == "table" and getmetatable(k) == nil then
@@ -88,7 +91,8 @@ function M.subtask(k, max_parallelism, p)
   if not h then
     M.bad_key(k, why)
   end
-  return C.weir_keygroup_subtask(C.weir_keygroup_of(h, max_parallelism), max_parallelism, p)
+  local st = C.weir_keygroup_subtask(C.weir_keygroup_of(h, max_parallelism), max_parallelism, p)
+  return st -- not a tail call: see weir.codegen, "Tail calls"
 end
 
 return M

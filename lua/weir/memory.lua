@@ -126,4 +126,6 @@ end
 
 -- resolves the C functions of the failure path now, while there is memory for it
 local _ = C.weir_mem_check and C.weir_mem_alarm and M.figures()
+-- set-up code, never traced (weir.codegen, "Set-up code"): once per job, at its start
+jit.off(M.set_limit)
 return M

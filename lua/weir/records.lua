@@ -178,4 +178,7 @@ end
 M.nexmark_bid = M.record_type("nexmark_bid",
   { "int32_t auction", "int32_t bidder", "int32_t price", "double ts" })
 
+-- set-up code, never traced (weir.codegen, "Set-up code"): once per record type and source
+jit.off(M.layout)
+
 return M

@@ -21,6 +21,9 @@ local timing = absolute + relative
 ---@param name string  file name for errors
 ---@return table entries, number start_ms
 function M.parse(text, name)
+  -- weir.duration compiles its pattern on first use: here, not inside the loop's trace (the
+  -- compilation, recorded, aborted it: "error thrown or hook called during recording")
+  duration.text_ms("0ms")
   local entries = {}
   local now, start = 0, nil
   local line_no, pos, n = 0, 1, #text

@@ -35,6 +35,12 @@ local alignment = require("weir.alignment")
 local M = {}
 
 local event_array_t = ffi.typeof("weir_event_t[?]")
+-- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in
+-- cache"); these run per batch (the poll, the memory alarm, the status line's flush, the
+-- clock), and these per record in weir.codegen's templates (which get C from their callers)
+local _, _, _, _ = C.weir_loop_poll, C.weir_mem_alarm, C.weir_out_flush, C.weir_rt_now
+local _, _, _, _, _, _ = C.weir_out_write, C.weir_keygroup_of_number,
+  C.weir_keygroup_of_string, C.weir_fields_parse, C.weir_kstate_row, C.weir_kstate_row_put
 local BATCH = tonumber(C.WEIR_BATCH_MAX)
 local EV_LINE, EV_RANGE, EV_END = tonumber(C.WEIR_EV_LINE), tonumber(C.WEIR_EV_RANGE),
   tonumber(C.WEIR_EV_END)
@@ -96,7 +102,8 @@ function ProcessContext:output(t, v)
   end
   local e = self.node.side[t.id]
   if e then
-    return e(self.inst.index, v, self:timestamp())
+    e(self.inst.index, v, self:timestamp()) -- not a tail call (weir.codegen, "Tail calls" and
+    -- the operators' plain calls: a tail call counts towards a trace's loop unroll limit)
   end
 end
 
@@ -377,9 +384,12 @@ function Job:dispatch(n, k, sub)
   if k >= n then
     return
   end
-  -- the first event outside the loop: a poll of one event, or of one run of lines, never enters
-  -- it (LuaJIT would try to trace a loop that does not loop back)
+  -- the first two events outside the loop: a poll of one or two events (or runs of lines), the
+  -- usual, never enters it (LuaJIT would try to trace a loop that does not loop back)
   k = deliver(self, events, n, k, sub)
+  if k < n then
+    k = deliver(self, events, n, k, nil)
+  end
   while k < n do
     k = deliver(self, events, n, k, nil)
   end
@@ -568,6 +578,13 @@ function Job:start(opts)
   for _, node in ipairs(plan.nodes) do
     C.weir_rt_label_op(self.rt, node.id, node.label)
   end
+  -- The set-up garbage is collected before the first poll. Among it are the file handles that
+  -- weir.plan (check_files) and weir.sources (prepare) open on input files: a file's finalizer
+  -- runs even when it is closed, and one that runs while LuaJIT records a trace aborts the
+  -- trace wherever it is (lj_gc.c, gc_call_finalizer: lj_trace_abort; reported as "error
+  -- thrown or hook called during recording": about 5 per run of the abort matrix, at random
+  -- places; none with this collection). About 1M instructions, once per job.
+  collectgarbage()
   if C.weir_rt_start(self.rt) < 0 then
     job_error(ffi.string(C.weir_rt_error(self.rt)))
   end
@@ -659,8 +676,8 @@ end
 -- set-up and tear-down code, never traced (weir.codegen, "Set-up code"): what it calls compiles
 for _, f in ipairs({ Job.instantiate, Job.instantiate_window, Job.instantiate_sink,
     Job.open_functions, Job.open_file, Job.close_functions, Job.close_files, M.new, Job.start,
-    Job.finish, Job.close }) do
-  jit.off(f)
+    Job.finish, Job.close, Job.run_loop }) do
+  jit.off(f) -- run_loop: once per job and per routed failure; pump, its callee, is the loop
 end
 jit.off(M.execute, true) -- and its protected closure
 

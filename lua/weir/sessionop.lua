@@ -21,6 +21,10 @@
 -- with their state windows, timers in pop order), and weir.windowing.state builds the rest.
 local ffi = require("ffi")
 local C = require("weir.ffi")
+-- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in
+-- cache"); these run per element and per fire
+local _, _, _, _, _, _, _ = C.weir_sessions_add, C.weir_sessions_due, C.weir_sessions_out,
+  C.weir_sessions_put, C.weir_sessions_timer, C.weir_store_count, C.weir_store_find
 local duration = require("weir.duration")
 local wc = require("weir.wincontext")
 local winstate = require("weir.winstate")

@@ -30,6 +30,8 @@ local forward_watermark, forward_status
 local OP_SLOT = C.weir_op_slot()
 -- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in cache")
 local _, _, _ = C.weir_valve_output, C.weir_valve_is_idle, C.weir_rt_now
+local _, _, _, _ = C.weir_valve_watermark, C.weir_valve_status, C.weir_rt_set_wakeup,
+  C.weir_source_pending
 
 local function on_valve(d, flags)
   local node = d.node
@@ -50,17 +52,38 @@ local function on_valve(d, flags)
   end
 end
 
+-- One or two consumer subtasks get their watermark or status straight-line, more in a loop: an
+-- operator has a few consumer subtasks (its parallelism's), so a loop over them was a loop of
+-- one or two trips per watermark, which a root trace through it aborted on ("inner loop in root
+-- trace"; see codegen.sweep). The calls are written out, not made through a helper, and each
+-- case returns right after its last one: a helper's frame, or a test after the call, made the
+-- window fires' side traces below it fail to match their parent's registers ("NYI: register
+-- coalescing too complex": over the abort matrix, windowop's aborts went from about 280 to
+-- 780 per run).
 function forward_watermark(inst, w)
   local targets = inst.wm_targets
-  if #targets == 1 then -- one consumer subtask: no loop (see codegen.sweep)
+  local n = #targets
+  if n == 1 then
     local t = targets[1]
     local flags = C.weir_valve_watermark(t[1].valve, t[2], w)
     if flags > 0 then
       on_valve(t[1], flags)
     end
     return
+  elseif n == 2 then
+    local t = targets[1]
+    local flags = C.weir_valve_watermark(t[1].valve, t[2], w)
+    if flags > 0 then
+      on_valve(t[1], flags)
+    end
+    t = targets[2]
+    flags = C.weir_valve_watermark(t[1].valve, t[2], w)
+    if flags > 0 then
+      on_valve(t[1], flags)
+    end
+    return
   end
-  for i = 1, #targets do
+  for i = 1, n do
     local t = targets[i]
     local flags = C.weir_valve_watermark(t[1].valve, t[2], w)
     if flags > 0 then
@@ -71,9 +94,30 @@ end
 
 function forward_status(inst, idle)
   local targets = inst.wm_targets
-  for i = 1, #targets do
+  local n, v = #targets, idle and 1 or 0
+  if n == 1 then
+    local t = targets[1]
+    local flags = C.weir_valve_status(t[1].valve, t[2], v)
+    if flags > 0 then
+      on_valve(t[1], flags)
+    end
+    return
+  elseif n == 2 then
+    local t = targets[1]
+    local flags = C.weir_valve_status(t[1].valve, t[2], v)
+    if flags > 0 then
+      on_valve(t[1], flags)
+    end
+    t = targets[2]
+    flags = C.weir_valve_status(t[1].valve, t[2], v)
+    if flags > 0 then
+      on_valve(t[1], flags)
+    end
+    return
+  end
+  for i = 1, n do
     local t = targets[i]
-    local flags = C.weir_valve_status(t[1].valve, t[2], idle and 1 or 0)
+    local flags = C.weir_valve_status(t[1].valve, t[2], v)
     if flags > 0 then
       on_valve(t[1], flags)
     end
@@ -419,5 +463,9 @@ jit.off(true) -- this chunk too: its loops run once
 for _, f in ipairs({ Job.instantiate_timestamps, Job.feeding_sources, Job.make_sweeps }) do
   jit.off(f)
 end
+-- and the end of input's loop over the due times (once per job: a shared hot counter made it
+-- start a trace now and then that left it, "leaving loop in root trace"); the fires it calls
+-- compile
+jit.off(Job.end_of_input, true)
 
 return M

@@ -46,18 +46,62 @@ local function new_bucket(q)
   return { head = 1, len = 0 }
 end
 
+-- The heap's sifts take one level per step, and their first levels are straight-line code:
+-- the heap holds a few times (the windows pending per key: one for tumbling windows, size /
+-- slide for sliding ones), so a loop over its levels made a loop of zero to two trips per
+-- registration and per fire, which LuaJIT cannot trace well (a root trace that reaches it
+-- aborts, "inner loop in root trace", and one that starts in it leaves it, "leaving loop in
+-- root trace"). The loops that are left run only for heaps of more than 7 times (up) and 15
+-- times (down).
+
+-- One level up from i for time t: the parent's index when t moved above it, else 0 (t is
+-- placed at i).
+local function up_step(times, i, t)
+  if i > 1 then
+    local parent = (i - i % 2) / 2
+    local p = times[parent]
+    if p > t then
+      times[i] = p
+      return parent
+    end
+  end
+  times[i] = t
+  return 0
+end
+
 local function heap_push(q, t)
   local times, i = q.times, q.n + 1
   q.n = i
-  while i > 1 do
-    local parent = (i - i % 2) / 2
-    if times[parent] <= t then
-      break
-    end
-    times[i] = times[parent]
-    i = parent
+  -- a new time is usually the latest (a new window's end): placed at once
+  i = up_step(times, i, t)
+  if i == 0 then return end
+  i = up_step(times, i, t)
+  if i == 0 then return end
+  i = up_step(times, i, t)
+  while i ~= 0 do
+    i = up_step(times, i, t)
   end
-  times[i] = t
+end
+
+-- One level down from i of a heap of n times for time last: the child's index when it moved up
+-- to i, else 0 (last is placed at i).
+local function down_step(times, n, i, last)
+  local c = 2 * i
+  if c <= n then
+    local ct = times[c]
+    if c < n then
+      local right = times[c + 1]
+      if right < ct then
+        c, ct = c + 1, right
+      end
+    end
+    if ct < last then
+      times[i] = ct
+      return c
+    end
+  end
+  times[i] = last
+  return 0
 end
 
 local function heap_pop(q)
@@ -66,23 +110,16 @@ local function heap_pop(q)
   times[n] = nil
   n = n - 1
   q.n = n
-  local i = 1
-  while true do
-    local c = 2 * i
-    if c > n then
-      break
-    end
-    if c < n and times[c + 1] < times[c] then
-      c = c + 1
-    end
-    if times[c] >= last then
-      break
-    end
-    times[i] = times[c]
-    i = c
-  end
-  if n > 0 then
-    times[i] = last
+  if n == 0 then return end
+  local i = down_step(times, n, 1, last)
+  if i == 0 then return end
+  i = down_step(times, n, i, last)
+  if i == 0 then return end
+  i = down_step(times, n, i, last)
+  if i == 0 then return end
+  i = down_step(times, n, i, last)
+  while i ~= 0 do
+    i = down_step(times, n, i, last)
   end
 end
 

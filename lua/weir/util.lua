@@ -149,4 +149,13 @@ function M.is_nil(v)
   return can and v == nil
 end
 
+-- set-up code, never traced (weir.codegen, "Set-up code"): all but is_nil, which runs per
+-- record (M.copy's setmetatable tail call returned into its never-compiled caller, weir.run's
+-- instantiate: "JIT compilation disabled for function")
+for name, f in pairs(M) do
+  if name ~= "is_nil" then
+    jit.off(f)
+  end
+end
+
 return M

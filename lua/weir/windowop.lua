@@ -6,6 +6,11 @@
 -- a function that makes its closures: the per-element ones stay closures for the JIT. Its
 -- shared rules and contexts are weir.wincontext's; weir.windowing is its face.
 local C = require("weir.ffi")
+-- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in
+-- cache"); these run per element and per fire
+local _, _, _, _, _, _, _, _ = C.weir_store_count, C.weir_store_count_add, C.weir_store_find,
+  C.weir_timers_count, C.weir_timers_delete, C.weir_timers_next, C.weir_timers_pop,
+  C.weir_timers_register
 local windows = require("weir.windows")
 local evictors = require("weir.evictors")
 local duration = require("weir.duration")
@@ -596,7 +601,8 @@ function M.last_processing_time(_, inst)
 end
 
 function M.next_processing_time(_, inst)
-  return C.weir_timers_next(inst.timers, PROCESSING)
+  local t = C.weir_timers_next(inst.timers, PROCESSING)
+  return t -- not a tail call: see weir.codegen, "Tail calls"
 end
 
 function M.key_of(_, inst, kid)

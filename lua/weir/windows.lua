@@ -32,7 +32,8 @@ end
 
 ---@return table a window [start, stop)
 function M.window(start, stop)
-  return setmetatable({ start = start, stop = stop }, Window)
+  local w = setmetatable({ start = start, stop = stop }, Window)
+  return w -- not a tail call: see weir.codegen, "Tail calls"
 end
 
 function M.is_window(w)

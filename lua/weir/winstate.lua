@@ -28,6 +28,10 @@
 -- to M.drop; merging windows keep their contents in the slot of their state window.
 local ffi = require("ffi")
 local C = require("weir.ffi")
+-- resolved now: the first lookup of a C function inside a trace aborts it ("symbol not in
+-- cache"); these run per element and per fire
+local _, _, _, _, _, _ = C.weir_store_cells, C.weir_store_count, C.weir_store_count_add,
+  C.weir_store_drop, C.weir_store_find, C.weir_store_slot
 local windows = require("weir.windows")
 local mergeset = require("weir.mergeset")
 local wc = require("weir.wincontext")
@@ -77,7 +81,8 @@ M.open = open
 
 ---The slot of window [start, stop) of key id kid, or -1.
 function M.find(inst, kid, start, stop)
-  return C.weir_store_find(inst.store, kid, start, stop)
+  local slot = C.weir_store_find(inst.store, kid, start, stop)
+  return slot -- not a tail call: see weir.codegen, "Tail calls"
 end
 
 ---Empties a window's contents (a purge): the elements, their timestamps, the count.

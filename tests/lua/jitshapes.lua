@@ -3,11 +3,13 @@
 --   weir run jitshapes.lua -- SHAPE DIR      runs SHAPE (see SHAPES), writes DIR/SHAPE.trace
 --   weir run jitshapes.lua -- --list         prints the shape names
 --
--- The report has one line per trace abort and per trace that falls back to the interpreter
--- (LuaJIT's end of a side exit that failed too often), tab-separated: "abort" or "fallback", the
--- trace's start, the reason, where it happened (LuaJIT's file:line) and that place's chunk
--- name (the source of the Lua function the recorder was in; for a built-in, the trace's start),
--- and the chunk name of the trace's start.
+-- The report has one line per trace abort, per trace that falls back to the interpreter
+-- (LuaJIT's end of a side exit that failed too often) and per trace compiled, tab-separated:
+-- "abort", "fallback" or "trace", the trace's start ("(parent/exit) file:line" for a side
+-- trace), the reason (empty for "trace"), where it happened (LuaJIT's file:line) and that
+-- place's chunk name (the source of the Lua function the recorder was in; for a built-in, the
+-- trace's start), the chunk name of the trace's start, and the first line of the Lua function
+-- of the place (abort) or of the start (fallback, trace), empty when there is none.
 -- This file's own functions are the shapes' user code.
 local weir = require("weir")
 local jutil = require("jit.util")
@@ -23,7 +25,7 @@ local shape, dir = weir.args[1], weir.args[2]
 local function where(func, pc)
   local fi = jutil.funcinfo(func, pc)
   if fi.loc then
-    return fi.loc, fi.source
+    return fi.loc, fi.source, fi.linedefined
   elseif fi.ffid then
     return vmdef.ffnames[fi.ffid], nil
   elseif fi.addr then
@@ -46,22 +48,24 @@ local events, starts = {}, {}
 
 local function watch(what, tr, func, pc, otr, oex)
   if what == "start" then
-    local loc, src = where(func, pc)
+    local loc, src, fn = where(func, pc)
     if otr then
       loc = ("(%d/%d) %s"):format(otr, oex, loc)
     end
-    starts[tr] = { loc = loc, src = src }
+    starts[tr] = { loc = loc, src = src, fn = fn }
   elseif what == "abort" then
     local s = starts[tr] or { loc = "?" }
-    local loc, src = where(func, pc)
+    local loc, src, fn = where(func, pc)
     events[#events + 1] = { "abort", s.loc, reason(otr, oex), loc, src or s.src or "?",
-      s.src or "?" }
+      s.src or "?", fn or "" }
   elseif what == "stop" then
     local info = jutil.traceinfo(tr)
+    local s = starts[tr] or { loc = "?" }
     if info and info.linktype == "interpreter" then
-      local s = starts[tr] or { loc = "?" }
       events[#events + 1] = { "fallback", s.loc, "fallback to interpreter", s.loc, s.src or "?",
-        s.src or "?" }
+        s.src or "?", s.fn or "" }
+    else -- a trace that compiled: the evidence for the spec's warm-up rule
+      events[#events + 1] = { "trace", s.loc, "", s.loc, s.src or "?", s.src or "?", s.fn or "" }
     end
   end
 end
@@ -526,6 +530,12 @@ end
 
 local env = weir.env{ parallelism = def.parallelism, auto_watermark_interval = "1ms" }
 def.build(env)
+-- The garbage of the build (this file's input writing: closed file handles, whose __gc still
+-- runs) is collected now: a finalizer that runs while LuaJIT records a trace aborts it
+-- (lj_gc.c, gc_call_finalizer: lj_trace_abort; lj_trace.c reports it as "error thrown or hook
+-- called during recording"), wherever the recorder happens to be.
+collectgarbage()
+collectgarbage()
 jit.attach(watch, "trace")
 env:execute("jit shape " .. shape)
 jit.attach(watch)
