@@ -212,6 +212,9 @@ function M.grow(q, t, b)
   end
   return g
 end
+-- a bucket grows once per doubling: its copy loop is never a trace of its own (its callers
+-- in aggwindow are jit.off too)
+jit.off(M.grow)
 
 ---Drops the earliest time and its bucket (walked by the caller).
 function M.pop(q)
