@@ -341,7 +341,9 @@ function Env:status()
   if job then
     return require("weir.status").collect(job)
   end
-  return require("weir.status").settle(self.final_status)
+  local pending = self.final_pending
+  self.final_pending = nil
+  return require("weir.status").settle(self.final_status, pending)
 end
 
 ---Runs the job (or, under `weir explain`, prints its graph). Returns when every source has

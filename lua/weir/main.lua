@@ -68,11 +68,22 @@ function M.run(job)
     end
     return code
   end
+  -- the environments the script made, for the warning below; one that executed is dropped at
+  -- the next env.new (a script that runs jobs in a loop would otherwise keep every job's graph)
   local created = {}
   local new = env.new
   env.new = function(...)
     local e = new(...)
-    created[#created + 1] = e
+    local n = 0
+    for i = 1, #created do
+      local x = created[i]
+      created[i] = nil
+      if not x.executed then
+        n = n + 1
+        created[n] = x
+      end
+    end
+    created[n + 1] = e
     return e
   end
   local chunk, err = loadfile(job.script)

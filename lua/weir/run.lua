@@ -600,7 +600,8 @@ function Job:finish()
     self:show_progress(true)
   end
   self.plan.env.final_metrics = self:metrics()
-  self.plan.env.final_status = status.final(self) -- its window lists made when read
+  -- its window lists made when read
+  self.plan.env.final_status, self.plan.env.final_pending = status.final(self)
   self:close_functions()
   if self.rebalance then
     self.rebalance(true) -- --group: the last snapshots, after the output is written
@@ -629,6 +630,12 @@ function Job:close()
   if self.checkpointer then
     self.checkpointer:close()
   end
+  -- The job's traces go with it. A trace keeps the closures and tables it was specialised on
+  -- (its IR constants) alive, and a trace of a weir module's function lives as long as the
+  -- module: without this a process that runs job after job (the REPL, a script with a loop, the
+  -- specs) kept every finished job's graph and state (about 250 KB a job in aggwindow_spec).
+  -- The next job compiles its own.
+  jit.flush()
   return code
 end
 

@@ -82,12 +82,11 @@ local function channels_of(node, inst)
   return out
 end
 
--- Final statuses whose window lists are still to be made: status table -> { job, now, list of
--- { sub, node, inst } } (weir.status.final, M.settle).
-local pending = setmetatable({}, { __mode = "k" })
-
 ---A table describing the job now (env:status()). lazy (M.final): the window subtasks'
----`windows` lists are left to M.settle.
+---`windows` lists are left to M.settle, and the second result is what it needs to make them:
+---{ job, now, list of { sub, node, inst } }, or nil when there are none. (It is the caller's
+---to keep, next to the table: a weak-keyed table of them kept every job alive, as LuaJIT's weak
+---keys are no ephemerons and the record leads back to its status table through the job.)
 function M.collect(job, lazy)
   local todo = lazy and {} or nil
   local s = { processing_time = M.now(job), records_in = job.records_in,
@@ -123,7 +122,7 @@ function M.collect(job, lazy)
   s.kafka = kafka_health.collect(job) -- Kafka sources: brokers and partitions (or nil)
   s.alignment = alignment.report(job) -- watermark alignment: groups, and what is paused
   if todo and #todo > 0 then
-    pending[s] = { job = job, now = M.now(job), list = todo }
+    return s, { job = job, now = M.now(job), list = todo }
   end
   return s
 end
@@ -136,14 +135,12 @@ function M.final(job)
   return M.collect(job, true)
 end
 
----s with its window lists made, if M.final left them (the processing time is the job's at
----its end, as collect saw it); s itself (nil stays nil).
-function M.settle(s)
-  local p = s and pending[s]
-  if not p then
+---s with its window lists made from p, M.final's second result (the processing time is the
+---job's at its end, as collect saw it); s itself (nil stays nil). p is spent: pass it once.
+function M.settle(s, p)
+  if not (s and p) then
     return s
   end
-  pending[s] = nil
   local job = p.job
   local saved = job.now_override
   job.now_override = p.now -- an ended job's windows are listed at the time it ended

@@ -485,7 +485,7 @@ function M.guard_env(Env)
   -- the environment's optional fields (env.lua), and every name found since to be no mistake
   local fine = { batch_size = true, default_name = true, max_memory = true,
     max_memory_text = true, max_parallelism = true, on_error = true, final_metrics = true,
-    final_status = true, running_job = true, job_name = true }
+    final_status = true, final_pending = true, running_job = true, job_name = true }
   setmetatable(Env, { __index = function(_, k)
     if fine[k] or type(k) ~= "string" or k:sub(1, 1) == "_" then
       return nil

@@ -319,4 +319,41 @@ spec.describe("env:status()", function()
   end)
 end)
 
+spec.describe("jobs one after another", function()
+  -- a trace keeps what it was specialised on alive, and an environment the script made stays
+  -- in weir run's list of them: neither may keep a finished job's graph and window state
+  it("keep nothing of the jobs before them", function()
+    local function job()
+      local elements = {}
+      for i = 1, 2000 do
+        elements[i] = { i % 40, i }
+      end
+      local env = weir.env{ parallelism = 1 }
+      env:from_collection(elements)
+        :assign_timestamps_and_watermarks(weir.watermarks.monotonous()
+          :with_timestamp_assigner(function(e) return e[2] end))
+        :key_by(function(e) return e[1] end)
+        :window(weir.windows.tumbling_event_time("50ms"))
+        :reduce(function(a, b) return { a[1], a[2] + b[2] } end)
+        :sink({ sink = function() end })
+      env:execute("spec")
+    end
+    local function heap()
+      collectgarbage()
+      collectgarbage()
+      return collectgarbage("count")
+    end
+    for _ = 1, 5 do
+      job()
+    end
+    local before = heap()
+    for _ = 1, 20 do
+      job()
+    end
+    local grown = heap() - before
+    -- a job's graph, traces and state are ~250 KB; what stays must be far below one job's
+    eq(grown < 100, true, ("the heap grew %.0f KB over 20 jobs"):format(grown))
+  end)
+end)
+
 spec.finish()
