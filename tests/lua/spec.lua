@@ -1,7 +1,7 @@
 -- spec: a tiny test runner for Lua specs run by `weir run`. it(name, fn) runs fn at once;
 -- finish() prints "N passed, N failed" and fails the job if anything failed. Every trace LuaJIT
 -- compiles meanwhile is checked for a known miscompile (jitcheck.lua); finish() counts one as a
--- failure.
+-- failure. WEIR_SPEC_VERBOSE=1 names each spec on stderr as it starts (which one hangs).
 local jitcheck = require("jitcheck")
 local M = { passed = 0, failed = 0, prefix = "" }
 jitcheck.start()
@@ -14,6 +14,7 @@ function M.describe(name, fn)
 end
 
 function M.it(name, fn)
+  if os.getenv("WEIR_SPEC_VERBOSE") then io.stderr:write("IT ", M.prefix, name, "\n") end
   local ok, err = xpcall(fn, function(e)
     if type(e) == "table" then
       return tostring(e.text or e.msg or e)
