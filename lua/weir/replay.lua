@@ -14,6 +14,13 @@ local rest_start = P(" ") * Cp() + -1 * Cp()
 local absolute = P("@") * C(digits) * rest_start / function(t, pos) return "@", t, pos end
 local relative = P("+") * C(dur) * rest_start / function(d, pos) return "+", d, pos end
 local timing = absolute + relative
+-- weir.duration's pattern too, now (it is made on first use), then the garbage of making them
+-- is collected: LPeg's patterns have finalizers, and a finalizer that runs while LuaJIT records
+-- a trace aborts the trace wherever it is (lj_gc.c, gc_call_finalizer: lj_trace_abort;
+-- "error thrown or hook called during recording"), here in parse's loop over the lines. Once,
+-- when the first replay loads this module.
+duration.text_ms("0ms")
+collectgarbage()
 
 ---Parses replay text. Returns a list of entries {time, offset, len, line} (offset is 0-based
 ---into text, len -1 for a time-only line) and the clock's start time.
@@ -21,9 +28,6 @@ local timing = absolute + relative
 ---@param name string  file name for errors
 ---@return table entries, number start_ms
 function M.parse(text, name)
-  -- weir.duration compiles its pattern on first use: here, not inside the loop's trace (the
-  -- compilation, recorded, aborted it: "error thrown or hook called during recording")
-  duration.text_ms("0ms")
   local entries = {}
   local now, start = 0, nil
   local line_no, pos, n = 0, 1, #text

@@ -347,4 +347,12 @@ function M.generator(s, env)
   return g
 end
 
+-- set-up code, never traced (weir.codegen, "Set-up code"): LuaJIT's hot counters are shared
+-- by hashing, so a function run once per subtask may start a trace, which then aborts on the
+-- return into its caller that is jit.off
+for _, f in ipairs({ M.emitter, M.generator, M.snapshot_generator, M.restore_generator,
+    M.snapshot_emitter, M.restore_emitter }) do
+  jit.off(f)
+end
+
 return M

@@ -451,4 +451,11 @@ function M.key_of(node, inst, kid)
   return node.window_op.key_of(node, inst, kid)
 end
 
+-- set-up code, never traced (weir.codegen, "Set-up code"): a trace that a shared hot counter
+-- starts here would end at the jit.off calls below them (Job:fire_guard)
+jit.off(M.choose)
+jit.off(session_ok)
+jit.off(M.instantiate)
+jit.off(M.checkpoint_parts)
+
 return M
