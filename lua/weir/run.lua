@@ -536,11 +536,21 @@ function Job:start(opts)
   if self.checkpointer and self.checkpointer.finished then
     return
   end
+  -- Instantiating the operators records no trace: LuaJIT's hot counters are shared (hashed by
+  -- bytecode address), so a function run once per operator or subtask here could start a trace
+  -- now and then, to abort where it reaches jit.off code or a loop. The JIT is on again for the
+  -- sources' opening (a replay's parse loop) and the user's open(); Job:close restores it too.
+  self.jit_was_on = jit.status()
+  jit.off()
   self:derive_out_counts() -- before the sinks' code is made (weir.exchange)
   for i = #plan.nodes, 1, -1 do
     self:instantiate(plan.nodes[i])
   end
   self:make_sweeps()
+  if self.jit_was_on then
+    jit.on()
+  end
+  self.jit_was_on = nil
   self:open_sources(opts.clock)
   if self.checkpointer then
     self.checkpointer:attach() -- restores sources, clock and state before open()
@@ -629,6 +639,10 @@ function Job:close()
   self:close_files()
   if self.checkpointer then
     self.checkpointer:close()
+  end
+  if self.jit_was_on then -- a failure while the operators were instantiated (Job:start)
+    jit.on()
+    self.jit_was_on = nil
   end
   -- The job's traces go with it. A trace keeps the closures and tables it was specialised on
   -- (its IR constants) alive, and a trace of a weir module's function lives as long as the

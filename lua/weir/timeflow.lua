@@ -460,9 +460,10 @@ end
 
 -- set-up code, never traced (weir.codegen, "Set-up code"); the closures it makes are
 jit.off(true) -- this chunk too: its loops run once
-for _, f in ipairs({ Job.instantiate_timestamps, Job.feeding_sources, Job.make_sweeps }) do
+for _, f in ipairs({ Job.instantiate_timestamps, Job.make_sweeps }) do
   jit.off(f)
 end
+jit.off(Job.feeding_sources, true) -- and its walk: a shared hot counter started traces there
 -- and the end of input's loop over the due times (once per job: a shared hot counter made it
 -- start a trace now and then that left it, "leaving loop in root trace"); the fires it calls
 -- compile
