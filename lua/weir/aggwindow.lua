@@ -268,11 +268,13 @@ local function tumbling_push(node, intern, o)
     -- timestamp is behind W has fired, and its element takes the slow path.
     -- the arrays in locals before the branch: the side trace of a new window (1 element in 5
     -- in windows_typed) inherits them from the root trace instead of looking them up again
-    local last_start, counts, accs = inst.last_start, inst.counts, inst.accs
+    -- (last_id too: the root trace loads it for the key's last window anyway)
+    local last_start, last_id, counts, accs = inst.last_start, inst.last_id, inst.counts,
+      inst.accs
     local q = last_start[kid]
     local slot
     if q ~= nil and ts >= q and ts < q + slide and q + size - 1 > W then
-      slot = inst.last_id[kid]
+      slot = last_id[kid]
     else
       q = ts - (ts - offset) % slide -- the element's window
       if cleanup_of(q + size - 1) <= W then
@@ -287,7 +289,7 @@ local function tumbling_push(node, intern, o)
       if slot < 0 then
         store_failed(slot)
       end
-      last_start[kid], inst.last_id[kid] = q, slot
+      last_start[kid], last_id[kid] = q, slot
     end
     counts[slot] = (counts[slot] or 0) + 1
     local acc = accs[slot]
