@@ -1064,11 +1064,23 @@ local function wire_watermark(node, guard, o)
           end
         end
         gather(inst, m, a)
+        -- Taken windows, no on_error, every entry a window's (the common chunk): the chunk's
+        -- timers leave the queue at once, b.head and q.count written once and not per window
+        -- (~8 instructions a window); a fire that fails the job has failed() give the failing
+        -- window's successors theirs back, as if taken one by one. Otherwise one by one.
+        local at_once = take and not guard and m == last - first + 1
+        if at_once then
+          b.head = last + 1
+          q.count = q.count - m
+          inst.f_b, inst.f_first = b, first
+        end
         local j = 0
         for i = first, last do
           local e = b[i]
-          b.head = i + 1
-          q.count = q.count - 1
+          if not at_once then
+            b.head = i + 1
+            q.count = q.count - 1
+          end
           if e > 0 then
             local key = key_of(inst, e)
             if guard then
@@ -1086,6 +1098,9 @@ local function wire_watermark(node, guard, o)
             clear(inst, key_of(inst, -e), -e, t - lateness - size + 1)
           end
         end
+        if at_once then
+          inst.f_b = false
+        end
         if take then
           C.weir_wintab_trim(inst.wtab)
         end
@@ -1101,6 +1116,16 @@ local function wire_watermark(node, guard, o)
   -- theirs (still in the queue).
   local function failed(inst)
     local n = inst.w_taken
+    local fb = inst.f_b
+    if fb then
+      -- the chunk's timers were taken at once (at_once): the failing window's (the chunk's
+      -- (taken_m - n + 1)-th) and those before it stay taken, the n - 1 after it go back
+      inst.f_b = false
+      if n > 0 then
+        fb.head = inst.f_first + taken_m - n + 1
+        inst.tq.count = inst.tq.count + n - 1
+      end
+    end
     if not take or n <= 0 then
       return
     end
