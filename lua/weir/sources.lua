@@ -90,7 +90,7 @@ KINDS.generate = {
   open = function(job, node) return C.weir_source_generate(job.rt, node.count, node.rate) end,
   driver = function(job, node, f, rich)
     node.range = job:generate(node, "generate", rich, f, node.objs, node.emit, job.progress,
-      codegen.nil_result("generate"), util.is_nil_site())
+      codegen.nil_result("generate"), util.is_nil)
     return node.range
   end,
   element = function(_, i) return ("record %d"):format(i), i end,

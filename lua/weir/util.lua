@@ -151,35 +151,11 @@ function M.is_nil(v)
   return can and v == nil
 end
 
----M.is_nil for one call site that sees records of one type (a generate source's loop): the
----last cdata type's answer is kept in the closure's own upvalues, so that a root trace tests
----one number where M.is_nil looks the type up in a table (~10 machine instructions in the
----pre-loop part, which a tumbling window's new window re-enters: bench/README.md, "The
----tumbling rows, seventh pass"). Another type is looked up as M.is_nil does it and kept.
-function M.is_nil_site()
-  local last_id, last_can = -1, false
-  return function(v)
-    if type(v) ~= "cdata" then
-      return v == nil
-    end
-    local id = tonumber(typeof(v))
-    if id ~= last_id then
-      local can = nullable[id]
-      if can == nil then
-        can = tostring(typeof(v)):find("[*&]") ~= nil
-        nullable[id] = can
-      end
-      last_id, last_can = id, can
-    end
-    return last_can and v == nil
-  end
-end
-
 -- set-up code, never traced (weir.codegen, "Set-up code"): all but is_nil, which runs per
 -- record (M.copy's setmetatable tail call returned into its never-compiled caller, weir.run's
 -- instantiate: "JIT compilation disabled for function")
 for name, f in pairs(M) do
-  if name ~= "is_nil" and name ~= "is_nil_site" then
+  if name ~= "is_nil" then
     jit.off(f)
   end
 end
