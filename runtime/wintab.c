@@ -469,6 +469,13 @@ void weir_wintab_free(weir_wintab_t *ft)
 
 int32_t weir_wintab_add(weir_wintab_t *ft, double key, double start)
 {
+    /* The element path's case first (a tumbling window's new window): a start well within
+     * int64 converts by truncation, as wr_ms_from_double does it there, with one test that
+     * NaN fails too; the rest (ends of time, NaN) takes the general conversion below. */
+    if (start > -0x1p62 && start < 0x1p62) {
+        int32_t id = wr_idtab_key_id(key);
+        return id < 0 ? WEIR_EINVAL : wr_wintab_add(&ft->t, id, (int64_t)start);
+    }
     if (wr_idtab_key_id(key) < 0 || isnan(start)) {
         return WEIR_EINVAL;
     }

@@ -163,6 +163,9 @@ function M.init(inst, k, cagg, skind)
   local chunk = M.chunk_of(k)
   inst.g_keys = ffi.new("int32_t[?]", chunk)
   inst.g_ids = ffi.new("int32_t[?]", chunk)
+  -- the bucket and first entry of a chunk of fires whose timers were taken at once
+  -- (weir.aggwindow, wire_watermark), false when none is under way
+  inst.f_b, inst.f_first = false, 0
   inst.g_off = ffi.new("int32_t[?]", chunk + 1)
   inst.g_cap = 0
   inst.g_vals = ffi.new("double[1]") -- grown by the first gather that needs more (g_cap)

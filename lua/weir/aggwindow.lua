@@ -214,12 +214,16 @@ local function tumbling_push(node, intern, o)
   local size, slide, offset = node.assigner.size, node.assigner.slide, node.assigner.offset
   local lateness = node.lateness
   local fn_kind, fn = node.fn_kind, node.user_fn
-  local reduce = fn_kind == "reduce" and fn or nil
-  local create, add
-  if not reduce then
-    create, add = fn.create, fn.add
-  end
-  local trace = node.trace
+  -- Upvalues the element path reads are assigned once and are never nil (false when absent):
+  -- LuaJIT folds such an upvalue of a known closure into a constant (a number, a boolean, a
+  -- function, a C function), where a nil one or one assigned twice is a load and a guard
+  -- (~5 machine instructions) in the root trace's pre-loop part, which every new window's
+  -- side trace re-enters, and in that side trace again ("The tumbling rows, seventh pass").
+  local reduce = fn_kind == "reduce" and fn or false
+  local create = not reduce and fn.create or false
+  local add = not reduce and fn.add or false
+  local trace = node.trace or false
+  local wintab_add = C.weir_wintab_add
   local instances = node.instances
   local cleanup_of, register, fire_in_push = o.cleanup_of, o.register, o.fire_in_push
   -- A new window's slot at a job's start, through a caller that is never compiled (jit.off),
@@ -229,15 +233,24 @@ local function tumbling_push(node, intern, o)
   -- here such a trace aborts, and the root trace is recorded on the steady path. Bounded
   -- (START_UP records, while about half of them or more open a window).
   local function open_apart(inst, kid, q)
-    return C.weir_wintab_add(inst.wtab, kid, q)
+    return wintab_add(inst.wtab, kid, q)
   end
   jit.off(open_apart)
   local by_st = {} -- the subtasks by st + 0.5 (the Lua-trigger push says why)
   for i, inst in ipairs(instances) do
     by_st[i - 0.5] = inst
   end
+  -- one subtask: its instance is an upvalue, not a hash lookup (one = true folds to a
+  -- constant; the pre-loop part each new window re-enters loses the lookup's ~10 instructions)
+  local one = #instances == 1
+  local inst1 = instances[1]
   return function(st, v, ts, key)
-    local inst = by_st[st + 0.5]
+    local inst
+    if one then
+      inst = inst1
+    else
+      inst = by_st[st + 0.5]
+    end
     local r = inst.records + 1
     inst.records = r
     if ts == nil or abs(ts) > MAX_TIME then
@@ -255,11 +268,13 @@ local function tumbling_push(node, intern, o)
     -- timestamp is behind W has fired, and its element takes the slow path.
     -- the arrays in locals before the branch: the side trace of a new window (1 element in 5
     -- in windows_typed) inherits them from the root trace instead of looking them up again
-    local last_start, counts, accs = inst.last_start, inst.counts, inst.accs
+    -- (last_id too: the root trace loads it for the key's last window anyway)
+    local last_start, last_id, counts, accs = inst.last_start, inst.last_id, inst.counts,
+      inst.accs
     local q = last_start[kid]
     local slot
     if q ~= nil and ts >= q and ts < q + slide and q + size - 1 > W then
-      slot = inst.last_id[kid]
+      slot = last_id[kid]
     else
       q = ts - (ts - offset) % slide -- the element's window
       if cleanup_of(q + size - 1) <= W then
@@ -269,12 +284,12 @@ local function tumbling_push(node, intern, o)
         inst.tb_apart = inst.tb_apart + 1
         slot = open_apart(inst, kid, q)
       else
-        slot = C.weir_wintab_add(inst.wtab, kid, q)
+        slot = wintab_add(inst.wtab, kid, q)
       end
       if slot < 0 then
         store_failed(slot)
       end
-      last_start[kid], inst.last_id[kid] = q, slot
+      last_start[kid], last_id[kid] = q, slot
     end
     counts[slot] = (counts[slot] or 0) + 1
     local acc = accs[slot]
@@ -1049,11 +1064,23 @@ local function wire_watermark(node, guard, o)
           end
         end
         gather(inst, m, a)
+        -- Taken windows, no on_error, every entry a window's (the common chunk): the chunk's
+        -- timers leave the queue at once, b.head and q.count written once and not per window
+        -- (~8 instructions a window); a fire that fails the job has failed() give the failing
+        -- window's successors theirs back, as if taken one by one. Otherwise one by one.
+        local at_once = take and not guard and m == last - first + 1
+        if at_once then
+          b.head = last + 1
+          q.count = q.count - m
+          inst.f_b, inst.f_first = b, first
+        end
         local j = 0
         for i = first, last do
           local e = b[i]
-          b.head = i + 1
-          q.count = q.count - 1
+          if not at_once then
+            b.head = i + 1
+            q.count = q.count - 1
+          end
           if e > 0 then
             local key = key_of(inst, e)
             if guard then
@@ -1071,6 +1098,9 @@ local function wire_watermark(node, guard, o)
             clear(inst, key_of(inst, -e), -e, t - lateness - size + 1)
           end
         end
+        if at_once then
+          inst.f_b = false
+        end
         if take then
           C.weir_wintab_trim(inst.wtab)
         end
@@ -1086,6 +1116,16 @@ local function wire_watermark(node, guard, o)
   -- theirs (still in the queue).
   local function failed(inst)
     local n = inst.w_taken
+    local fb = inst.f_b
+    if fb then
+      -- the chunk's timers were taken at once (at_once): the failing window's (the chunk's
+      -- (taken_m - n + 1)-th) and those before it stay taken, the n - 1 after it go back
+      inst.f_b = false
+      if n > 0 then
+        fb.head = inst.f_first + taken_m - n + 1
+        inst.tq.count = inst.tq.count + n - 1
+      end
+    end
     if not take or n <= 0 then
       return
     end

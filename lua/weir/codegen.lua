@@ -327,9 +327,15 @@ local on_event = g0.on_event
 -- place): hash-part keys, whose loads no array store of a later operator on the trace (window
 -- state by id) may alias, so the JIT keeps them out of the loop; gens[st] was loaded again
 local gen_of, em_of = {}, {}
+local n_gens = 0
 for st, g in pairs(gens) do
   gen_of[st + 0.5], em_of[st + 0.5] = g, emitters[st]
+  n_gens = n_gens + 1
 end
+-- one subtask: its generator and emitter are upvalues, not two hash lookups (one folds to a
+-- constant; the pre-loop part a window's side trace re-enters loses ~20 instructions)
+local one = n_gens == 1
+local g1, em1 = g0, emitters[(next(gens))]
 return function(st, v, ts, key)
   local t = ts
   if assign then
@@ -340,7 +346,12 @@ return function(st, v, ts, key)
   end
   -- looked up before the emit: a side trace leaving the operators downstream (a tumbling
   -- window's new window, 1 element in 5 in windows_typed) then inherits them
-  local g, em = gen_of[st + 0.5], em_of[st + 0.5]
+  local g, em
+  if one then
+    g, em = g1, em1
+  else
+    g, em = gen_of[st + 0.5], em_of[st + 0.5]
+  end
   emit(st, v, t)
   on_event(g, v, t or MIN, em)
 end]]

@@ -129,8 +129,10 @@ end
 -- Per FFI ctype id: whether a cdata of that type can equal nil, i.e. is a pointer or reference
 -- (a NULL one does). Found once per type from the type's name.
 local nullable = {}
--- upvalues, not globals: is_nil runs per record on the traces (as aggstate's type)
-local type, tonumber = type, tonumber
+-- upvalues, not globals: is_nil runs per record on the traces (as aggstate's type); typeof
+-- too, not ffi's field: a function upvalue is a constant there, ffi.typeof a hash load and a
+-- guard in the pre-loop part of every root trace that tests a record
+local type, tonumber, typeof = type, tonumber, ffi.typeof
 
 ---Whether v == nil, as the operators test a record, without `v == nil` on a struct cdata:
 ---there LuaJIT compares the record's address with NULL, which is never equal but makes a
@@ -140,10 +142,10 @@ function M.is_nil(v)
   if type(v) ~= "cdata" then
     return v == nil
   end
-  local id = tonumber(ffi.typeof(v))
+  local id = tonumber(typeof(v))
   local can = nullable[id]
   if can == nil then
-    can = tostring(ffi.typeof(v)):find("[*&]") ~= nil
+    can = tostring(typeof(v)):find("[*&]") ~= nil
     nullable[id] = can
   end
   return can and v == nil
