@@ -468,5 +468,9 @@ jit.off(Job.feeding_sources, true) -- and its walk: a shared hot counter started
 -- start a trace now and then that left it, "leaving loop in root trace"); the fires it calls
 -- compile
 jit.off(Job.end_of_input, true)
+-- and a source's end (once per source: a shared hot counter started a trace there now and then,
+-- which then unrolled forward_watermark's recursion down the operator chain, "call unroll limit
+-- reached")
+jit.off(Job.source_ended)
 
 return M
