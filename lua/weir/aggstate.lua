@@ -41,6 +41,7 @@ local ffi = require("ffi")
 local C = require("weir.ffi")
 local wc = require("weir.wincontext")
 local timerq = require("weir.timerq")
+local tclear = require("table.clear")
 
 local M = {}
 
@@ -91,6 +92,15 @@ end
 local SBATCH_T = ffi.typeof(("struct { int32_t n; double w; int32_t keys[%d]; double q[%d]; "
   .. "double x[%d]; int32_t fresh[%d]; double near[%d]; }")
   :format(BATCH, BATCH, BATCH, BATCH, 2 * BATCH))
+
+---t emptied in place, or a new table when t is absent.
+function M.emptied(t)
+  if type(t) == "table" then
+    tclear(t)
+    return t
+  end
+  return {}
+end
 
 ---Makes every piece of a subtask's state for a node of k slices per window, and the buffers
 ---of its C calls; cagg: the WEIR_AGG_* kind of a built-in aggregate in C (M.cagg_kind), or nil;
@@ -147,7 +157,11 @@ function M.init(inst, k, cagg, skind)
   inst.wstore = ffi.gc(C.weir_store_new(0), C.weir_store_free)
   inst.tq = timerq.new()
   inst.key_ids, inst.keys = {}, {}
-  inst.accs, inst.wstate, inst.gstate = {}, {}, {}
+  -- accs, counts, last_start and last_id are emptied in place when the subtask had them (a
+  -- reset, a restore): a one-subtask tumbling push holds them as upvalues (weir.aggwindow,
+  -- tumbling_push), which LuaJIT folds to constants
+  inst.accs = M.emptied(inst.accs)
+  inst.wstate, inst.gstate = {}, {}
   -- window_state()s made (at most: a count, not the size of wstate), so that a window's drop
   -- skips the lookup without one; every new entry of wstate counts (its metatable), whoever
   -- writes it (window_state, the restores); M.drop_window_state counts the ones it drops
@@ -156,7 +170,8 @@ function M.init(inst, k, cagg, skind)
     rawset(t, slot, s)
     inst.ws_n = inst.ws_n + 1
   end })
-  inst.counts, inst.last_start, inst.last_id = {}, {}, {}
+  inst.counts, inst.last_start = M.emptied(inst.counts), M.emptied(inst.last_start)
+  inst.last_id = M.emptied(inst.last_id)
   inst.cells_cap = 64
   inst.cells = ffi.new("double[?]", inst.cells_cap)
   inst.nb = ffi.new("double[2]")
