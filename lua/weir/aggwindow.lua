@@ -249,11 +249,15 @@ local function tumbling_push(node, intern, o)
   local last_start1, last_id1, counts1, accs1 = inst1.last_start, inst1.last_id, inst1.counts,
     inst1.accs
   return function(st, v, ts, key)
-    local inst
+    -- the arrays in locals here, before the branch below: the side trace of a new window (1
+    -- element in 5 in windows_typed) inherits them from the root trace instead of looking them
+    -- up again (last_id too: the root trace loads it for the key's last window anyway)
+    local inst, last_start, last_id, counts, accs
     if one then
-      inst = inst1
+      inst, last_start, last_id, counts, accs = inst1, last_start1, last_id1, counts1, accs1
     else
       inst = by_st[st + 0.5]
+      last_start, last_id, counts, accs = inst.last_start, inst.last_id, inst.counts, inst.accs
     end
     local r = inst.records + 1
     inst.records = r
@@ -270,15 +274,6 @@ local function tumbling_push(node, intern, o)
     -- called (a C call also keeps the JIT from sinking the record); it is open, so not late. A
     -- window a watermark's fires took out of wtab (clear_taken) stays there: one whose max
     -- timestamp is behind W has fired, and its element takes the slow path.
-    -- the arrays in locals before the branch: the side trace of a new window (1 element in 5
-    -- in windows_typed) inherits them from the root trace instead of looking them up again
-    -- (last_id too: the root trace loads it for the key's last window anyway)
-    local last_start, last_id, counts, accs
-    if one then
-      last_start, last_id, counts, accs = last_start1, last_id1, counts1, accs1
-    else
-      last_start, last_id, counts, accs = inst.last_start, inst.last_id, inst.counts, inst.accs
-    end
     local q = last_start[kid]
     local slot
     if q ~= nil and ts >= q and ts < q + slide and q + size - 1 > W then
