@@ -2104,17 +2104,16 @@ function M.instantiate(job, node)
   node.on_processing_time = function() end
   if failed and not guard then
     -- Without on_error a failing fire fails the job, out of a chunk of fires that took its
-    -- windows from the table: failed() puts back what the chunk had not cleared. The handler
-    -- is the job's, so the failure reads as before (the rethrown info passes the outer one).
-    local on_watermark = node.on_watermark
-    local handler = job:shared_handler()
-    node.on_watermark = function(inst, w)
-      local ok, err = xpcall(on_watermark, handler, inst, w)
-      if not ok then
-        failed(inst)
-        error(err, 0)
+    -- windows from the table: failed() puts back what the chunk had not cleared, for the
+    -- subtask that was firing, once the failure has left the job's worker (Job:on_failure).
+    job:on_failure(function()
+      for _, inst in ipairs(node.instances) do
+        if inst.firing then
+          inst.firing = false
+          failed(inst)
+        end
       end
-    end
+    end)
   end
 
   -- for the error handler (weir.run, Failures): where a fire is, from these frames' arguments

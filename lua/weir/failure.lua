@@ -385,7 +385,30 @@ function Job:shared_handler()
   return self.handler
 end
 
----xpcall(f, handler, ...) in the job's worker coroutine: returns what xpcall returns.
+-- A failure's way out of the worker: the job's failure hooks run first (Job:on_failure).
+local function unwound(job, ok, ...)
+  local hooks = job.failure_hooks
+  if not ok and hooks then
+    for i = 1, #hooks do
+      hooks[i]()
+    end
+  end
+  return ok, ...
+end
+
+---Registers f(), run when a failure has left the job's worker (Job:protected), before anything
+---reads the job's state: an operator's tidying of state that the failure left half-changed
+---(weir.aggwindow: a chunk of fires C took from its tables). An xpcall of the operator's own
+---around its work would do the same, but a trace that returns through it aborts ("NYI: return
+---to lower frame"), at every watermark.
+function Job:on_failure(f)
+  local hooks = self.failure_hooks or {}
+  self.failure_hooks = hooks
+  hooks[#hooks + 1] = f
+end
+
+---xpcall(f, handler, ...) in the job's worker coroutine: returns what xpcall returns, after the
+---failure hooks when it failed.
 function Job:protected(f, ...)
   self.handler = self.handler or self:error_handler()
   local co = self.worker
@@ -398,7 +421,7 @@ function Job:protected(f, ...)
     end)
     self.worker = co
   end
-  return resumed(coroutine.resume(co, f, ...))
+  return unwound(self, resumed(coroutine.resume(co, f, ...)))
 end
 
 ---Whether failure info can go to the on_error side output: a user function's failure on a

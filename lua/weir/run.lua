@@ -503,7 +503,7 @@ function M.new(plan)
     assigners = {}, timer_nodes = {}, check_triggers = plan.env.job.check_triggers,
     rebalance_counters = {}, roundtrip = false, rebalance = false,
     live = #plan.sources, stopped = false, unread_errors = 0, unread_fires = 0, arrival = 0,
-    records_in = 0, polled = 0,
+    records_in = 0, polled = 0, failure_hooks = {},
     -- weir.timeflow's sweeps (Job:make_sweeps, at start)
     sweep_tick = false, sweep_stalls = false, sweep_fire = false, sweep_read_all = false,
     sweep_min_due = false,
