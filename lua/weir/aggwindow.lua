@@ -1044,10 +1044,8 @@ local function wire_watermark(node, guard, o)
   -- WindowOperator.onEventTime: event_time() fires at the window's max timestamp; the window is
   -- cleared at its cleanup time (the same timer when there is no allowed lateness). The timers
   -- due go in (time, registration) order, a chunk of a time's entries at a time.
-  node.on_watermark = function(inst, w)
-    if inst.floors then
-      pass_floors(inst, w)
-    end
+  -- The watermark's fires, a function of its own: see on_watermark below.
+  local function fire_due(inst, w)
     local q = inst.tq
     local times, buckets = q.times, q.buckets
     inst.firing = true
@@ -1111,6 +1109,23 @@ local function wire_watermark(node, guard, o)
       timerq.pop(q)
     end
     inst.firing = false
+  end
+  -- Most watermarks fire nothing: a tick's trace runs through here to the operators
+  -- downstream. One that fires leaves that trace at the test below, deep in the tick's frames
+  -- with many values live; a side trace recorded from there into the fire loop could not take
+  -- them over from its parent ("NYI: register coalescing too complex", lj_asm.c
+  -- asm_head_side), again at every later try. With the loop in fire_due, the exit's side
+  -- trace links to fire_due's own traces, and the loop's exit back out of the watermark is a
+  -- side trace of the loop's shallow trace (over the abort matrix: tumbling_reduce's and
+  -- tumbling_aggregate's ~30 aborts per run went to about 1).
+  node.on_watermark = function(inst, w)
+    if inst.floors then
+      pass_floors(inst, w)
+    end
+    local q = inst.tq
+    if q.n > 0 and q.times[1] <= w then
+      fire_due(inst, w)
+    end
   end
 
   -- A fire that failed the job (no on_error) left the chunk's windows from the failing one
@@ -1242,11 +1257,7 @@ local function wire_sliced_watermark(node, guard, o)
   end
 
   local sl_sync = aggstate.sl_sync
-  node.on_watermark = function(inst, w)
-    sl_sync(node, inst) -- a built-in aggregate's batch: its slices and timers first
-    if inst.floors then
-      pass_floors(inst, w)
-    end
+  local function fire_due(inst, w) -- (the tumbling on_watermark says why a function)
     local q = inst.tq
     local times, buckets = q.times, q.buckets
     local keys, flags = inst.g_keys, inst.f_flags
@@ -1320,6 +1331,16 @@ local function wire_sliced_watermark(node, guard, o)
       timerq.pop(q)
     end
     inst.firing = false
+  end
+  node.on_watermark = function(inst, w)
+    sl_sync(node, inst) -- a built-in aggregate's batch: its slices and timers first
+    if inst.floors then
+      pass_floors(inst, w)
+    end
+    local q = inst.tq
+    if q.n > 0 and q.times[1] <= w then
+      fire_due(inst, w)
+    end
   end
 
   -- A fire that failed the job (no on_error): the windows at its time from the failing one on
