@@ -979,6 +979,30 @@ local function wire_cagg_watermark(node, guard, o, c)
   return fire_nth, failed
 end
 
+-- The on_watermark of the tumbling and sliced operators: sync(node, inst) first when given,
+-- the lateness floors, then fire_due(inst, w) only when a timer is due. Most watermarks fire
+-- nothing: a tick's trace runs through here to the operators downstream. One that fires leaves
+-- that trace at the due test, deep in the tick's frames with many values live; a side trace
+-- recorded from there into the fire loop could not take them over from its parent ("NYI:
+-- register coalescing too complex", lj_asm.c asm_head_side), again at every later try. With
+-- the loop in fire_due, the exit's side trace links to fire_due's own traces, and the loop's
+-- exit back out of the watermark is a side trace of the loop's shallow trace (over the abort
+-- matrix: tumbling_reduce's and tumbling_aggregate's ~30 aborts per run went to about 1).
+local function due_watermark(node, fire_due, sync)
+  return function(inst, w)
+    if sync then
+      sync(node, inst)
+    end
+    if inst.floors then
+      pass_floors(inst, w)
+    end
+    local q = inst.tq
+    if q.n > 0 and q.times[1] <= w then
+      fire_due(inst, w)
+    end
+  end
+end
+
 -- WindowOperator.onEventTime, over the timerq; fire_gathered returned (the error handler's).
 local function wire_watermark(node, guard, o)
   local size, slide = node.assigner.size, node.assigner.slide
@@ -1044,7 +1068,7 @@ local function wire_watermark(node, guard, o)
   -- WindowOperator.onEventTime: event_time() fires at the window's max timestamp; the window is
   -- cleared at its cleanup time (the same timer when there is no allowed lateness). The timers
   -- due go in (time, registration) order, a chunk of a time's entries at a time.
-  -- The watermark's fires, a function of its own: see on_watermark below.
+  -- The watermark's fires, a function of its own (due_watermark says why).
   local function fire_due(inst, w)
     local q = inst.tq
     local times, buckets = q.times, q.buckets
@@ -1110,23 +1134,7 @@ local function wire_watermark(node, guard, o)
     end
     inst.firing = false
   end
-  -- Most watermarks fire nothing: a tick's trace runs through here to the operators
-  -- downstream. One that fires leaves that trace at the test below, deep in the tick's frames
-  -- with many values live; a side trace recorded from there into the fire loop could not take
-  -- them over from its parent ("NYI: register coalescing too complex", lj_asm.c
-  -- asm_head_side), again at every later try. With the loop in fire_due, the exit's side
-  -- trace links to fire_due's own traces, and the loop's exit back out of the watermark is a
-  -- side trace of the loop's shallow trace (over the abort matrix: tumbling_reduce's and
-  -- tumbling_aggregate's ~30 aborts per run went to about 1).
-  node.on_watermark = function(inst, w)
-    if inst.floors then
-      pass_floors(inst, w)
-    end
-    local q = inst.tq
-    if q.n > 0 and q.times[1] <= w then
-      fire_due(inst, w)
-    end
-  end
+  node.on_watermark = due_watermark(node, fire_due)
 
   -- A fire that failed the job (no on_error) left the chunk's windows from the failing one
   -- on taken out of wtab: they go back (new ids, the same accumulators), so that the state at
@@ -1256,8 +1264,7 @@ local function wire_sliced_watermark(node, guard, o)
     end
   end
 
-  local sl_sync = aggstate.sl_sync
-  local function fire_due(inst, w) -- (the tumbling on_watermark says why a function)
+  local function fire_due(inst, w) -- (due_watermark says why a function)
     local q = inst.tq
     local times, buckets = q.times, q.buckets
     local keys, flags = inst.g_keys, inst.f_flags
@@ -1332,16 +1339,8 @@ local function wire_sliced_watermark(node, guard, o)
     end
     inst.firing = false
   end
-  node.on_watermark = function(inst, w)
-    sl_sync(node, inst) -- a built-in aggregate's batch: its slices and timers first
-    if inst.floors then
-      pass_floors(inst, w)
-    end
-    local q = inst.tq
-    if q.n > 0 and q.times[1] <= w then
-      fire_due(inst, w)
-    end
-  end
+  -- a built-in aggregate's batch first: its slices and timers
+  node.on_watermark = due_watermark(node, fire_due, aggstate.sl_sync)
 
   -- A fire that failed the job (no on_error): the windows at its time from the failing one on
   -- are still there (the failing one without its timer), those before it are not, which the

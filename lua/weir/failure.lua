@@ -377,18 +377,10 @@ local function resumed(ok, ...)
   return false, (...) -- the worker itself failed: cannot happen past its xpcall, but say so
 end
 
----The job's xpcall handler (Job:error_handler), made once: an operator that catches a failure
----to tidy its state and raises it again reads it with this one, so that the failure's info is
----the same (the outer handler passes it on).
-function Job:shared_handler()
-  self.handler = self.handler or self:error_handler()
-  return self.handler
-end
-
 -- A failure's way out of the worker: the job's failure hooks run first (Job:on_failure).
 local function unwound(job, ok, ...)
-  local hooks = job.failure_hooks
-  if not ok and hooks then
+  if not ok then
+    local hooks = job.failure_hooks
     for i = 1, #hooks do
       hooks[i]()
     end
@@ -402,8 +394,7 @@ end
 ---around its work would do the same, but a trace that returns through it aborts ("NYI: return
 ---to lower frame"), at every watermark.
 function Job:on_failure(f)
-  local hooks = self.failure_hooks or {}
-  self.failure_hooks = hooks
+  local hooks = self.failure_hooks
   hooks[#hooks + 1] = f
 end
 
