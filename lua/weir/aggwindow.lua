@@ -615,7 +615,14 @@ local function sliding_push(node, intern, o)
     -- their windows' timers their time, and no bucket is popped during a flush. Every other
     -- slice goes through register_slice, in the same order.
     local tq, bt, bb, blen, added = inst.tq, nil, nil, 0, 0
-    for j = 0, m - 1 do
+    -- m + 1 trips, the last one empty: a watermark's flush, deep in the tick's trace, then
+    -- always enters this loop's own trace, even when the batch opened no slice (m == 0); a
+    -- zero-trip exit there would start a side trace with the whole tick's frames live, which
+    -- LuaJIT cannot assemble ("NYI: register coalescing too complex", retried every tick).
+    for j = 0, m do
+      if j == m then
+        break
+      end
       local i = fresh[j]
       local kid, q = keys[i], qs[i]
       local prev, next = near[2 * j], near[2 * j + 1]
