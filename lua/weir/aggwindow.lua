@@ -1885,11 +1885,9 @@ local function wire_triggered(job, node)
   -- WindowOperator.onEventTime over the timerq, a chunk of a time's entries at a time (their
   -- windows' ids found in one C call); a tombstone's entry is skipped. The context's id and wm
   -- are the same for every timer (-1: fired; false: the watermark computed when asked), its
-  -- maxts for every timer of one time.
-  node.on_watermark = function(inst, w)
-    if inst.floors then
-      pass_floors(inst, w)
-    end
+  -- maxts for every timer of one time. Entered only when a timer is due (due_watermark says
+  -- why a function of its own).
+  local function fire_due(inst, w)
     local q = inst.tq
     local times, buckets = q.times, q.buckets
     local ctx = tctx
@@ -1975,6 +1973,7 @@ local function wire_triggered(job, node)
     end
     inst.firing = false
   end
+  node.on_watermark = due_watermark(node, fire_due)
 
   job.firers[node.on_watermark] = { node = node }
   job.places[call_window_fn] = { node = node, key = 2, win = 3, start = 6, stop = 7 }
