@@ -222,7 +222,15 @@ function M.cagg_sync(node, inst)
   local size, lateness = node.assigner.size, node.lateness
   local tq, keys, starts = inst.tq, ck[0], cs[0]
   if lateness > 0 then
-    for j = 0, m - 1 do
+    -- m + 1 trips, the last one empty (as weir.aggwindow's sliced flush): a watermark's sync,
+    -- deep in the tick's trace, then always enters this loop's own trace, even when nothing
+    -- was created (m == 0, most syncs); a zero-trip exit there would start a side trace with
+    -- the tick's frames live, which LuaJIT cannot assemble ("NYI: register coalescing too
+    -- complex", retried every tick: tumbling_builtin_late_lateness's 69 aborts per run).
+    for j = 0, m do
+      if j == m then
+        break
+      end
       local kid = keys[j]
       local maxts = starts[j] + size - 1
       timerq.add(tq, maxts, kid)
